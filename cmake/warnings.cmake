@@ -1,0 +1,18 @@
+# Warnings and sanitizers applied to every target of this project (not to consumers).
+add_library(safetensors_build_flags INTERFACE)
+target_compile_options(safetensors_build_flags INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wconversion -Wsign-conversion -Wnon-virtual-dtor
+  -Wold-style-cast -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough)
+if(SAFETENSORS_WERROR)
+  target_compile_options(safetensors_build_flags INTERFACE -Werror)
+endif()
+if(SAFETENSORS_SANITIZE)
+  target_compile_options(safetensors_build_flags INTERFACE
+    -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  target_link_options(safetensors_build_flags INTERFACE -fsanitize=address,undefined)
+  target_compile_definitions(safetensors_build_flags INTERFACE _GLIBCXX_ASSERTIONS)
+endif()
+if(SAFETENSORS_TSAN)
+  target_compile_options(safetensors_build_flags INTERFACE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(safetensors_build_flags INTERFACE -fsanitize=thread)
+endif()

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file error.h
+/// The one failure type of the library: an error code mirroring the reference
+/// implementation's variants, a message, and where it happened (file path, byte
+/// offset in the file, tensor name), plus `result<T>`, the must-check value-or-error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+
+namespace safetensors {
+
+/// Error categories. The first ten mirror `SafeTensorError` of huggingface/safetensors
+/// in the order the reference checks them; the rest are ours.
+enum class error_code : std::uint8_t {
+  header_too_small,               ///< file shorter than 8 bytes
+  header_too_large,               ///< length prefix N over the header cap
+  invalid_header_length,          ///< 8 + N past the end of the file
+  invalid_header,                 ///< header bytes are not UTF-8
+  invalid_header_deserialization, ///< JSON syntax, schema, dtype or metadata type
+  duplicate_key,                  ///< a JSON object repeats a key (our deviation)
+  invalid_offset,                 ///< tensors do not tile the data buffer
+  validation_overflow,            ///< shape product or byte size overflows
+  misaligned_slice,               ///< sub-byte tensor or slice not ending on a byte
+  tensor_invalid_info,            ///< byte extent differs from shape x dtype size
+  metadata_incomplete_buffer,     ///< data buffer does not end at the end of file
+  limit_exceeded,                 ///< a strict-mode cap (tensor count, rank, ...) is exceeded
+  unknown_field,                  ///< strict mode: unknown field in a tensor entry
+  tensor_not_found,               ///< lookup by a name the file does not have
+  invalid_argument,               ///< caller passed something unusable (writer input, slice, ...)
+  io,                             ///< the operating system reported an error
+};
+
+/// The reference's variant name ("InvalidOffset", ...) or ours ("DuplicateKey", ...).
+[[nodiscard]] std::string_view error_code_name(error_code code) noexcept;
+
+/// A failure with everything needed to report it: what, and where.
+struct error {
+  error_code code = error_code::io;
+  std::string message;                ///< human-readable, without the location
+  std::optional<std::uint64_t> offset; ///< byte offset in the file, when one applies
+  std::optional<std::string> tensor;  ///< tensor name, when one applies
+  std::string path;                   ///< file path, empty for in-memory input
+  int os_errno = 0;                   ///< errno for `io` errors, else 0
+
+  /// One line: "<path>: <message> (at byte N, tensor 'T')".
+  [[nodiscard]] std::string to_string() const;
+};
+
+/// Builds an error; a short helper so call sites stay one line.
+[[nodiscard]] error make_error(error_code code, std::string message,
+                               std::optional<std::uint64_t> offset = std::nullopt,
+                               std::optional<std::string> tensor = std::nullopt);
+
+/// A value or an error. Accessing the wrong alternative is a programming error
+/// (checked with std::get, which throws std::bad_variant_access).
+template <class T>
+class [[nodiscard]] result {
+ public:
+  result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit by design
+  result(error err) : state_(std::in_place_index<1>, std::move(err)) {}  // NOLINT: implicit by design
+
+  [[nodiscard]] bool ok() const noexcept { return state_.index() == 0; }
+  explicit operator bool() const noexcept { return ok(); }
+
+  [[nodiscard]] T& value() & { return std::get<0>(state_); }
+  [[nodiscard]] const T& value() const& { return std::get<0>(state_); }
+  [[nodiscard]] T&& value() && { return std::get<0>(std::move(state_)); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+
+  [[nodiscard]] const error& err() const& { return std::get<1>(state_); }
+  [[nodiscard]] error&& err() && { return std::get<1>(std::move(state_)); }
+
+ private:
+  std::variant<T, error> state_;
+};
+
+/// result<void>: success or an error.
+template <>
+class [[nodiscard]] result<void> {
+ public:
+  result() = default;
+  result(error err) : err_(std::move(err)) {}  // NOLINT: implicit by design
+
+  [[nodiscard]] bool ok() const noexcept { return !err_.has_value(); }
+  explicit operator bool() const noexcept { return ok(); }
+  [[nodiscard]] const error& err() const& { return *err_; }
+  [[nodiscard]] error&& err() && { return std::move(*err_); }
+
+ private:
+  std::optional<error> err_;
+};
+
+using status = result<void>;
+
+}  // namespace safetensors

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file file.h
+/// Opening a SafeTensors file for reading: validated header plus access to tensor bytes.
+///
+/// Backends:
+/// - `mmap` (default): the file is mapped read-only; `view()` returns zero-copy spans
+///   into the mapping. If the file is truncated while mapped, touching the lost pages
+///   raises SIGBUS: that is the kernel's contract for mappings. Use `pread` for files
+///   that others may modify, and on network filesystems.
+/// - `pread`: nothing is mapped; tensor bytes are read on request with pread(2) by
+///   `read_into` / `load`. A file that shrinks gives a clean `IoError`.
+/// - `memory` (`file::from_buffer`): a caller's buffer, not copied.
+///
+/// Lifetime: a `tensor_view` points into its `file`; it must not outlive it. Accessors
+/// are lifetime-bound, and calling `view()` on a temporary `file` does not compile.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "safetensors/error.h"
+#include "safetensors/header.h"
+
+#if defined(__clang__)
+#define ST_LIFETIMEBOUND [[clang::lifetimebound]]
+#else
+#define ST_LIFETIMEBOUND
+#endif
+
+namespace safetensors {
+
+enum class io_backend : std::uint8_t { mmap, pread, memory };
+
+/// "mmap", "pread" or "memory".
+[[nodiscard]] std::string_view backend_name(io_backend b) noexcept;
+
+struct open_options {
+  io_backend backend = io_backend::mmap;
+  parse_options parse;
+};
+
+/// A tensor's entry and its bytes. Non-owning: valid while its `file` lives.
+struct tensor_view {
+  const tensor_info* info = nullptr;
+  std::span<const std::byte> data;
+
+  [[nodiscard]] std::string_view name() const noexcept { return info->name; }
+  [[nodiscard]] dtype type() const noexcept { return info->type; }
+  [[nodiscard]] std::span<const std::uint64_t> shape() const noexcept { return info->shape; }
+};
+
+/// An open, validated SafeTensors file. Move-only.
+class file {
+ public:
+  /// Opens and validates `path` (stages 1-7). Errors carry `path`.
+  [[nodiscard]] static result<file> open(const std::string& path, const open_options& options = {});
+  /// Validates a whole file held in the caller's memory; the buffer must outlive the result.
+  [[nodiscard]] static result<file> from_buffer(std::span<const std::byte> bytes ST_LIFETIMEBOUND,
+                                                const parse_options& options = {});
+
+  file(file&& other) noexcept;
+  file& operator=(file&& other) noexcept;
+  file(const file&) = delete;
+  file& operator=(const file&) = delete;
+  ~file();
+
+  [[nodiscard]] const header& meta() const& noexcept ST_LIFETIMEBOUND { return header_; }
+  const header& meta() const&& = delete;
+  [[nodiscard]] std::span<const tensor_info> tensors() const& noexcept ST_LIFETIMEBOUND { return header_.tensors(); }
+  std::span<const tensor_info> tensors() const&& = delete;
+  [[nodiscard]] const tensor_info* find(std::string_view name) const& noexcept ST_LIFETIMEBOUND {
+    return header_.find(name);
+  }
+
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  [[nodiscard]] io_backend backend() const noexcept { return backend_; }
+  [[nodiscard]] std::uint64_t file_size() const noexcept { return size_; }
+  /// True when the bytes are in memory (mmap or memory backends): `view()` works.
+  [[nodiscard]] bool resident() const noexcept { return backend_ != io_backend::pread; }
+
+  /// Zero-copy view of a tensor. Errors: TensorNotFound; InvalidArgument on the pread backend.
+  [[nodiscard]] result<tensor_view> view(std::string_view name) const& ST_LIFETIMEBOUND;
+  result<tensor_view> view(std::string_view name) const&& = delete;
+  /// View of an entry of this file's header (resident backends only; empty data otherwise).
+  [[nodiscard]] tensor_view view(const tensor_info& info) const& noexcept ST_LIFETIMEBOUND;
+  tensor_view view(const tensor_info& info) const&& = delete;
+
+  /// Copies (or preads) a tensor's bytes into `destination`, whose size must equal the
+  /// tensor's byte size. Thread-safe.
+  [[nodiscard]] status read_into(std::string_view name, std::span<std::byte> destination) const;
+  [[nodiscard]] status read_into(const tensor_info& info, std::span<std::byte> destination) const;
+  /// Copies bytes `[offset, offset + destination.size())` of the file. Thread-safe.
+  [[nodiscard]] status read_range(std::uint64_t offset, std::span<std::byte> destination) const;
+  /// A tensor's bytes in a new buffer.
+  [[nodiscard]] result<std::vector<std::byte>> load(std::string_view name) const;
+
+ private:
+  file() = default;
+  void release() noexcept;
+  [[nodiscard]] error with_path(error e) const;
+  friend result<header> read_header(const std::string& path, const parse_options& options);
+
+  std::string path_;
+  header header_;
+  io_backend backend_ = io_backend::mmap;
+  int fd_ = -1;
+  void* mapping_ = nullptr;
+  std::size_t mapping_length_ = 0;
+  std::vector<std::byte> owned_;          // non-regular files read as a stream
+  std::span<const std::byte> bytes_;      // the whole file when resident
+  std::uint64_t size_ = 0;
+};
+
+/// Reads and validates only the header: 8 + N bytes, never the data. Stage 7 uses the
+/// file's size from fstat.
+[[nodiscard]] result<header> read_header(const std::string& path, const parse_options& options = {});
+
+}  // namespace safetensors

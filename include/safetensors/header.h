@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file header.h
+/// The parsed and validated header of a SafeTensors file, and the I/O-free functions
+/// that produce it from bytes.
+///
+/// On-disk layout:
+///
+///     [0, 8)        N: u64 little-endian, header length in bytes (padding included)
+///     [8, 8+N)      UTF-8 JSON object, optionally surrounded by JSON whitespace:
+///                   {"__metadata__": {"k": "v", ...},            (optional)
+///                    "<name>": {"dtype": "F32", "shape": [2, 3],
+///                               "data_offsets": [begin, end]}, ...}
+///     [8+N, EOF)    data buffer: the tensors' bytes, tiling it exactly;
+///                   data_offsets are relative to its start
+///
+/// Checks run in the reference's order (see docs/format-policy.md), so the first error
+/// reported is the one huggingface/safetensors reports.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "safetensors/dtype.h"
+#include "safetensors/error.h"
+#include "safetensors/policy.h"
+
+namespace safetensors {
+
+/// String-to-string metadata, ordered by key.
+using metadata_map = std::map<std::string, std::string, std::less<>>;
+
+/// One tensor's entry. `name` and `shape` point into the owning `header`.
+struct tensor_info {
+  std::string_view name;
+  dtype type = dtype::U8;
+  std::span<const std::uint64_t> shape;
+  std::uint64_t begin = 0;  ///< data_offsets[0], relative to the data buffer
+  std::uint64_t end = 0;    ///< data_offsets[1]
+
+  [[nodiscard]] std::uint64_t byte_size() const noexcept { return end - begin; }
+  /// Product of the shape (validated not to overflow).
+  [[nodiscard]] std::uint64_t element_count() const noexcept;
+};
+
+/// A non-fatal finding (lenient mode's trailing bytes).
+struct warning {
+  std::string message;
+  std::optional<std::uint64_t> offset;
+};
+
+/// A validated header. Move-only: tensor names and shapes live in arenas it owns.
+class header {
+ public:
+  header() = default;
+  header(header&&) noexcept = default;
+  header& operator=(header&&) noexcept = default;
+  header(const header&) = delete;
+  header& operator=(const header&) = delete;
+
+  /// Tensors in data order (sorted by data_offsets), which is file order.
+  [[nodiscard]] std::span<const tensor_info> tensors() const noexcept { return tensors_; }
+  /// Lookup by exact name; nullptr when absent. O(log n).
+  [[nodiscard]] const tensor_info* find(std::string_view name) const noexcept;
+  /// `__metadata__`; nullopt when absent or null.
+  [[nodiscard]] const std::optional<metadata_map>& metadata() const noexcept { return metadata_; }
+  /// N, the header length from the prefix (padding included).
+  [[nodiscard]] std::uint64_t header_length() const noexcept { return header_length_; }
+  /// File offset of the data buffer: 8 + N.
+  [[nodiscard]] std::uint64_t data_start() const noexcept { return 8 + header_length_; }
+  /// Bytes covered by tensors (end of the last tensor).
+  [[nodiscard]] std::uint64_t data_size() const noexcept { return data_size_; }
+  /// Findings that did not make the file invalid (lenient mode).
+  [[nodiscard]] std::span<const warning> warnings() const noexcept { return warnings_; }
+
+ private:
+  friend struct header_builder;
+  std::vector<tensor_info> tensors_;
+  std::vector<std::uint32_t> by_name_;  // indices into tensors_, sorted by name
+  std::vector<char> names_;             // arena for tensor names
+  std::vector<std::uint64_t> dims_;     // arena for shapes
+  std::optional<metadata_map> metadata_;
+  std::uint64_t header_length_ = 0;
+  std::uint64_t data_size_ = 0;
+  std::vector<warning> warnings_;
+};
+
+/// Stages 1-3: reads N from the first bytes of a file of `file_size` bytes.
+/// Errors: HeaderTooSmall, HeaderTooLarge, InvalidHeaderLength.
+[[nodiscard]] result<std::uint64_t> read_header_length(std::span<const std::byte> prefix,
+                                                       std::uint64_t file_size,
+                                                       const parse_options& options = {});
+
+/// Stages 4-7: validates the N header bytes of a file of `file_size` bytes.
+/// Errors: InvalidHeader, InvalidHeaderDeserialization, DuplicateKey, LimitExceeded,
+/// UnknownField (strict), InvalidOffset, ValidationOverflow, MisalignedSlice,
+/// TensorInvalidInfo, MetadataIncompleteBuffer.
+[[nodiscard]] result<header> parse_header(std::span<const std::byte> header_json,
+                                          std::uint64_t file_size,
+                                          const parse_options& options = {});
+
+/// Stages 1-7 on a whole file held in memory. No I/O.
+[[nodiscard]] result<header> parse_file_bytes(std::span<const std::byte> file,
+                                              const parse_options& options = {});
+
+}  // namespace safetensors

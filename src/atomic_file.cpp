@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: Apache-2.0
+// Temporary file + fsync + rename.
+#include "atomic_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "platform/sys.h"
+
+namespace safetensors {
+namespace {
+
+std::string directory_of(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::string base_name(const std::string& path) {
+  auto slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::atomic<unsigned> temp_counter{0};
+
+}  // namespace
+
+result<atomic_file> atomic_file::create(const std::string& target, std::uint64_t size) {
+  if (target.empty() || target.back() == '/') {
+    return sys::io_error("cannot write to a directory path", EISDIR, target);
+  }
+  atomic_file f;
+  f.target_ = target;
+  const std::string dir = directory_of(target);
+  for (int attempt = 0;; ++attempt) {
+    f.temp_ = fmt::format("{}/.{}.tmp-{}-{}", dir, base_name(target), ::getpid(), temp_counter.fetch_add(1));
+    auto fd = sys::open_file(f.temp_, O_RDWR | O_CREAT | O_EXCL, 0666);
+    if (fd) {
+      f.fd_ = *fd;
+      break;
+    }
+    if (fd.err().os_errno != EEXIST || attempt > 100) {
+      error e = std::move(fd).err();
+      e.message = fmt::format("cannot create a temporary file in '{}': {}", dir, e.message);
+      e.path = target;
+      f.temp_.clear();
+      return e;
+    }
+  }
+  if (sys::current().ftruncate(f.fd_, static_cast<off_t>(size)) != 0) {
+    return sys::io_error(fmt::format("cannot size the temporary file to {} bytes", size), errno, target);
+  }
+  return f;
+}
+
+atomic_file::atomic_file(atomic_file&& other) noexcept
+    : target_(std::move(other.target_)), temp_(std::move(other.temp_)), fd_(std::exchange(other.fd_, -1)) {
+  other.temp_.clear();
+}
+
+atomic_file& atomic_file::operator=(atomic_file&& other) noexcept {
+  if (this != &other) {
+    abort();
+    target_ = std::move(other.target_);
+    temp_ = std::exchange(other.temp_, {});
+    fd_ = std::exchange(other.fd_, -1);
+  }
+  return *this;
+}
+
+atomic_file::~atomic_file() { abort(); }
+
+void atomic_file::abort() noexcept {
+  sys::close_quietly(fd_);
+  fd_ = -1;
+  if (!temp_.empty()) (void)sys::current().unlink(temp_.c_str());
+  temp_.clear();
+}
+
+status atomic_file::write_at(std::uint64_t offset, std::span<const std::byte> bytes) {
+  if (fd_ < 0) return sys::io_error("write after commit or abort", EBADF, target_);
+  auto s = sys::pwrite_all(fd_, bytes.data(), bytes.size(), offset, target_);
+  if (!s) abort();
+  return s;
+}
+
+status atomic_file::commit() {
+  if (fd_ < 0) return sys::io_error("commit after commit or abort", EBADF, target_);
+  while (sys::current().fsync(fd_) != 0) {
+    if (errno == EINTR) continue;
+    error e = sys::io_error("cannot flush the file to disk", errno, target_);
+    abort();
+    return e;
+  }
+  if (sys::current().close(fd_) != 0 && errno != EINTR) {
+    fd_ = -1;
+    error e = sys::io_error("cannot close the temporary file", errno, target_);
+    abort();
+    return e;
+  }
+  fd_ = -1;
+  if (sys::current().rename(temp_.c_str(), target_.c_str()) != 0) {
+    error e = sys::io_error("cannot rename the temporary file over the target", errno, target_);
+    abort();
+    return e;
+  }
+  temp_.clear();
+  // Make the rename itself durable; failure here cannot undo it, so it is not reported.
+  if (auto dir = sys::open_file(directory_of(target_), O_RDONLY | O_DIRECTORY)) {
+    (void)sys::current().fsync(*dir);
+    sys::close_quietly(*dir);
+  }
+  return {};
+}
+
+}  // namespace safetensors

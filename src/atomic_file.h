@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal: a file that appears at its path complete or not at all. Data goes into a
+// temporary file in the target's directory; commit() fsyncs it, renames it over the
+// target and fsyncs the directory. Destroying it uncommitted removes the temporary.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "safetensors/error.h"
+
+namespace safetensors {
+
+class atomic_file {
+ public:
+  /// Creates the temporary file, sized to `size` bytes.
+  [[nodiscard]] static result<atomic_file> create(const std::string& target, std::uint64_t size);
+
+  atomic_file(atomic_file&& other) noexcept;
+  atomic_file& operator=(atomic_file&& other) noexcept;
+  atomic_file(const atomic_file&) = delete;
+  atomic_file& operator=(const atomic_file&) = delete;
+  ~atomic_file();
+
+  [[nodiscard]] status write_at(std::uint64_t offset, std::span<const std::byte> bytes);
+  [[nodiscard]] status commit();
+  void abort() noexcept;
+
+  [[nodiscard]] const std::string& target() const noexcept { return target_; }
+  [[nodiscard]] const std::string& temporary() const noexcept { return temp_; }
+
+ private:
+  atomic_file() = default;
+  std::string target_;
+  std::string temp_;
+  int fd_ = -1;
+};
+
+}  // namespace safetensors

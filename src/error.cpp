@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// Error code names and the one-line rendering used by every tool.
+#include "safetensors/error.h"
+
+#include <fmt/format.h>
+
+namespace safetensors {
+
+std::string_view error_code_name(error_code code) noexcept {
+  switch (code) {
+    case error_code::header_too_small: return "HeaderTooSmall";
+    case error_code::header_too_large: return "HeaderTooLarge";
+    case error_code::invalid_header_length: return "InvalidHeaderLength";
+    case error_code::invalid_header: return "InvalidHeader";
+    case error_code::invalid_header_deserialization: return "InvalidHeaderDeserialization";
+    case error_code::duplicate_key: return "DuplicateKey";
+    case error_code::invalid_offset: return "InvalidOffset";
+    case error_code::validation_overflow: return "ValidationOverflow";
+    case error_code::misaligned_slice: return "MisalignedSlice";
+    case error_code::tensor_invalid_info: return "TensorInvalidInfo";
+    case error_code::metadata_incomplete_buffer: return "MetadataIncompleteBuffer";
+    case error_code::limit_exceeded: return "LimitExceeded";
+    case error_code::unknown_field: return "UnknownField";
+    case error_code::tensor_not_found: return "TensorNotFound";
+    case error_code::invalid_argument: return "InvalidArgument";
+    case error_code::io: return "IoError";
+  }
+  return "Unknown";
+}
+
+std::string error::to_string() const {
+  std::string out;
+  if (!path.empty()) out = fmt::format("{}: ", path);
+  out += message;
+  if (offset || tensor) {
+    out += " (";
+    if (offset) out += fmt::format("at byte {}", *offset);
+    if (offset && tensor) out += ", ";
+    if (tensor) out += fmt::format("tensor '{}'", *tensor);
+    out += ")";
+  }
+  return out;
+}
+
+error make_error(error_code code, std::string message, std::optional<std::uint64_t> offset,
+                 std::optional<std::string> tensor) {
+  error e;
+  e.code = code;
+  e.message = std::move(message);
+  e.offset = offset;
+  e.tensor = std::move(tensor);
+  return e;
+}
+
+}  // namespace safetensors

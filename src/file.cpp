@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reader: opening with the mmap, pread or memory backends, views and copies.
+#include "safetensors/file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "platform/sys.h"
+
+namespace safetensors {
+namespace {
+
+error tensor_not_found(std::string_view name) {
+  return make_error(error_code::tensor_not_found, fmt::format("tensor '{}' not found", name), std::nullopt,
+                    std::string(name));
+}
+
+bool is_regular(int fd) {
+  struct stat st {};
+  return sys::current().fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/// Reads a pipe or character device to its end.
+status read_stream(int fd, std::vector<std::byte>& out, const std::string& path) {
+  std::array<std::byte, 1 << 16> chunk{};
+  for (;;) {
+    ssize_t got = sys::current().read(fd, chunk.data(), chunk.size());
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return sys::io_error("read failed", errno, path);
+    }
+    if (got == 0) return {};
+    out.insert(out.end(), chunk.begin(), chunk.begin() + got);
+  }
+}
+
+}  // namespace
+
+std::string_view backend_name(io_backend b) noexcept {
+  switch (b) {
+    case io_backend::mmap: return "mmap";
+    case io_backend::pread: return "pread";
+    case io_backend::memory: return "memory";
+  }
+  return "mmap";
+}
+
+file::file(file&& other) noexcept
+    : path_(std::move(other.path_)),
+      header_(std::move(other.header_)),
+      backend_(other.backend_),
+      fd_(std::exchange(other.fd_, -1)),
+      mapping_(std::exchange(other.mapping_, nullptr)),
+      mapping_length_(std::exchange(other.mapping_length_, 0)),
+      owned_(std::move(other.owned_)),
+      bytes_(std::exchange(other.bytes_, {})),
+      size_(other.size_) {}
+
+file& file::operator=(file&& other) noexcept {
+  if (this != &other) {
+    release();
+    path_ = std::move(other.path_);
+    header_ = std::move(other.header_);
+    backend_ = other.backend_;
+    fd_ = std::exchange(other.fd_, -1);
+    mapping_ = std::exchange(other.mapping_, nullptr);
+    mapping_length_ = std::exchange(other.mapping_length_, 0);
+    owned_ = std::move(other.owned_);
+    bytes_ = std::exchange(other.bytes_, {});
+    size_ = other.size_;
+  }
+  return *this;
+}
+
+file::~file() { release(); }
+
+void file::release() noexcept {
+  if (mapping_ != nullptr) (void)sys::current().munmap(mapping_, mapping_length_);
+  mapping_ = nullptr;
+  sys::close_quietly(fd_);
+  fd_ = -1;
+}
+
+error file::with_path(error e) const {
+  if (e.path.empty()) e.path = path_;
+  return e;
+}
+
+result<file> file::open(const std::string& path, const open_options& options) {
+  file f;
+  f.path_ = path;
+  f.backend_ = options.backend == io_backend::memory ? io_backend::mmap : options.backend;
+  auto fd = sys::open_file(path, O_RDONLY);
+  if (!fd) return std::move(fd).err();
+  f.fd_ = *fd;
+  auto size = sys::file_size(f.fd_, path);
+  if (!size) return std::move(size).err();
+  f.size_ = *size;
+
+  if (f.backend_ == io_backend::mmap) {
+    if (!is_regular(f.fd_)) {
+      // Pipes and devices cannot be mapped: read them whole instead.
+      if (auto s = read_stream(f.fd_, f.owned_, path); !s) return std::move(s).err();
+      f.bytes_ = f.owned_;
+      f.size_ = f.owned_.size();
+    } else if (f.size_ > 0) {
+      void* p = sys::current().mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, f.fd_, 0);
+      if (p == MAP_FAILED) return sys::io_error("cannot map file", errno, path);
+      f.mapping_ = p;
+      f.mapping_length_ = f.size_;
+      f.bytes_ = {static_cast<const std::byte*>(p), f.size_};
+    }
+    auto h = parse_file_bytes(f.bytes_, options.parse);
+    if (!h) return f.with_path(std::move(h).err());
+    f.header_ = std::move(h).value();
+    return f;
+  }
+
+  // pread: 8 + N bytes now, tensor bytes on request.
+  std::array<std::byte, 8> prefix{};
+  if (f.size_ >= 8) {
+    if (auto s = sys::pread_exact(f.fd_, prefix.data(), 8, 0, path); !s) return std::move(s).err();
+  }
+  auto n = read_header_length(prefix, f.size_, options.parse);
+  if (!n) return f.with_path(std::move(n).err());
+  std::vector<std::byte> json(static_cast<std::size_t>(*n));
+  if (auto s = sys::pread_exact(f.fd_, json.data(), json.size(), 8, path); !s) return std::move(s).err();
+  auto h = parse_header(json, f.size_, options.parse);
+  if (!h) return f.with_path(std::move(h).err());
+  f.header_ = std::move(h).value();
+  return f;
+}
+
+result<file> file::from_buffer(std::span<const std::byte> bytes, const parse_options& options) {
+  file f;
+  f.backend_ = io_backend::memory;
+  f.bytes_ = bytes;
+  f.size_ = bytes.size();
+  auto h = parse_file_bytes(bytes, options);
+  if (!h) return std::move(h).err();
+  f.header_ = std::move(h).value();
+  return f;
+}
+
+tensor_view file::view(const tensor_info& info) const& noexcept {
+  tensor_view v;
+  v.info = &info;
+  if (resident()) v.data = bytes_.subspan(header_.data_start() + info.begin, info.byte_size());
+  return v;
+}
+
+result<tensor_view> file::view(std::string_view name) const& {
+  const tensor_info* info = find(name);
+  if (info == nullptr) return with_path(tensor_not_found(name));
+  if (!resident()) {
+    return with_path(make_error(error_code::invalid_argument,
+                                "the pread backend has no in-memory views; use read_into() or load()",
+                                std::nullopt, std::string(name)));
+  }
+  return view(*info);
+}
+
+status file::read_range(std::uint64_t offset, std::span<std::byte> destination) const {
+  std::uint64_t end = 0;
+  if (__builtin_add_overflow(offset, destination.size(), &end) || end > size_) {
+    return with_path(make_error(error_code::invalid_argument,
+                                fmt::format("range of {} bytes at byte {} is outside the file of {} bytes",
+                                            destination.size(), offset, size_),
+                                offset));
+  }
+  if (resident()) {
+    if (!destination.empty()) std::memcpy(destination.data(), bytes_.data() + offset, destination.size());
+    return {};
+  }
+  return sys::pread_exact(fd_, destination.data(), destination.size(), offset, path_);
+}
+
+status file::read_into(const tensor_info& info, std::span<std::byte> destination) const {
+  if (destination.size() != info.byte_size()) {
+    return with_path(make_error(error_code::invalid_argument,
+                                fmt::format("destination has {} bytes, the tensor has {}", destination.size(),
+                                            info.byte_size()),
+                                std::nullopt, std::string(info.name)));
+  }
+  auto s = read_range(header_.data_start() + info.begin, destination);
+  if (!s) {
+    error e = std::move(s).err();
+    e.tensor = std::string(info.name);
+    return e;
+  }
+  return {};
+}
+
+status file::read_into(std::string_view name, std::span<std::byte> destination) const {
+  const tensor_info* info = find(name);
+  if (info == nullptr) return with_path(tensor_not_found(name));
+  return read_into(*info, destination);
+}
+
+result<std::vector<std::byte>> file::load(std::string_view name) const {
+  const tensor_info* info = find(name);
+  if (info == nullptr) return with_path(tensor_not_found(name));
+  std::vector<std::byte> out(info->byte_size());
+  if (auto s = read_into(*info, out); !s) return std::move(s).err();
+  return out;
+}
+
+result<header> read_header(const std::string& path, const parse_options& options) {
+  open_options o;
+  o.backend = io_backend::pread;
+  o.parse = options;
+  auto f = file::open(path, o);
+  if (!f) return std::move(f).err();
+  // The header is moved out; the file (and its descriptor) closes here.
+  return std::move(f->header_);
+}
+
+}  // namespace safetensors

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal: collects tensor entries while the JSON is walked, then moves them into a
+// `header` with its name and shape arenas, and runs the offset checks (stages 6-7).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "safetensors/header.h"
+
+namespace safetensors {
+
+/// One entry as met in the JSON; `name` points into the parser's memory until `finish`.
+struct raw_entry {
+  std::string_view name;
+  dtype type = dtype::U8;
+  std::size_t dims_at = 0;  // index into header_builder::dims
+  std::size_t rank = 0;
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+};
+
+struct header_builder {
+  std::vector<raw_entry> entries;
+  std::vector<std::uint64_t> dims;
+  std::optional<metadata_map> metadata;
+
+  /// Copies names into the arena, rejects duplicate names, then validates offsets and
+  /// the end of file. `header_length` is N; `file_size` the whole file's size.
+  [[nodiscard]] result<header> finish(std::uint64_t header_length, std::uint64_t file_size,
+                                      validation_policy policy);
+};
+
+}  // namespace safetensors

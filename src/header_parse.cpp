@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: Apache-2.0
+// Stages 1-5 of validation: length prefix, UTF-8, and the JSON schema walk over a
+// simdjson DOM. Duplicate keys anywhere are rejected (our deviation from the reference).
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+#include <simdjson.h>
+
+#include "header_builder.h"
+#include "utf8.h"
+
+namespace safetensors {
+namespace {
+
+namespace dom = simdjson::dom;
+
+// serde_json's recursion limit: 127 nested arrays/objects are accepted, 128 rejected.
+constexpr std::size_t max_json_depth = 127;
+
+error json_error(std::string message, std::optional<std::string> tensor = std::nullopt) {
+  return make_error(error_code::invalid_header_deserialization, "invalid JSON in header: " + message,
+                    std::nullopt, std::move(tensor));
+}
+
+std::string_view type_word(dom::element_type t) {
+  switch (t) {
+    case dom::element_type::ARRAY: return "a sequence";
+    case dom::element_type::OBJECT: return "a map";
+    case dom::element_type::INT64:
+    case dom::element_type::UINT64: return "an integer";
+    case dom::element_type::DOUBLE: return "a floating point number";
+    case dom::element_type::STRING: return "a string";
+    case dom::element_type::BOOL: return "a boolean";
+    case dom::element_type::NULL_VALUE: return "null";
+  }
+  return "a value";
+}
+
+/// The key that two entries of `obj` share, if any. Keys are already unescaped.
+std::optional<std::string_view> find_duplicate_key(dom::object obj) {
+  const std::size_t n = obj.size();
+  if (n < 2) return std::nullopt;
+  std::vector<std::string_view> keys;
+  keys.reserve(n);
+  for (dom::key_value_pair kv : obj) keys.push_back(kv.key);
+  if (n <= 16) {
+    for (std::size_t i = 1; i < n; ++i) {
+      for (std::size_t j = 0; j < i; ++j) {
+        if (keys[i] == keys[j]) return keys[i];
+      }
+    }
+    return std::nullopt;
+  }
+  std::sort(keys.begin(), keys.end());
+  auto it = std::adjacent_find(keys.begin(), keys.end());
+  if (it != keys.end()) return *it;
+  return std::nullopt;
+}
+
+/// Walks a value nobody reads (an unknown field) for duplicate keys at any depth.
+std::optional<error> check_ignored_value(dom::element value, std::string_view tensor) {
+  if (value.type() == dom::element_type::OBJECT) {
+    dom::object obj = value.get_object().value_unsafe();
+    if (auto dup = find_duplicate_key(obj)) {
+      return make_error(error_code::duplicate_key, fmt::format("duplicate key '{}' in an ignored field", *dup),
+                        std::nullopt, std::string(tensor));
+    }
+    for (dom::key_value_pair kv : obj) {
+      if (auto e = check_ignored_value(kv.value, tensor)) return e;
+    }
+  } else if (value.type() == dom::element_type::ARRAY) {
+    dom::array items = value.get_array().value_unsafe();
+    for (dom::element item : items) {
+      if (auto e = check_ignored_value(item, tensor)) return e;
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::uint64_t> as_u64(dom::element e) {
+  if (e.type() == dom::element_type::UINT64) return e.get_uint64().value_unsafe();
+  if (e.type() == dom::element_type::INT64) {
+    std::int64_t v = e.get_int64().value_unsafe();
+    if (v >= 0) return static_cast<std::uint64_t>(v);
+  }
+  return std::nullopt;
+}
+
+class schema_walker {
+ public:
+  schema_walker(header_builder& out, const parse_options& options)
+      : out_(out), policy_(options.policy), caps_(options.effective_limits()) {}
+
+  std::optional<error> walk(dom::element root) {
+    if (root.type() != dom::element_type::OBJECT) {
+      return json_error(fmt::format("invalid type: {}, expected a map of tensors", type_word(root.type())));
+    }
+    dom::object top = root.get_object().value_unsafe();
+    out_.entries.reserve(top.size());
+    bool metadata_seen = false;
+    std::uint64_t tensor_count = 0;
+    for (dom::key_value_pair kv : top) {
+      if (kv.key == "__metadata__") {
+        if (metadata_seen) {
+          return make_error(error_code::duplicate_key, "duplicate key '__metadata__'");
+        }
+        metadata_seen = true;
+        if (auto e = read_metadata(kv.value)) return e;
+        continue;
+      }
+      if (++tensor_count > caps_.max_tensors) {
+        return limit_error(fmt::format("more than {} tensors", caps_.max_tensors), kv.key);
+      }
+      if (kv.key.size() > caps_.max_name_bytes) {
+        return limit_error(fmt::format("tensor name of {} bytes exceeds the {}-byte limit", kv.key.size(),
+                                       caps_.max_name_bytes),
+                           kv.key);
+      }
+      if (auto e = read_tensor(kv.key, kv.value)) return e;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static error limit_error(std::string what, std::string_view tensor = {}) {
+    return make_error(error_code::limit_exceeded, "limit exceeded: " + std::move(what), std::nullopt,
+                      tensor.empty() ? std::nullopt : std::optional<std::string>(tensor));
+  }
+
+  std::optional<error> read_metadata(dom::element value) {
+    if (value.type() == dom::element_type::NULL_VALUE) return std::nullopt;
+    if (value.type() != dom::element_type::OBJECT) {
+      return json_error(fmt::format("__metadata__: invalid type: {}, expected a map of strings",
+                                    type_word(value.type())));
+    }
+    dom::object obj = value.get_object().value_unsafe();
+    if (auto dup = find_duplicate_key(obj)) {
+      return make_error(error_code::duplicate_key, fmt::format("duplicate key '{}' in __metadata__", *dup));
+    }
+    metadata_map map;
+    std::uint64_t bytes = 0;
+    for (dom::key_value_pair kv : obj) {
+      if (kv.value.type() != dom::element_type::STRING) {
+        return json_error(fmt::format("__metadata__['{}']: invalid type: {}, expected a string", kv.key,
+                                      type_word(kv.value.type())));
+      }
+      std::string_view v = kv.value.get_string().value_unsafe();
+      bytes += kv.key.size() + v.size();
+      if (bytes > caps_.max_metadata_bytes) {
+        return limit_error(fmt::format("__metadata__ exceeds {} bytes", caps_.max_metadata_bytes));
+      }
+      map.emplace(std::string(kv.key), std::string(v));
+    }
+    out_.metadata = std::move(map);
+    return std::nullopt;
+  }
+
+  std::optional<error> read_tensor(std::string_view name, dom::element value) {
+    const std::string tensor(name);
+    if (value.type() != dom::element_type::OBJECT) {
+      return json_error(
+          fmt::format("tensor '{}': invalid type: {}, expected a tensor entry object", name, type_word(value.type())),
+          tensor);
+    }
+    dom::object entry = value.get_object().value_unsafe();
+    if (auto dup = find_duplicate_key(entry)) {
+      return make_error(error_code::duplicate_key, fmt::format("duplicate field '{}' in tensor entry", *dup),
+                        std::nullopt, tensor);
+    }
+    raw_entry raw;
+    raw.name = name;
+    bool has_dtype = false;
+    bool has_shape = false;
+    bool has_offsets = false;
+    for (dom::key_value_pair kv : entry) {
+      if (kv.key == "dtype") {
+        if (kv.value.type() != dom::element_type::STRING) {
+          return json_error(fmt::format("tensor '{}': dtype: invalid type: {}, expected a dtype name", name,
+                                        type_word(kv.value.type())),
+                            tensor);
+        }
+        std::string_view text = kv.value.get_string().value_unsafe();
+        auto t = parse_dtype(text);
+        if (!t) return json_error(fmt::format("tensor '{}': unknown dtype '{}'", name, text), tensor);
+        raw.type = *t;
+        has_dtype = true;
+      } else if (kv.key == "shape") {
+        if (auto e = read_shape(name, kv.value, raw)) return e;
+        has_shape = true;
+      } else if (kv.key == "data_offsets") {
+        if (auto e = read_offsets(name, kv.value, raw)) return e;
+        has_offsets = true;
+      } else if (policy_ == validation_policy::strict) {
+        return make_error(error_code::unknown_field, fmt::format("unknown field '{}' in tensor entry", kv.key),
+                          std::nullopt, tensor);
+      } else if (auto e = check_ignored_value(kv.value, name)) {
+        return e;
+      }
+    }
+    for (auto [present, field] : {std::pair{has_dtype, "dtype"}, std::pair{has_shape, "shape"},
+                                  std::pair{has_offsets, "data_offsets"}}) {
+      if (!present) return json_error(fmt::format("tensor '{}': missing field `{}`", name, field), tensor);
+    }
+    out_.entries.push_back(raw);
+    return std::nullopt;
+  }
+
+  std::optional<error> read_shape(std::string_view name, dom::element value, raw_entry& raw) {
+    if (value.type() != dom::element_type::ARRAY) {
+      return json_error(fmt::format("tensor '{}': shape: invalid type: {}, expected a sequence", name,
+                                    type_word(value.type())),
+                        std::string(name));
+    }
+    dom::array dims = value.get_array().value_unsafe();
+    if (dims.size() > caps_.max_rank) {
+      return limit_error(fmt::format("rank {} exceeds the limit of {}", dims.size(), caps_.max_rank), name);
+    }
+    raw.dims_at = out_.dims.size();
+    raw.rank = 0;
+    for (dom::element d : dims) {
+      auto v = as_u64(d);
+      if (!v) {
+        return json_error(fmt::format("tensor '{}': shape: invalid value: {}, expected a non-negative integer",
+                                      name, type_word(d.type())),
+                          std::string(name));
+      }
+      out_.dims.push_back(*v);
+      ++raw.rank;
+    }
+    return std::nullopt;
+  }
+
+  static std::optional<error> read_offsets(std::string_view name, dom::element value, raw_entry& raw) {
+    if (value.type() != dom::element_type::ARRAY) {
+      return json_error(fmt::format("tensor '{}': data_offsets: invalid type: {}, expected a sequence", name,
+                                    type_word(value.type())),
+                        std::string(name));
+    }
+    dom::array pair = value.get_array().value_unsafe();
+    if (pair.size() != 2) {
+      return json_error(fmt::format("tensor '{}': data_offsets: invalid length {}, expected 2", name, pair.size()),
+                        std::string(name));
+    }
+    std::uint64_t both[2] = {0, 0};
+    int i = 0;
+    for (dom::element d : pair) {
+      auto v = as_u64(d);
+      if (!v) {
+        return json_error(fmt::format("tensor '{}': data_offsets: invalid value: {}, expected a non-negative "
+                                      "integer",
+                                      name, type_word(d.type())),
+                          std::string(name));
+      }
+      both[i++] = *v;
+    }
+    raw.begin = both[0];
+    raw.end = both[1];
+    return std::nullopt;
+  }
+
+  header_builder& out_;
+  validation_policy policy_;
+  limits caps_;
+};
+
+/// True when a `-0` integer token may stand where a number can (after `[`, `,`, `:` or
+/// whitespace). A cheap filter: strings can contain such text too.
+bool may_contain_negative_zero(std::string_view text) {
+  for (std::size_t at = text.find("-0"); at != std::string_view::npos; at = text.find("-0", at + 1)) {
+    const char next = at + 2 < text.size() ? text[at + 2] : ' ';
+    if ((next >= '0' && next <= '9') || next == '.' || next == 'e' || next == 'E') continue;
+    std::size_t p = at;
+    while (p > 0 && (text[p - 1] == ' ' || text[p - 1] == '\t' || text[p - 1] == '\n' || text[p - 1] == '\r')) --p;
+    if (p > 0 && (text[p - 1] == '[' || text[p - 1] == ',' || text[p - 1] == ':')) return true;
+  }
+  return false;
+}
+
+/// simdjson's DOM reads `-0` as the integer 0, serde reads it as a float, so the
+/// reference rejects it in a shape or data_offsets. The DOM keeps no source text; this
+/// rare path re-reads the raw number tokens of those arrays with the on-demand API.
+std::optional<error> find_negative_zero(std::string_view text) {
+  namespace od = simdjson::ondemand;
+  od::parser parser;
+  simdjson::padded_string padded(text);
+  od::document doc;
+  od::object top;
+  if (parser.iterate(padded).get(doc) != simdjson::SUCCESS || doc.get_object().get(top) != simdjson::SUCCESS) {
+    return std::nullopt;  // the DOM pass already accepted the text; nothing to add
+  }
+  for (auto field : top) {
+    std::string_view name;
+    od::object entry;
+    if (field.unescaped_key().get(name) != simdjson::SUCCESS) return std::nullopt;
+    const std::string tensor(name);
+    if (field.value().get_object().get(entry) != simdjson::SUCCESS) continue;
+    for (auto member : entry) {
+      std::string_view key;
+      od::array numbers;
+      if (member.unescaped_key().get(key) != simdjson::SUCCESS) return std::nullopt;
+      if ((key != "shape" && key != "data_offsets") || member.value().get_array().get(numbers) != simdjson::SUCCESS) {
+        continue;
+      }
+      for (auto n : numbers) {
+        od::value v;
+        if (n.get(v) != simdjson::SUCCESS) return std::nullopt;
+        std::string_view token = v.raw_json_token();
+        if (token.substr(0, 2) == "-0") {
+          return json_error(fmt::format("tensor '{}': {}: invalid type: floating point `-0`, expected a "
+                                        "non-negative integer",
+                                        tensor, key),
+                            tensor);
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+result<std::uint64_t> read_header_length(std::span<const std::byte> prefix, std::uint64_t file_size,
+                                         const parse_options& options) {
+  if (file_size < 8 || prefix.size() < 8) {
+    return make_error(error_code::header_too_small,
+                      fmt::format("header too small: the file has {} bytes, the length prefix needs 8", file_size),
+                      0);
+  }
+  std::uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | std::to_integer<std::uint64_t>(prefix[static_cast<std::size_t>(i)]);
+  const std::uint64_t cap = options.effective_limits().max_header_bytes;
+  if (n > cap) {
+    return make_error(error_code::header_too_large,
+                      fmt::format("header too large: length prefix says {} bytes, the limit is {}", n, cap), 0);
+  }
+  if (n > file_size - 8) {
+    return make_error(error_code::invalid_header_length,
+                      fmt::format("invalid header length: {} header bytes do not fit in a file of {} bytes", n,
+                                  file_size),
+                      0);
+  }
+  return n;
+}
+
+result<header> parse_header(std::span<const std::byte> header_json, std::uint64_t file_size,
+                            const parse_options& options) {
+  const char* text = reinterpret_cast<const char*>(header_json.data());
+  const std::size_t n = header_json.size();
+  if (auto bad = first_invalid_utf8(std::string_view(text, n))) {
+    return make_error(error_code::invalid_header,
+                      fmt::format("invalid UTF-8 in header at header byte {}", *bad), 8 + *bad);
+  }
+  dom::parser parser;
+  if (auto err = parser.allocate(std::max<std::size_t>(n, 64), max_json_depth); err != simdjson::SUCCESS) {
+    return make_error(error_code::io, fmt::format("cannot allocate JSON parser: {}", simdjson::error_message(err)));
+  }
+  dom::element root;
+  if (auto err = parser.parse(text, n, true).get(root); err != simdjson::SUCCESS) {
+    return json_error(simdjson::error_message(err));
+  }
+  header_builder builder;
+  schema_walker walker(builder, options);
+  if (auto e = walker.walk(root)) return std::move(*e);
+  if (may_contain_negative_zero(std::string_view(text, n))) {
+    if (auto e = find_negative_zero(std::string_view(text, n))) return std::move(*e);
+  }
+  return builder.finish(n, file_size, options.policy);
+}
+
+result<header> parse_file_bytes(std::span<const std::byte> file, const parse_options& options) {
+  auto n = read_header_length(file, file.size(), options);
+  if (!n) return std::move(n).err();
+  return parse_header(file.subspan(8, static_cast<std::size_t>(*n)), file.size(), options);
+}
+
+}  // namespace safetensors

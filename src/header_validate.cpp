@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+// Stages 6-7 of validation (offsets, sizes, end of file) and the header's arenas.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "header_builder.h"
+
+namespace safetensors {
+namespace {
+
+/// File offset of a data-relative position, or nullopt when it does not fit u64.
+std::optional<std::uint64_t> file_offset(std::uint64_t data_start, std::uint64_t relative) {
+  std::uint64_t out = 0;
+  if (__builtin_add_overflow(data_start, relative, &out)) return std::nullopt;
+  return out;
+}
+
+error tensor_error(error_code code, std::string message, std::optional<std::uint64_t> offset,
+                   std::string_view name) {
+  return make_error(code, std::move(message), offset, std::string(name));
+}
+
+}  // namespace
+
+std::uint64_t tensor_info::element_count() const noexcept {
+  return safetensors::element_count(shape).value_or(0);
+}
+
+const tensor_info* header::find(std::string_view name) const noexcept {
+  auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
+                             [this](std::uint32_t i, std::string_view n) { return tensors_[i].name < n; });
+  if (it == by_name_.end() || tensors_[*it].name != name) return nullptr;
+  return &tensors_[*it];
+}
+
+result<header> header_builder::finish(std::uint64_t header_length, std::uint64_t file_size,
+                                      validation_policy policy) {
+  header h;
+  h.header_length_ = header_length;
+  h.metadata_ = std::move(metadata);
+
+  // Arena copies: names move out of the JSON parser's memory.
+  std::size_t name_bytes = 0;
+  for (const raw_entry& e : entries) name_bytes += e.name.size();
+  h.names_.resize(name_bytes);
+  h.dims_ = std::move(dims);
+  h.tensors_.reserve(entries.size());
+  std::size_t at = 0;
+  for (const raw_entry& e : entries) {
+    if (!e.name.empty()) std::memcpy(h.names_.data() + at, e.name.data(), e.name.size());
+    tensor_info t;
+    t.name = std::string_view(h.names_.data() + at, e.name.size());
+    t.type = e.type;
+    t.shape = std::span<const std::uint64_t>(h.dims_.data() + e.dims_at, e.rank);
+    t.begin = e.begin;
+    t.end = e.end;
+    h.tensors_.push_back(t);
+    at += e.name.size();
+  }
+
+  // Stage 5 (ours): duplicate tensor names, found through the by-name index lookups need anyway.
+  h.by_name_.resize(h.tensors_.size());
+  std::iota(h.by_name_.begin(), h.by_name_.end(), 0U);
+  auto name_less = [&h](std::uint32_t a, std::uint32_t b) {
+    return h.tensors_[a].name != h.tensors_[b].name ? h.tensors_[a].name < h.tensors_[b].name : a < b;
+  };
+  std::sort(h.by_name_.begin(), h.by_name_.end(), name_less);
+  for (std::size_t i = 1; i < h.by_name_.size(); ++i) {
+    const tensor_info& t = h.tensors_[h.by_name_[i]];
+    if (t.name == h.tensors_[h.by_name_[i - 1]].name) {
+      return tensor_error(error_code::duplicate_key, fmt::format("duplicate tensor name '{}'", t.name),
+                          std::nullopt, t.name);
+    }
+  }
+
+  // Stage 6: sort by (begin, end) and require the tensors to tile the buffer exactly.
+  std::vector<std::uint32_t> order(h.tensors_.size());
+  std::iota(order.begin(), order.end(), 0U);
+  std::stable_sort(order.begin(), order.end(), [&h](std::uint32_t a, std::uint32_t b) {
+    const tensor_info& x = h.tensors_[a];
+    const tensor_info& y = h.tensors_[b];
+    return x.begin != y.begin ? x.begin < y.begin : x.end < y.end;
+  });
+  const std::uint64_t data_start = h.data_start();
+  std::uint64_t expected = 0;
+  for (std::uint32_t i : order) {
+    const tensor_info& t = h.tensors_[i];
+    if (t.begin != expected || t.end < t.begin) {
+      return tensor_error(error_code::invalid_offset,
+                          fmt::format("invalid offset for tensor '{}': data_offsets [{}, {}], expected begin {}",
+                                      t.name, t.begin, t.end, expected),
+                          file_offset(data_start, t.begin), t.name);
+    }
+    byte_size_result size = byte_size(t.type, t.shape);
+    if (size.problem == size_problem::overflow) {
+      return tensor_error(error_code::validation_overflow,
+                          "overflow computing buffer size from shape and/or element type",
+                          file_offset(data_start, t.begin), t.name);
+    }
+    if (size.problem == size_problem::not_whole_bytes) {
+      return tensor_error(error_code::misaligned_slice,
+                          fmt::format("{} tensor of {} elements does not fill whole bytes",
+                                      dtype_name(t.type), t.element_count()),
+                          file_offset(data_start, t.begin), t.name);
+    }
+    if (t.end - t.begin != size.bytes) {
+      return tensor_error(error_code::tensor_invalid_info,
+                          fmt::format("invalid shape, data type, or offset for tensor: {} x {} needs {} bytes, "
+                                      "data_offsets cover {}",
+                                      dtype_name(t.type), fmt::join(t.shape, "x"), size.bytes, t.end - t.begin),
+                          file_offset(data_start, t.begin), t.name);
+    }
+    expected = t.end;
+  }
+  // Tensors are kept in data order: that is file order.
+  std::vector<tensor_info> sorted;
+  sorted.reserve(order.size());
+  for (std::uint32_t i : order) sorted.push_back(h.tensors_[i]);
+  std::vector<std::uint32_t> rank_of(order.size());
+  for (std::uint32_t pos = 0; pos < order.size(); ++pos) rank_of[order[pos]] = pos;
+  for (std::uint32_t& i : h.by_name_) i = rank_of[i];
+  h.tensors_ = std::move(sorted);
+  h.data_size_ = expected;
+
+  // Stage 7: the buffer must end exactly at the end of the file. The sum is unchecked in
+  // the reference's release build, so a wrapped sum is simply a mismatch.
+  const std::uint64_t covered_end = expected + data_start;
+  const bool wrapped = covered_end < expected;
+  if (covered_end != file_size) {
+    if (policy == validation_policy::lenient && !wrapped && covered_end < file_size) {
+      h.warnings_.push_back({fmt::format("{} trailing bytes after the last tensor", file_size - covered_end),
+                             covered_end});
+    } else {
+      return make_error(error_code::metadata_incomplete_buffer,
+                        wrapped || covered_end > file_size
+                            ? fmt::format("incomplete metadata, file not fully covered: tensors end at byte {} "
+                                          "but the file has {} bytes",
+                                          wrapped ? std::string("past 2^64") : std::to_string(covered_end),
+                                          file_size)
+                            : fmt::format("incomplete metadata, file not fully covered: {} bytes after the "
+                                          "last tensor",
+                                          file_size - covered_end),
+                        wrapped ? std::nullopt : std::optional<std::uint64_t>(std::min(covered_end, file_size)));
+    }
+  }
+  return h;
+}
+
+}  // namespace safetensors

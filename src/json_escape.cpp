@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// serde_json-compatible string escaping.
+#include "json_escape.h"
+
+namespace safetensors {
+
+void append_json_string(std::string& out, std::string_view text) {
+  static constexpr char hex[] = "0123456789abcdef";
+  out.push_back('"');
+  std::size_t run_start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    out.append(text, run_start, i - run_start);
+    run_start = i + 1;
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        out += "\\u00";
+        out.push_back(hex[c >> 4]);
+        out.push_back(hex[c & 0xF]);
+    }
+  }
+  out.append(text, run_start, text.size() - run_start);
+  out.push_back('"');
+}
+
+}  // namespace safetensors
+
+#include "header_json.h"
+#include "safetensors/json_text.h"
+
+namespace safetensors {
+
+std::string json_quote(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  append_json_string(out, text);
+  return out;
+}
+
+std::string header_to_json(const header& h) { return header_json(h.tensors(), h.metadata()); }
+
+}  // namespace safetensors

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal: every system call the library makes goes through this table, so tests can
+// inject faults (EINTR, EIO, ENOSPC, short reads and writes, mapping failures).
+// The helpers below retry EINTR and loop over short transfers in one place.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "safetensors/error.h"
+
+namespace safetensors::sys {
+
+struct table {
+  int (*open)(const char* path, int flags, mode_t mode);
+  int (*close)(int fd);
+  int (*fstat)(int fd, struct stat* st);
+  ssize_t (*pread)(int fd, void* buf, std::size_t n, off_t offset);
+  ssize_t (*read)(int fd, void* buf, std::size_t n);
+  ssize_t (*pwrite)(int fd, const void* buf, std::size_t n, off_t offset);
+  int (*fsync)(int fd);
+  int (*ftruncate)(int fd, off_t size);
+  int (*rename)(const char* from, const char* to);
+  int (*unlink)(const char* path);
+  void* (*mmap)(void* addr, std::size_t len, int prot, int flags, int fd, off_t offset);
+  int (*munmap)(void* addr, std::size_t len);
+};
+
+/// The table in use (the real system calls unless a test replaced them).
+[[nodiscard]] const table& current() noexcept;
+
+/// Test seam: replaces the table for the lifetime of the guard. Not thread-safe.
+class scoped_override {
+ public:
+  explicit scoped_override(const table& replacement) noexcept;
+  ~scoped_override();
+  scoped_override(const scoped_override&) = delete;
+  scoped_override& operator=(const scoped_override&) = delete;
+
+ private:
+  const table* previous_;
+};
+
+/// The real system calls.
+[[nodiscard]] const table& real() noexcept;
+
+/// An `io` error with errno's text: "<what>: <strerror>".
+[[nodiscard]] error io_error(const std::string& what, int err, const std::string& path);
+
+/// open(2), retrying EINTR.
+[[nodiscard]] result<int> open_file(const std::string& path, int flags, mode_t mode = 0);
+/// Closes, ignoring errors (for cleanup paths).
+void close_quietly(int fd) noexcept;
+/// File size of an open descriptor; also rejects directories.
+[[nodiscard]] result<std::uint64_t> file_size(int fd, const std::string& path);
+/// Reads exactly `n` bytes at `offset`; a file that ends early is an error naming the offset.
+[[nodiscard]] status pread_exact(int fd, void* buf, std::size_t n, std::uint64_t offset, const std::string& path);
+/// Writes all `n` bytes at `offset`.
+[[nodiscard]] status pwrite_all(int fd, const void* buf, std::size_t n, std::uint64_t offset,
+                                const std::string& path);
+
+}  // namespace safetensors::sys

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// The POSIX system-call table and the EINTR / short-transfer loops.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "platform/sys.h"
+
+namespace safetensors::sys {
+namespace {
+
+int real_open(const char* path, int flags, mode_t mode) { return ::open(path, flags | O_CLOEXEC, mode); }
+
+const table real_table = {
+    real_open, ::close, ::fstat, ::pread, ::read, ::pwrite, ::fsync, ::ftruncate, ::rename, ::unlink, ::mmap,
+    ::munmap,
+};
+
+const table* active = &real_table;
+
+}  // namespace
+
+const table& current() noexcept { return *active; }
+const table& real() noexcept { return real_table; }
+
+scoped_override::scoped_override(const table& replacement) noexcept : previous_(active) { active = &replacement; }
+scoped_override::~scoped_override() { active = previous_; }
+
+error io_error(const std::string& what, int err, const std::string& path) {
+  error e = make_error(error_code::io, fmt::format("{}: {}", what, std::strerror(err)));
+  e.os_errno = err;
+  e.path = path;
+  return e;
+}
+
+result<int> open_file(const std::string& path, int flags, mode_t mode) {
+  for (;;) {
+    int fd = current().open(path.c_str(), flags, mode);
+    if (fd >= 0) return fd;
+    if (errno != EINTR) return io_error("cannot open file", errno, path);
+  }
+}
+
+void close_quietly(int fd) noexcept {
+  if (fd >= 0) (void)current().close(fd);
+}
+
+result<std::uint64_t> file_size(int fd, const std::string& path) {
+  struct stat st {};
+  if (current().fstat(fd, &st) != 0) return io_error("cannot get file attributes", errno, path);
+  if (S_ISDIR(st.st_mode)) return io_error("cannot read", EISDIR, path);
+  return static_cast<std::uint64_t>(st.st_size);
+}
+
+status pread_exact(int fd, void* buf, std::size_t n, std::uint64_t offset, const std::string& path) {
+  auto* out = static_cast<char*>(buf);
+  std::size_t done = 0;
+  while (done < n) {
+    ssize_t got = current().pread(fd, out + done, n - done, static_cast<off_t>(offset + done));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      error e = io_error(fmt::format("read failed at byte {}", offset + done), errno, path);
+      e.offset = offset + done;
+      return e;
+    }
+    if (got == 0) {
+      error e = make_error(error_code::io,
+                           fmt::format("file ended at byte {} while reading {} bytes at byte {} (was it truncated?)",
+                                       offset + done, n, offset),
+                           offset + done);
+      e.path = path;
+      return e;
+    }
+    done += static_cast<std::size_t>(got);
+  }
+  return {};
+}
+
+status pwrite_all(int fd, const void* buf, std::size_t n, std::uint64_t offset, const std::string& path) {
+  const auto* in = static_cast<const char*>(buf);
+  std::size_t done = 0;
+  while (done < n) {
+    ssize_t put = current().pwrite(fd, in + done, n - done, static_cast<off_t>(offset + done));
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      error e = io_error(fmt::format("write failed at byte {}", offset + done), errno, path);
+      e.offset = offset + done;
+      return e;
+    }
+    if (put == 0) return io_error(fmt::format("write made no progress at byte {}", offset + done), EIO, path);
+    done += static_cast<std::size_t>(put);
+  }
+  return {};
+}
+
+}  // namespace safetensors::sys

@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+// Phase 2 of writing: serialize to memory, write atomically, or stream chunks.
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "atomic_file.h"
+#include "safetensors/writer.h"
+
+namespace safetensors {
+namespace {
+
+result<write_plan> plan_for(std::span<const tensor_data> tensors, const write_options& options) {
+  std::vector<tensor_spec> specs;
+  specs.reserve(tensors.size());
+  for (const tensor_data& t : tensors) specs.push_back({t.name, t.type, t.shape});
+  auto plan = write_plan::make(std::move(specs), options);
+  if (!plan) return plan;
+  // Every length is checked before a byte is written.
+  for (const tensor_data& t : tensors) {
+    const planned_tensor* p = plan->find(t.name);
+    if (t.data.size() != p->byte_size()) {
+      return make_error(error_code::invalid_argument,
+                        fmt::format("tensor '{}' has {} bytes of data, its dtype and shape need {}", t.name,
+                                    t.data.size(), p->byte_size()),
+                        std::nullopt, t.name);
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+result<std::vector<std::byte>> serialize(std::span<const tensor_data> tensors, const write_options& options) {
+  auto plan = plan_for(tensors, options);
+  if (!plan) return std::move(plan).err();
+  std::vector<std::byte> out(plan->file_size());
+  auto header = plan->header_bytes();
+  std::memcpy(out.data(), header.data(), header.size());
+  for (const tensor_data& t : tensors) {
+    const planned_tensor* p = plan->find(t.name);
+    if (!t.data.empty()) std::memcpy(out.data() + plan->data_start() + p->begin, t.data.data(), t.data.size());
+  }
+  return out;
+}
+
+status write_file(const std::string& path, std::span<const tensor_data> tensors, const write_options& options) {
+  auto plan = plan_for(tensors, options);
+  if (!plan) {
+    error e = std::move(plan).err();
+    e.path = path;
+    return e;
+  }
+  auto writer = stream_writer::create(path, std::move(plan).value());
+  if (!writer) return std::move(writer).err();
+  for (const tensor_data& t : tensors) {
+    if (auto s = writer->append(t.name, t.data); !s) return s;
+  }
+  return writer->commit();
+}
+
+struct stream_writer::state {
+  write_plan plan;
+  atomic_file out;
+  std::vector<std::uint64_t> filled;  // per tensor, in plan order
+  bool done = false;
+};
+
+stream_writer::stream_writer(std::unique_ptr<state> s) noexcept : state_(std::move(s)) {}
+stream_writer::stream_writer(stream_writer&&) noexcept = default;
+stream_writer& stream_writer::operator=(stream_writer&&) noexcept = default;
+stream_writer::~stream_writer() = default;  // atomic_file removes an uncommitted temporary
+
+const write_plan& stream_writer::plan() const noexcept { return state_->plan; }
+
+result<stream_writer> stream_writer::create(const std::string& path, write_plan plan) {
+  auto out = atomic_file::create(path, plan.file_size());
+  if (!out) return std::move(out).err();
+  if (auto s = out->write_at(0, plan.header_bytes()); !s) return std::move(s).err();
+  auto st = std::make_unique<state>(state{std::move(plan), std::move(out).value(), {}, false});
+  st->filled.assign(st->plan.tensors().size(), 0);
+  return stream_writer(std::move(st));
+}
+
+status stream_writer::append(std::string_view name, std::span<const std::byte> chunk) {
+  const planned_tensor* t = state_->plan.find(name);
+  if (t == nullptr) {
+    return make_error(error_code::tensor_not_found, fmt::format("tensor '{}' is not in the plan", name),
+                      std::nullopt, std::string(name));
+  }
+  const auto index = static_cast<std::size_t>(t - state_->plan.tensors().data());
+  std::uint64_t& filled = state_->filled[index];
+  if (chunk.size() > t->byte_size() - filled) {
+    error e = make_error(error_code::invalid_argument,
+                         fmt::format("{} more bytes for tensor '{}' would exceed its {} bytes ({} written)",
+                                     chunk.size(), name, t->byte_size(), filled),
+                         std::nullopt, std::string(name));
+    e.path = state_->out.target();
+    abort();
+    return e;
+  }
+  auto s = state_->out.write_at(state_->plan.data_start() + t->begin + filled, chunk);
+  if (!s) {
+    error e = std::move(s).err();
+    e.tensor = std::string(name);
+    return e;
+  }
+  filled += chunk.size();
+  return {};
+}
+
+status stream_writer::commit() {
+  const auto tensors = state_->plan.tensors();
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    if (state_->filled[i] != tensors[i].byte_size()) {
+      error e = make_error(error_code::invalid_argument,
+                           fmt::format("tensor '{}' received {} of its {} bytes", tensors[i].name,
+                                       state_->filled[i], tensors[i].byte_size()),
+                           std::nullopt, tensors[i].name);
+      e.path = state_->out.target();
+      abort();
+      return e;
+    }
+  }
+  return state_->out.commit();
+}
+
+void stream_writer::abort() noexcept { state_->out.abort(); }
+
+}  // namespace safetensors

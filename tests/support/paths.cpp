@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "support/paths.h"
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+namespace st_test {
+
+std::filesystem::path conformance_dir() {
+  const char* env = std::getenv("SAFETENSORS_CONFORMANCE_DIR");
+  std::filesystem::path dir = env != nullptr ? env : SAFETENSORS_CONFORMANCE_DIR;
+  if (!std::filesystem::exists(dir / "format" / "verdicts.tsv")) {
+    ADD_FAILURE() << "conformance corpus missing: expected " << (dir / "format" / "verdicts.tsv")
+                  << " (the shared/ folder must sit beside the repository, or set SAFETENSORS_CONFORMANCE_DIR)";
+  }
+  return dir;
+}
+
+std::string cli_path() { return SAFETENSORS_CLI_PATH; }
+
+std::filesystem::path scratch_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string name = info != nullptr ? std::string(info->test_suite_name()) + "." + info->name() : "scratch";
+  for (char& c : name) {
+    if (c == '/') c = '_';
+  }
+  auto dir = std::filesystem::temp_directory_path() /
+             ("safetensors-test-" + std::to_string(::getpid())) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::vector<std::byte> read_bytes(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::vector<char> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::byte> out(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) out[i] = static_cast<std::byte>(raw[i]);
+  return out;
+}
+
+void write_bytes(const std::filesystem::path& p, const std::vector<std::byte>& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+
+command_result run_command(const std::string& command, bool merge_stderr) {
+  command_result r;
+  std::string full = command + (merge_stderr ? " 2>&1" : "");
+  FILE* pipe = ::popen(full.c_str(), "r");
+  if (pipe == nullptr) return r;
+  char buf[4096];
+  std::size_t n = 0;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
+  int status = ::pclose(pipe);
+  r.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string shell_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') {
+      out += "'\\''";
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
+
+}  // namespace st_test

@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+// `safetensors validate [--policy P] [--json] FILE...`: header and layout checks only
+// (8 + N bytes are read; the data is never touched).
+#include <fmt/format.h>
+
+#include "command.h"
+#include "report.h"
+#include "safetensors/file.h"
+#include "safetensors/json_text.h"
+
+namespace st_cli {
+namespace {
+
+std::string json_or_null(const std::optional<std::string>& s) {
+  return s ? safetensors::json_quote(*s) : std::string("null");
+}
+
+std::string json_line(const std::string& path, const safetensors::result<safetensors::header>& h) {
+  std::string warnings = "[";
+  if (h) {
+    for (const auto& w : h->warnings()) {
+      if (warnings.size() > 1) warnings += ",";
+      warnings += safetensors::json_quote(w.message);
+    }
+  }
+  warnings += "]";
+  if (h) {
+    return fmt::format(R"({{"file":{},"ok":true,"code":null,"message":null,"offset":null,"tensor":null,"warnings":{}}})",
+                       safetensors::json_quote(path), warnings);
+  }
+  const safetensors::error& e = h.err();
+  return fmt::format(R"({{"file":{},"ok":false,"code":"{}","message":{},"offset":{},"tensor":{},"warnings":{}}})",
+                     safetensors::json_quote(path), safetensors::error_code_name(e.code),
+                     safetensors::json_quote(e.message), e.offset ? std::to_string(*e.offset) : "null",
+                     json_or_null(e.tensor), warnings);
+}
+
+struct validate_args {
+  std::vector<std::string> files;
+  std::string policy = "reference";
+  bool json = false;
+};
+
+int run_validate(const validate_args& args) {
+  auto policy = safetensors::parse_policy(args.policy);
+  if (!policy) {
+    print_error(fmt::format("unknown policy '{}' (expected reference, strict or lenient)", args.policy));
+    return exit_usage;
+  }
+  safetensors::parse_options options;
+  options.policy = *policy;
+  int status = exit_ok;
+  for (const std::string& path : args.files) {
+    auto h = safetensors::read_header(path, options);
+    if (args.json) {
+      fmt::print("{}\n", json_line(path, h));
+    } else if (h) {
+      fmt::print("{}: ok ({} tensors)\n", path, h->tensors().size());
+      for (const auto& w : h->warnings()) fmt::print("{}: warning: {}\n", path, w.message);
+    } else {
+      fmt::print("{}: {}: {}\n", path, safetensors::error_code_name(h.err().code), h.err().to_string());
+    }
+    if (!h) status = std::max(status, exit_code_for(h.err()));
+  }
+  return status;
+}
+
+const command_registrar registrar{
+    "validate", "Check files against the format rules (exit 0 valid, 1 invalid, 2 I/O error)",
+    [](CLI::App& app) -> std::function<int()> {
+      auto args = std::make_shared<validate_args>();
+      app.add_option("files", args->files, "SafeTensors files")->required();
+      app.add_option("--policy", args->policy, "reference (default), strict (upload checks) or lenient")
+          ->check(CLI::IsMember({"reference", "strict", "lenient"}));
+      app.add_flag("--json", args->json, "One JSON object per line per file");
+      return [args] { return run_validate(*args); };
+    }};
+
+}  // namespace
+}  // namespace st_cli

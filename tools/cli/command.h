@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: Apache-2.0
+// Subcommand registry: each cmd_*.cpp registers itself, so main.cpp never lists them.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace st_cli {
+
+/// Exit statuses shared by every subcommand.
+enum exit_status : int { exit_ok = 0, exit_failed = 1, exit_usage = 2 };
+
+/// Declares a subcommand's options on `app` and returns what runs it.
+using command_setup = std::function<std::function<int()>(CLI::App& app)>;
+
+struct command {
+  std::string name;
+  std::string help;
+  command_setup setup;
+};
+
+/// Every registered subcommand, in registration order.
+std::vector<command>& registry();
+
+/// Registers at static-initialisation time: `const command_registrar r{"name", "help", setup};`
+struct command_registrar {
+  command_registrar(std::string name, std::string help, command_setup setup);
+};
+
+}  // namespace st_cli

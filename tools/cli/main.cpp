@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+// Entry point of the `safetensors` tool: builds the subcommands from the registry,
+// parses the command line, runs the chosen one. Never lets an exception escape.
+#include <exception>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "report.h"
+
+namespace st_cli {
+
+std::vector<command>& registry() {
+  static std::vector<command> commands;
+  return commands;
+}
+
+command_registrar::command_registrar(std::string name, std::string help, command_setup setup) {
+  registry().push_back({std::move(name), std::move(help), std::move(setup)});
+}
+
+}  // namespace st_cli
+
+int main(int argc, char** argv) {
+  using namespace st_cli;
+  try {
+    CLI::App app{"Inspect, validate and write SafeTensors files.", "safetensors"};
+    app.require_subcommand(1);
+    app.set_version_flag("--version", "safetensors 0.1.0");
+    std::map<CLI::App*, std::function<int()>> runners;
+    for (const command& c : registry()) {
+      CLI::App* sub = app.add_subcommand(c.name, c.help);
+      runners[sub] = c.setup(*sub);
+    }
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+      return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+      return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+      (void)app.exit(e);
+      return exit_usage;
+    }
+    for (auto& [sub, run] : runners) {
+      if (sub->parsed()) return run();
+    }
+    return exit_usage;
+  } catch (const std::exception& e) {
+    print_error(fmt::format("internal error: {}", e.what()));
+    return exit_usage;
+  }
+}

@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "report.h"
+
+#include <fmt/format.h>
+
+#include "command.h"
+
+namespace st_cli {
+
+void print_error(const safetensors::error& e) { fmt::print(stderr, "safetensors: error: {}\n", e.to_string()); }
+
+void print_error(std::string_view message) { fmt::print(stderr, "safetensors: error: {}\n", message); }
+
+int exit_code_for(const safetensors::error& e) noexcept {
+  using safetensors::error_code;
+  switch (e.code) {
+    case error_code::io:
+    case error_code::invalid_argument:
+    case error_code::tensor_not_found: return exit_usage;
+    default: return exit_failed;
+  }
+}
+
+}  // namespace st_cli
