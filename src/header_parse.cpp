@@ -2,6 +2,7 @@
 // Stages 1-5 of validation: length prefix, UTF-8, and the JSON schema walk over a
 // simdjson DOM. Duplicate keys anywhere are rejected (our deviation from the reference).
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -41,17 +42,21 @@ std::string_view type_word(dom::element_type t) {
 std::optional<std::string_view> find_duplicate_key(dom::object obj) {
   const std::size_t n = obj.size();
   if (n < 2) return std::nullopt;
-  std::vector<std::string_view> keys;
-  keys.reserve(n);
-  for (dom::key_value_pair kv : obj) keys.push_back(kv.key);
   if (n <= 16) {
-    for (std::size_t i = 1; i < n; ++i) {
-      for (std::size_t j = 0; j < i; ++j) {
-        if (keys[i] == keys[j]) return keys[i];
+    // Tensor entries have three fields: compare pairwise on the stack, no allocation.
+    std::array<std::string_view, 16> keys;
+    std::size_t seen = 0;
+    for (dom::key_value_pair kv : obj) {
+      for (std::size_t j = 0; j < seen; ++j) {
+        if (kv.key == keys[j]) return kv.key;
       }
+      keys[seen++] = kv.key;
     }
     return std::nullopt;
   }
+  std::vector<std::string_view> keys;
+  keys.reserve(n);
+  for (dom::key_value_pair kv : obj) keys.push_back(kv.key);
   std::sort(keys.begin(), keys.end());
   auto it = std::adjacent_find(keys.begin(), keys.end());
   if (it != keys.end()) return *it;
@@ -98,6 +103,7 @@ class schema_walker {
     }
     dom::object top = root.get_object().value_unsafe();
     out_.entries.reserve(top.size());
+    out_.dims.reserve(2 * top.size());  // most tensors have rank <= 2
     bool metadata_seen = false;
     std::uint64_t tensor_count = 0;
     for (dom::key_value_pair kv : top) {
@@ -157,16 +163,15 @@ class schema_walker {
   }
 
   std::optional<error> read_tensor(std::string_view name, dom::element value) {
-    const std::string tensor(name);
     if (value.type() != dom::element_type::OBJECT) {
       return json_error(
           fmt::format("tensor '{}': invalid type: {}, expected a tensor entry object", name, type_word(value.type())),
-          tensor);
+          std::string(name));
     }
     dom::object entry = value.get_object().value_unsafe();
     if (auto dup = find_duplicate_key(entry)) {
       return make_error(error_code::duplicate_key, fmt::format("duplicate field '{}' in tensor entry", *dup),
-                        std::nullopt, tensor);
+                        std::nullopt, std::string(name));
     }
     raw_entry raw;
     raw.name = name;
@@ -178,11 +183,11 @@ class schema_walker {
         if (kv.value.type() != dom::element_type::STRING) {
           return json_error(fmt::format("tensor '{}': dtype: invalid type: {}, expected a dtype name", name,
                                         type_word(kv.value.type())),
-                            tensor);
+                            std::string(name));
         }
         std::string_view text = kv.value.get_string().value_unsafe();
         auto t = parse_dtype(text);
-        if (!t) return json_error(fmt::format("tensor '{}': unknown dtype '{}'", name, text), tensor);
+        if (!t) return json_error(fmt::format("tensor '{}': unknown dtype '{}'", name, text), std::string(name));
         raw.type = *t;
         has_dtype = true;
       } else if (kv.key == "shape") {
@@ -193,14 +198,14 @@ class schema_walker {
         has_offsets = true;
       } else if (policy_ == validation_policy::strict) {
         return make_error(error_code::unknown_field, fmt::format("unknown field '{}' in tensor entry", kv.key),
-                          std::nullopt, tensor);
+                          std::nullopt, std::string(name));
       } else if (auto e = check_ignored_value(kv.value, name)) {
         return e;
       }
     }
     for (auto [present, field] : {std::pair{has_dtype, "dtype"}, std::pair{has_shape, "shape"},
                                   std::pair{has_offsets, "data_offsets"}}) {
-      if (!present) return json_error(fmt::format("tensor '{}': missing field `{}`", name, field), tensor);
+      if (!present) return json_error(fmt::format("tensor '{}': missing field `{}`", name, field), std::string(name));
     }
     out_.entries.push_back(raw);
     return std::nullopt;
@@ -318,6 +323,25 @@ std::optional<error> find_negative_zero(std::string_view text) {
   return std::nullopt;
 }
 
+/// The calling thread's JSON parser, reused across headers: allocating and first-touching
+/// a parser's buffers costs more than parsing a small header. Buffers grown past
+/// `max_retained_capacity` bytes of JSON are released when the lease ends, so one huge
+/// header does not pin memory for the thread's lifetime.
+struct parser_lease {
+  static constexpr std::size_t max_retained_capacity = std::size_t{16} << 20;
+  dom::parser& parser = cached();
+  parser_lease() = default;
+  parser_lease(const parser_lease&) = delete;
+  parser_lease& operator=(const parser_lease&) = delete;
+  ~parser_lease() {
+    if (parser.capacity() > max_retained_capacity) parser = dom::parser{};
+  }
+  static dom::parser& cached() {
+    thread_local dom::parser p;
+    return p;
+  }
+};
+
 }  // namespace
 
 result<std::uint64_t> read_header_length(std::span<const std::byte> prefix, std::uint64_t file_size,
@@ -351,9 +375,12 @@ result<header> parse_header(std::span<const std::byte> header_json, std::uint64_
     return make_error(error_code::invalid_header,
                       fmt::format("invalid UTF-8 in header at header byte {}", *bad), 8 + *bad);
   }
-  dom::parser parser;
-  if (auto err = parser.allocate(std::max<std::size_t>(n, 64), max_json_depth); err != simdjson::SUCCESS) {
-    return make_error(error_code::io, fmt::format("cannot allocate JSON parser: {}", simdjson::error_message(err)));
+  parser_lease lease;
+  dom::parser& parser = lease.parser;
+  if (std::max<std::size_t>(n, 64) > parser.capacity() || parser.max_depth() != max_json_depth) {
+    if (auto err = parser.allocate(std::max<std::size_t>(n, 64), max_json_depth); err != simdjson::SUCCESS) {
+      return make_error(error_code::io, fmt::format("cannot allocate JSON parser: {}", simdjson::error_message(err)));
+    }
   }
   dom::element root;
   if (auto err = parser.parse(text, n, true).get(root); err != simdjson::SUCCESS) {
