@@ -371,19 +371,26 @@ result<header> parse_header(std::span<const std::byte> header_json, std::uint64_
                             const parse_options& options) {
   const char* text = reinterpret_cast<const char*>(header_json.data());
   const std::size_t n = header_json.size();
-  if (auto bad = first_invalid_utf8(std::string_view(text, n))) {
-    return make_error(error_code::invalid_header,
-                      fmt::format("invalid UTF-8 in header at header byte {}", *bad), 8 + *bad);
-  }
+  // The DOM parse validates UTF-8 itself, so the separate scan (which finds the position
+  // and takes precedence over JSON errors) only runs when something failed.
+  auto utf8_error = [&]() -> std::optional<error> {
+    if (auto bad = first_invalid_utf8(std::string_view(text, n))) {
+      return make_error(error_code::invalid_header,
+                        fmt::format("invalid UTF-8 in header at header byte {}", *bad), 8 + *bad);
+    }
+    return std::nullopt;
+  };
   parser_lease lease;
   dom::parser& parser = lease.parser;
   if (std::max<std::size_t>(n, 64) > parser.capacity() || parser.max_depth() != max_json_depth) {
     if (auto err = parser.allocate(std::max<std::size_t>(n, 64), max_json_depth); err != simdjson::SUCCESS) {
+      if (auto e = utf8_error()) return std::move(*e);
       return make_error(error_code::io, fmt::format("cannot allocate JSON parser: {}", simdjson::error_message(err)));
     }
   }
   dom::element root;
   if (auto err = parser.parse(text, n, true).get(root); err != simdjson::SUCCESS) {
+    if (auto e = utf8_error()) return std::move(*e);
     return json_error(simdjson::error_message(err));
   }
   header_builder builder;

@@ -89,18 +89,27 @@ result<header> header_builder::finish(std::uint64_t header_length, std::uint64_t
     at += e.name.size();
   }
 
-  // Stage 5 (ours): duplicate tensor names, found through the by-name index lookups need anyway.
+  // Stage 5 (ours): duplicate tensor names, found through the by-name index lookups need
+  // anyway. Names that arrive strictly increasing (any sorting writer) need neither a
+  // sort nor a second pass.
   h.by_name_.resize(h.tensors_.size());
   std::iota(h.by_name_.begin(), h.by_name_.end(), 0U);
-  auto name_less = [&h](std::uint32_t a, std::uint32_t b) {
-    return h.tensors_[a].name != h.tensors_[b].name ? h.tensors_[a].name < h.tensors_[b].name : a < b;
-  };
-  sort_runs(h.by_name_, name_less);
-  for (std::size_t i = 1; i < h.by_name_.size(); ++i) {
-    const tensor_info& t = h.tensors_[h.by_name_[i]];
-    if (t.name == h.tensors_[h.by_name_[i - 1]].name) {
-      return tensor_error(error_code::duplicate_key, fmt::format("duplicate tensor name '{}'", t.name),
-                          std::nullopt, t.name);
+  bool strictly_increasing = true;
+  for (std::size_t i = 1; i < h.tensors_.size() && strictly_increasing; ++i) {
+    strictly_increasing = h.tensors_[i - 1].name.compare(h.tensors_[i].name) < 0;
+  }
+  if (!strictly_increasing) {
+    auto name_less = [&h](std::uint32_t a, std::uint32_t b) {
+      const int c = h.tensors_[a].name.compare(h.tensors_[b].name);
+      return c != 0 ? c < 0 : a < b;
+    };
+    sort_runs(h.by_name_, name_less);
+    for (std::size_t i = 1; i < h.by_name_.size(); ++i) {
+      const tensor_info& t = h.tensors_[h.by_name_[i]];
+      if (t.name == h.tensors_[h.by_name_[i - 1]].name) {
+        return tensor_error(error_code::duplicate_key, fmt::format("duplicate tensor name '{}'", t.name),
+                            std::nullopt, t.name);
+      }
     }
   }
 
