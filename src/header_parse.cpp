@@ -169,16 +169,31 @@ class schema_walker {
           std::string(name));
     }
     dom::object entry = value.get_object().value_unsafe();
-    if (auto dup = find_duplicate_key(entry)) {
-      return make_error(error_code::duplicate_key, fmt::format("duplicate field '{}' in tensor entry", *dup),
-                        std::nullopt, std::string(name));
+    // Entries usually have three fields: one pass over them finds a repeated key (the
+    // first key equal to an earlier one, as find_duplicate_key does for small objects)
+    // and keeps the fields on the stack; large objects take the general path.
+    std::array<entry_field, 16> on_stack;
+    std::vector<entry_field> on_heap;
+    std::size_t count = 0;
+    if (entry.size() <= on_stack.size()) {
+      for (dom::key_value_pair kv : entry) {
+        for (std::size_t j = 0; j < count; ++j) {
+          if (kv.key == on_stack[j].key) return duplicate_field(name, kv.key);
+        }
+        on_stack[count++] = {kv.key, kv.value};
+      }
+    } else {
+      if (auto dup = find_duplicate_key(entry)) return duplicate_field(name, *dup);
+      for (dom::key_value_pair kv : entry) on_heap.push_back({kv.key, kv.value});
     }
+    const std::span<const entry_field> fields =
+        on_heap.empty() ? std::span<const entry_field>(on_stack.data(), count) : std::span<const entry_field>(on_heap);
     raw_entry raw;
     raw.name = name;
     bool has_dtype = false;
     bool has_shape = false;
     bool has_offsets = false;
-    for (dom::key_value_pair kv : entry) {
+    for (const entry_field& kv : fields) {
       if (kv.key == "dtype") {
         if (kv.value.type() != dom::element_type::STRING) {
           return json_error(fmt::format("tensor '{}': dtype: invalid type: {}, expected a dtype name", name,
@@ -186,9 +201,13 @@ class schema_walker {
                             std::string(name));
         }
         std::string_view text = kv.value.get_string().value_unsafe();
-        auto t = parse_dtype(text);
-        if (!t) return json_error(fmt::format("tensor '{}': unknown dtype '{}'", name, text), std::string(name));
-        raw.type = *t;
+        if (text != last_dtype_text_) {  // files hold few dtypes: skip the table scan
+          auto t = parse_dtype(text);
+          if (!t) return json_error(fmt::format("tensor '{}': unknown dtype '{}'", name, text), std::string(name));
+          last_dtype_text_ = text;
+          last_dtype_ = *t;
+        }
+        raw.type = last_dtype_;
         has_dtype = true;
       } else if (kv.key == "shape") {
         if (auto e = read_shape(name, kv.value, raw)) return e;
@@ -264,9 +283,21 @@ class schema_walker {
     return std::nullopt;
   }
 
+  struct entry_field {
+    std::string_view key;
+    dom::element value;
+  };
+
+  static error duplicate_field(std::string_view tensor, std::string_view key) {
+    return make_error(error_code::duplicate_key, fmt::format("duplicate field '{}' in tensor entry", key),
+                      std::nullopt, std::string(tensor));
+  }
+
   header_builder& out_;
   validation_policy policy_;
   limits caps_;
+  std::string_view last_dtype_text_;  // "" never names a dtype
+  dtype last_dtype_ = dtype::U8;
 };
 
 /// True when a `-0` integer token may stand where a number can (after `[`, `,`, `:` or
@@ -367,8 +398,14 @@ result<std::uint64_t> read_header_length(std::span<const std::byte> prefix, std:
   return n;
 }
 
-result<header> parse_header(std::span<const std::byte> header_json, std::uint64_t file_size,
-                            const parse_options& options) {
+namespace {
+
+static_assert(json_padding == simdjson::SIMDJSON_PADDING);
+
+/// Stages 4-7; `padded` says SIMDJSON_PADDING readable bytes follow the JSON (their
+/// content does not matter to simdjson), so the parser need not copy it.
+result<header> parse_header_json(std::span<const std::byte> header_json, std::uint64_t file_size,
+                                 const parse_options& options, bool padded) {
   const char* text = reinterpret_cast<const char*>(header_json.data());
   const std::size_t n = header_json.size();
   // The DOM parse validates UTF-8 itself, so the separate scan (which finds the position
@@ -389,7 +426,7 @@ result<header> parse_header(std::span<const std::byte> header_json, std::uint64_
     }
   }
   dom::element root;
-  if (auto err = parser.parse(text, n, true).get(root); err != simdjson::SUCCESS) {
+  if (auto err = parser.parse(text, n, !padded).get(root); err != simdjson::SUCCESS) {
     if (auto e = utf8_error()) return std::move(*e);
     return json_error(simdjson::error_message(err));
   }
@@ -402,10 +439,24 @@ result<header> parse_header(std::span<const std::byte> header_json, std::uint64_
   return builder.finish(n, file_size, options.policy);
 }
 
+}  // namespace
+
+result<header> parse_header(std::span<const std::byte> header_json, std::uint64_t file_size,
+                            const parse_options& options) {
+  return parse_header_json(header_json, file_size, options, false);
+}
+
+result<header> parse_header_padded(std::span<const std::byte> header_json, std::uint64_t file_size,
+                                   const parse_options& options) {
+  return parse_header_json(header_json, file_size, options, true);
+}
+
 result<header> parse_file_bytes(std::span<const std::byte> file, const parse_options& options) {
   auto n = read_header_length(file, file.size(), options);
   if (!n) return std::move(n).err();
-  return parse_header(file.subspan(8, static_cast<std::size_t>(*n)), file.size(), options);
+  // The data after the header pads the JSON for simdjson when there are enough bytes.
+  const bool padded = file.size() - 8 - *n >= json_padding;
+  return parse_header_json(file.subspan(8, static_cast<std::size_t>(*n)), file.size(), options, padded);
 }
 
 }  // namespace safetensors
