@@ -417,6 +417,7 @@ result<header> parse_header_json(std::span<const std::byte> header_json, std::ui
     }
     return std::nullopt;
   };
+  if (n == 0) return json_error("EOF while parsing a value (the header is empty)");  // valid UTF-8
   parser_lease lease;
   dom::parser& parser = lease.parser;
   if (std::max<std::size_t>(n, 64) > parser.capacity() || parser.max_depth() != max_json_depth) {
