@@ -3,7 +3,8 @@
 // and to the page cache, beside their physical baselines in the same process:
 // - load: every byte touched, mmap (checksum in place) and pread (read_into resident
 //   destinations) backends, 1 and 2 threads; baselines: memcpy of the same bytes from a
-//   resident buffer, and a checksum of a resident buffer (the floor for mmap's read-only pass).
+//   resident buffer, a checksum of a resident buffer (the floor for mmap's read-only pass),
+//   and `cat FILE > /dev/null`.
 // - write: write_file and stream_writer (both atomic: temp file, fsync, rename);
 //   baseline: plain write(2) of the same bytes, with and without fsync + rename.
 // - peak RSS of a streaming write, measured in a fresh child process (getrusage), for the
@@ -17,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -168,6 +170,16 @@ void load(benchmark::State& state, io_backend backend) {
   report(state, data);
 }
 
+// Baseline: what a shell user would time, `cat FILE > /dev/null` (a process, read(2) in
+// 128 KiB calls, no copy kept).
+void cat_file(benchmark::State& state) {
+  const std::string command = fmt::format("cat '{}' > /dev/null", read_path());
+  for (auto _ : state) {
+    if (std::system(command.c_str()) != 0) state.SkipWithError("cat failed");
+  }
+  report(state, source().size());
+}
+
 void write_one_shot(benchmark::State& state) {
   const auto tensors = source_tensors();
   const std::string path = scratch("write");
@@ -311,6 +323,7 @@ const bool registered = [] {
   benchmark::RegisterBenchmark("io/checksum_resident", checksum_resident)->UseRealTime();
   benchmark::RegisterBenchmark("io/load_mmap", load, io_backend::mmap)->Arg(1)->Arg(2)->UseRealTime();
   benchmark::RegisterBenchmark("io/load_pread", load, io_backend::pread)->Arg(1)->Arg(2)->UseRealTime();
+  benchmark::RegisterBenchmark("io/cat", cat_file)->UseRealTime();
   benchmark::RegisterBenchmark("io/plain_write", plain_write, false)->UseRealTime();
   benchmark::RegisterBenchmark("io/plain_write_fsync_rename", plain_write, true)->UseRealTime();
   benchmark::RegisterBenchmark("io/write_file", write_one_shot)->UseRealTime();
