@@ -169,22 +169,30 @@ class schema_walker {
           std::string(name));
     }
     dom::object entry = value.get_object().value_unsafe();
-    // Entries usually have three fields: one pass over them finds a repeated key (the
-    // first key equal to an earlier one, as find_duplicate_key does for small objects)
-    // and keeps the fields on the stack; large objects take the general path.
+    // Entries usually have three fields: one pass over them names each key and finds a
+    // repeated one (the first key equal to an earlier key, as find_duplicate_key does for
+    // small objects), keeping the fields on the stack; large objects take the general path.
     std::array<entry_field, 16> on_stack;
     std::vector<entry_field> on_heap;
     std::size_t count = 0;
     if (entry.size() <= on_stack.size()) {
+      unsigned seen = 0;  // bits of the known fields met so far
       for (dom::key_value_pair kv : entry) {
-        for (std::size_t j = 0; j < count; ++j) {
-          if (kv.key == on_stack[j].key) return duplicate_field(name, kv.key);
+        const field_kind kind = classify(kv.key);
+        if (kind != field_kind::other) {
+          const unsigned bit = 1U << static_cast<unsigned>(kind);
+          if ((seen & bit) != 0) return duplicate_field(name, kv.key);
+          seen |= bit;
+        } else {
+          for (std::size_t j = 0; j < count; ++j) {
+            if (on_stack[j].kind == field_kind::other && kv.key == on_stack[j].key) return duplicate_field(name, kv.key);
+          }
         }
-        on_stack[count++] = {kv.key, kv.value};
+        on_stack[count++] = {kv.key, kv.value, kind};
       }
     } else {
       if (auto dup = find_duplicate_key(entry)) return duplicate_field(name, *dup);
-      for (dom::key_value_pair kv : entry) on_heap.push_back({kv.key, kv.value});
+      for (dom::key_value_pair kv : entry) on_heap.push_back({kv.key, kv.value, classify(kv.key)});
     }
     const std::span<const entry_field> fields =
         on_heap.empty() ? std::span<const entry_field>(on_stack.data(), count) : std::span<const entry_field>(on_heap);
@@ -194,14 +202,14 @@ class schema_walker {
     bool has_shape = false;
     bool has_offsets = false;
     for (const entry_field& kv : fields) {
-      if (kv.key == "dtype") {
+      if (kv.kind == field_kind::dtype) {
         if (kv.value.type() != dom::element_type::STRING) {
           return json_error(fmt::format("tensor '{}': dtype: invalid type: {}, expected a dtype name", name,
                                         type_word(kv.value.type())),
                             std::string(name));
         }
         std::string_view text = kv.value.get_string().value_unsafe();
-        if (text != last_dtype_text_) {  // files hold few dtypes: skip the table scan
+        if (text.empty() || text != last_dtype_text_) {  // files hold few dtypes: skip the table scan
           auto t = parse_dtype(text);
           if (!t) return json_error(fmt::format("tensor '{}': unknown dtype '{}'", name, text), std::string(name));
           last_dtype_text_ = text;
@@ -209,10 +217,10 @@ class schema_walker {
         }
         raw.type = last_dtype_;
         has_dtype = true;
-      } else if (kv.key == "shape") {
+      } else if (kv.kind == field_kind::shape) {
         if (auto e = read_shape(name, kv.value, raw)) return e;
         has_shape = true;
-      } else if (kv.key == "data_offsets") {
+      } else if (kv.kind == field_kind::data_offsets) {
         if (auto e = read_offsets(name, kv.value, raw)) return e;
         has_offsets = true;
       } else if (policy_ == validation_policy::strict) {
@@ -283,9 +291,19 @@ class schema_walker {
     return std::nullopt;
   }
 
+  enum class field_kind : std::uint8_t { dtype, shape, data_offsets, other };
+
+  static field_kind classify(std::string_view key) noexcept {
+    if (key == "dtype") return field_kind::dtype;
+    if (key == "shape") return field_kind::shape;
+    if (key == "data_offsets") return field_kind::data_offsets;
+    return field_kind::other;
+  }
+
   struct entry_field {
     std::string_view key;
     dom::element value;
+    field_kind kind = field_kind::other;
   };
 
   static error duplicate_field(std::string_view tensor, std::string_view key) {
@@ -296,7 +314,7 @@ class schema_walker {
   header_builder& out_;
   validation_policy policy_;
   limits caps_;
-  std::string_view last_dtype_text_;  // "" never names a dtype
+  std::string_view last_dtype_text_;  // the last dtype name parsed (never "")
   dtype last_dtype_ = dtype::U8;
 };
 

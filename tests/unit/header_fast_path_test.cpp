@@ -121,6 +121,12 @@ TEST(HeaderFastPath, ReusedParserRecoversFromErrorsAndGrows) {
   const std::string bad_utf8 = "{\"a\xff\":1}";
   const std::string bad_json = R"({"a":{"dtype":"F32",)";
   const std::string bad_dtype = R"({"a":{"dtype":"F33","shape":[1],"data_offsets":[0,4]}})";
+  // The dtype cache starts empty: an empty dtype name must still be rejected.
+  const std::string empty_dtype = R"({"b":{"dtype":"","shape":[1],"data_offsets":[0,1]}})";
+  auto e = safetensors::parse_header(bytes_of(empty_dtype), 8 + empty_dtype.size() + 1);
+  ASSERT_FALSE(e.ok());
+  EXPECT_EQ(e.err().code, error_code::invalid_header_deserialization);
+  EXPECT_EQ(e.err().tensor, "b");
   for (int round = 0; round < 2; ++round) {
     auto u = safetensors::parse_header(bytes_of(bad_utf8), 8 + bad_utf8.size());
     ASSERT_FALSE(u.ok());
