@@ -169,16 +169,17 @@ template <minifloat_format F>
 [[nodiscard]] constexpr std::uint8_t f32_to_f8_e5m2fnuz(float value, bool saturate = false) noexcept {
   return detail::minifloat_encode<detail::f8_e5m2fnuz_format>(value, saturate);
 }
-/// float32 to F8_E8M0, bit-identical to torch: the sign is ignored (scales are magnitudes);
-/// x rounds to the nearer power of two with ties (1.5 * 2^e) going up; zero and values
-/// up to 2^-127 give code 0; NaN, Inf and |x| >= 1.5 * 2^127 give 0xFF (NaN).
+/// float32 to F8_E8M0, as torch: the sign is ignored (scales are magnitudes); |x| rounds
+/// to the nearer power of two, ties (1.5 * 2^e) going up; zero gives code 0 (2^-127);
+/// NaN, Inf and |x| >= 1.5 * 2^127 give 0xFF (NaN). One deviation: torch sends float32
+/// subnormals in (2^-127, 1.5 * 2^-127) up to 2^-126; here they go to the nearer 2^-127.
 [[nodiscard]] constexpr std::uint8_t f32_to_f8_e8m0(float value) noexcept {
   const std::uint32_t u = std::bit_cast<std::uint32_t>(value);
   const std::uint32_t exp = (u >> 23) & 0xFFU;
   if (exp == 0xFF) return 0xFF;
-  // Normal: round up when the mantissa is >= 0.5 (the implicit 1 counts as odd, so ties go up).
-  // Subnormal: 0.m * 2^-126 is nearer 2^-126 than 2^-127 when m > 0.5.
-  const bool up = exp != 0 ? (u & 0x400000U) != 0 : (u & 0x7FFFFFU) > 0x400000U;
+  // Normal 1.m * 2^e: the midpoint to 2^(e+1) is m = 0.5 (top mantissa bit).
+  // Subnormal 0.m * 2^-126: the midpoint between 2^-127 and 2^-126 is m = 0.75.
+  const bool up = exp != 0 ? (u & 0x400000U) != 0 : (u & 0x7FFFFFU) >= 0x600000U;
   return static_cast<std::uint8_t>(exp + (up ? 1U : 0U));
 }
 /// float32 to F6_E2M3 (low 6 bits): overflow and Inf saturate to +-7.5 (OCP MX); NaN gives 0.
