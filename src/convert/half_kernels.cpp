@@ -24,7 +24,9 @@ float f16_bits_to_f32(std::uint16_t h) noexcept {
   const std::uint32_t em = h & 0x7FFFU;
   const std::uint32_t shifted = em << 13;
   const std::uint32_t exp = em & 0x7C00U;
-  const std::uint32_t normal = shifted + (exp == 0x7C00U ? (224U << 23) : (112U << 23));
+  // Inf/NaN: exponent to 255, and a NaN comes out quiet (as F16C does it).
+  const std::uint32_t special = (shifted + (224U << 23)) | (em > 0x7C00U ? 0x400000U : 0U);
+  const std::uint32_t normal = exp == 0x7C00U ? special : shifted + (112U << 23);
   // Subnormal: put the mantissa under exponent 2^-14 and subtract 2^-14 (exact).
   const float sub = std::bit_cast<float>(shifted + (113U << 23)) - 0x1p-14F;
   const std::uint32_t mag = exp == 0 ? std::bit_cast<std::uint32_t>(sub) : normal;
