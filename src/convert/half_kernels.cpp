@@ -1,22 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // Bulk BF16 and F16 <-> float kernels: plain loops the compiler vectorises, with the
-// F16 ones handing over to F16C instructions when the CPU has them.
+// x86 versions (AVX2 loops, F16C instructions) chosen at run time when the CPU has them.
 #include <bit>
 #include <cstring>
 
 #include "convert/kernels.h"
+#include "convert/loops.h"
 #include "safetensors/convert.h"
 
 namespace safetensors::convert_detail {
 namespace {
-
-std::uint16_t load_u16(const std::byte* p) noexcept {
-  std::uint16_t v = 0;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
-void store_u16(std::byte* p, std::uint16_t v) noexcept { std::memcpy(p, &v, sizeof v); }
 
 // Branch-free binary16 -> binary32 (select-only, so it vectorises).
 float f16_bits_to_f32(std::uint16_t h) noexcept {
@@ -36,8 +29,11 @@ float f16_bits_to_f32(std::uint16_t h) noexcept {
 }  // namespace
 
 void bf16_to_f32(const std::byte* src, float* dst, std::size_t n) noexcept {
-  for (std::size_t i = 0; i < n; ++i) {
-    dst[i] = std::bit_cast<float>(static_cast<std::uint32_t>(load_u16(src + 2 * i)) << 16);
+  static const bool fast = has_avx2();
+  if (fast) {
+    bf16_to_f32_avx2(src, dst, n);
+  } else {
+    bf16_to_f32_loop(src, dst, n);
   }
 }
 
@@ -46,7 +42,12 @@ void bf16_to_f64(const std::byte* src, double* dst, std::size_t n) noexcept {
 }
 
 void f32_to_bf16(const float* src, std::byte* dst, std::size_t n) noexcept {
-  for (std::size_t i = 0; i < n; ++i) store_u16(dst + 2 * i, safetensors::f32_to_bf16(src[i]));
+  static const bool fast = has_avx2();
+  if (fast) {
+    f32_to_bf16_avx2(src, dst, n);
+  } else {
+    f32_to_bf16_loop(src, dst, n);
+  }
 }
 
 void f16_to_f32_portable(const std::byte* src, float* dst, std::size_t n) noexcept {

@@ -21,12 +21,18 @@ void f32_to_f16(const float* src, std::byte* dst, std::size_t n) noexcept;
 void bf16_to_f64(const std::byte* src, double* dst, std::size_t n) noexcept;
 void f16_to_f64(const std::byte* src, double* dst, std::size_t n) noexcept;
 
-// The same F16 kernels without runtime dispatch, so tests can compare both paths.
+// The paths behind the run-time dispatch, so tests can compare them (x86_kernels.cpp;
+// elsewhere the x86 names fall back to the portable code).
 void f16_to_f32_portable(const std::byte* src, float* dst, std::size_t n) noexcept;
 void f32_to_f16_portable(const float* src, std::byte* dst, std::size_t n) noexcept;
 bool has_f16c() noexcept;
+bool has_avx2() noexcept;
 void f16_to_f32_f16c(const std::byte* src, float* dst, std::size_t n) noexcept;
 void f32_to_f16_f16c(const float* src, std::byte* dst, std::size_t n) noexcept;
+void bf16_to_f32_avx2(const std::byte* src, float* dst, std::size_t n) noexcept;
+void f32_to_bf16_avx2(const float* src, std::byte* dst, std::size_t n) noexcept;
+/// dst[i] = table[src[i]] for a 256-entry table (AVX2 gathers).
+void table_decode_avx2(const float* table, const std::byte* src, float* dst, std::size_t n) noexcept;
 
 // Table-driven decode (lut_decode.cpp): one-byte types (BOOL, U8, I8, F8_*) through a
 // 256-entry table, F4 through a 256-entry table of pairs, F6 through a 64-entry table.

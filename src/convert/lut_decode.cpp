@@ -2,9 +2,11 @@
 // Table-driven decode of one-byte and sub-byte types: every code's value is computed
 // once at compile time from the scalar codecs, so the loops are a load per element.
 #include <array>
+#include <type_traits>
 #include <cstring>
 
 #include "convert/kernels.h"
+#include "convert/loops.h"
 #include "safetensors/minifloat.h"
 
 namespace safetensors::convert_detail {
@@ -65,7 +67,14 @@ const Out* byte_table(dtype t) noexcept {
 
 template <class Out>
 void decode_bytes(const Out* table, const std::byte* src, Out* dst, std::size_t n) noexcept {
-  for (std::size_t i = 0; i < n; ++i) dst[i] = table[std::to_integer<std::uint8_t>(src[i])];
+  if constexpr (std::is_same_v<Out, float>) {
+    static const bool fast = has_avx2();
+    if (fast) {
+      table_decode_avx2(table, src, dst, n);
+      return;
+    }
+  }
+  table_loop(table, src, dst, n);
 }
 
 template <class Out>

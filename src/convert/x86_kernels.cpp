@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+// x86 kernels: F16 <-> float with F16C instructions, and the shared loops compiled for
+// AVX2 (8 lanes; the table decode uses gathers). Each function carries its own target
+// attribute, so the rest of the library stays baseline x86-64; callers pick them at run
+// time through has_f16c() / has_avx2().
+#include "convert/kernels.h"
+#include "convert/loops.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
+namespace safetensors::convert_detail {
+
+#if defined(__x86_64__) || defined(__i386__)
+
+namespace {
+
+// The OS saves the YMM registers (XCR0 bits 1 and 2) and the CPU has AVX.
+bool os_supports_avx() noexcept {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  const bool avx = (ecx & (1U << 28)) != 0;
+  const bool osxsave = (ecx & (1U << 27)) != 0;
+  if (!avx || !osxsave) return false;
+  unsigned lo = 0, hi = 0;
+  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (lo & 6U) == 6U;
+}
+
+}  // namespace
+
+bool has_f16c() noexcept {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (ecx & (1U << 29)) != 0 && os_supports_avx();
+}
+
+bool has_avx2() noexcept {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (ebx & (1U << 5)) != 0 && os_supports_avx();
+}
+
+__attribute__((target("avx,f16c"))) void f16_to_f32_f16c(const std::byte* src, float* dst,
+                                                          std::size_t n) noexcept {
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i + 16));
+    _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(a));
+    _mm256_storeu_ps(dst + i + 8, _mm256_cvtph_ps(b));
+  }
+  f16_to_f32_portable(src + 2 * i, dst + i, n - i);
+}
+
+__attribute__((target("avx,f16c"))) void f32_to_f16_f16c(const float* src, std::byte* dst,
+                                                          std::size_t n) noexcept {
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i a = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
+    const __m128i b = _mm256_cvtps_ph(_mm256_loadu_ps(src + i + 8), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i), a);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * i + 16), b);
+  }
+  f32_to_f16_portable(src + i, dst + 2 * i, n - i);
+}
+
+__attribute__((target("avx2"))) void bf16_to_f32_avx2(const std::byte* src, float* dst, std::size_t n) noexcept {
+  bf16_to_f32_loop(src, dst, n);
+}
+
+namespace {
+
+// f32_to_bf16 on 8 lanes: round to nearest even, NaN -> quiet NaN; result in the low 16 bits.
+__attribute__((target("avx2"))) __m256i bf16_round8(__m256i u) noexcept {
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  const __m256i bias = _mm256_add_epi32(_mm256_set1_epi32(0x7FFF), lsb);
+  const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(u, bias), 16);
+  const __m256i magnitude = _mm256_and_si256(u, _mm256_set1_epi32(0x7FFFFFFF));
+  const __m256i is_nan = _mm256_cmpgt_epi32(magnitude, _mm256_set1_epi32(0x7F800000));
+  const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+  return _mm256_blendv_epi8(rounded, quiet, is_nan);
+}
+
+}  // namespace
+
+__attribute__((target("avx2"))) void f32_to_bf16_avx2(const float* src, std::byte* dst, std::size_t n) noexcept {
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i a = bf16_round8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i)));
+    const __m256i b = bf16_round8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + i + 8)));
+    // packus interleaves 128-bit lanes (a0-3 b0-3 a4-7 b4-7); the permute restores order.
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(a, b), 0xD8);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 2 * i), packed);
+  }
+  f32_to_bf16_loop(src + i, dst + 2 * i, n - i);
+}
+
+__attribute__((target("avx2"))) void table_decode_avx2(const float* table, const std::byte* src, float* dst,
+                                                        std::size_t n) noexcept {
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    const __m256i lo = _mm256_cvtepu8_epi32(bytes);
+    const __m256i hi = _mm256_cvtepu8_epi32(_mm_unpackhi_epi64(bytes, bytes));
+    _mm256_storeu_ps(dst + i, _mm256_i32gather_ps(table, lo, 4));
+    _mm256_storeu_ps(dst + i + 8, _mm256_i32gather_ps(table, hi, 4));
+  }
+  table_loop(table, src + i, dst + i, n - i);
+}
+
+#else
+
+bool has_f16c() noexcept { return false; }
+bool has_avx2() noexcept { return false; }
+void f16_to_f32_f16c(const std::byte* src, float* dst, std::size_t n) noexcept { f16_to_f32_portable(src, dst, n); }
+void f32_to_f16_f16c(const float* src, std::byte* dst, std::size_t n) noexcept { f32_to_f16_portable(src, dst, n); }
+void bf16_to_f32_avx2(const std::byte* src, float* dst, std::size_t n) noexcept { bf16_to_f32_loop(src, dst, n); }
+void f32_to_bf16_avx2(const float* src, std::byte* dst, std::size_t n) noexcept { f32_to_bf16_loop(src, dst, n); }
+void table_decode_avx2(const float* table, const std::byte* src, float* dst, std::size_t n) noexcept {
+  table_loop(table, src, dst, n);
+}
+
+#endif
+
+}  // namespace safetensors::convert_detail
