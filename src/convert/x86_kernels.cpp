@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // x86 kernels: F16 <-> float with F16C instructions, and the shared loops compiled for
-// AVX2 (8 lanes; the table decode uses gathers). Each function carries its own target
+// AVX2 (8 lanes; the table decode uses gathers), and F32 -> BF16 for AVX-512F. Each function carries its own target
 // attribute, so the rest of the library stays baseline x86-64; callers pick them at run
-// time through has_f16c() / has_avx2().
+// time through has_f16c() / has_avx2() / has_avx512().
 #include "convert/kernels.h"
 #include "convert/loops.h"
 
@@ -35,6 +35,15 @@ bool has_f16c() noexcept {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
   return (ecx & (1U << 29)) != 0 && os_supports_avx();
+}
+
+bool has_avx512() noexcept {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0 || (ebx & (1U << 16)) == 0) return false;
+  if (!os_supports_avx()) return false;
+  unsigned lo = 0, hi = 0;
+  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (lo & 0xE6U) == 0xE6U;  // YMM plus opmask and both ZMM halves
 }
 
 bool has_avx2() noexcept {
@@ -98,6 +107,37 @@ __attribute__((target("avx2"))) void f32_to_bf16_avx2(const float* src, std::byt
   f32_to_bf16_loop(src + i, dst + 2 * i, n - i);
 }
 
+// g++ 12's AVX-512 headers trip -Wmaybe-uninitialized on _mm512_undefined (GCC PR 105593).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+// As f32_to_bf16_avx2 on 16 lanes: the NaN fix-up is a masked OR, the narrowing one vpmovdw.
+__attribute__((target("avx512f"))) void f32_to_bf16_avx512(const float* src, std::byte* dst,
+                                                            std::size_t n) noexcept {
+  std::size_t i = 0;
+  const __m512i one = _mm512_set1_epi32(1);
+  const __m512i half = _mm512_set1_epi32(0x7FFF);
+  const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF);
+  const __m512i inf = _mm512_set1_epi32(0x7F800000);
+  const __m512i quiet_bit = _mm512_set1_epi32(0x40);
+  for (; i + 16 <= n; i += 16) {
+    const __m512i u = _mm512_loadu_si512(src + i);
+    const __m512i high = _mm512_srli_epi32(u, 16);
+    const __m512i bias = _mm512_add_epi32(half, _mm512_and_si512(high, one));
+    const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(u, bias), 16);
+    const __mmask16 is_nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs_mask), inf);
+    const __m512i result = _mm512_mask_or_epi32(rounded, is_nan, high, quiet_bit);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + 2 * i), _mm512_cvtepi32_epi16(result));
+  }
+  f32_to_bf16_loop(src + i, dst + 2 * i, n - i);
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
 __attribute__((target("avx2"))) void table_decode_avx2(const float* table, const std::byte* src, float* dst,
                                                         std::size_t n) noexcept {
   std::size_t i = 0;
@@ -114,7 +154,18 @@ __attribute__((target("avx2"))) void table_decode_avx2(const float* table, const
 #else
 
 bool has_f16c() noexcept { return false; }
+bool has_avx512() noexcept {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0 || (ebx & (1U << 16)) == 0) return false;
+  if (!os_supports_avx()) return false;
+  unsigned lo = 0, hi = 0;
+  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (lo & 0xE6U) == 0xE6U;  // YMM plus opmask and both ZMM halves
+}
+
 bool has_avx2() noexcept { return false; }
+bool has_avx512() noexcept { return false; }
+void f32_to_bf16_avx512(const float* src, std::byte* dst, std::size_t n) noexcept { f32_to_bf16_loop(src, dst, n); }
 void f16_to_f32_f16c(const std::byte* src, float* dst, std::size_t n) noexcept { f16_to_f32_portable(src, dst, n); }
 void f32_to_f16_f16c(const float* src, std::byte* dst, std::size_t n) noexcept { f32_to_f16_portable(src, dst, n); }
 void bf16_to_f32_avx2(const std::byte* src, float* dst, std::size_t n) noexcept { bf16_to_f32_loop(src, dst, n); }

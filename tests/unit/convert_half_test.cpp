@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "convert/kernels.h"
@@ -48,6 +49,12 @@ double round_reference(float x, int mant_bits, int min_exp, double max_finite) {
 bool same_value(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
   return a == b && std::signbit(a) == std::signbit(b);
+}
+
+std::uint16_t load_code(const std::vector<std::byte>& bytes, std::size_t i) {
+  std::uint16_t v = 0;
+  std::memcpy(&v, bytes.data() + 2 * i, 2);
+  return v;
 }
 
 // Floats spread over every exponent (a stride through the bit patterns) plus the
@@ -191,6 +198,40 @@ TEST(HalfBulk, F16cMatchesPortable) {
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     ASSERT_EQ(std::memcmp(out_fast.data() + 2 * i, out_slow.data() + 2 * i, 2), 0)
         << std::hexfloat << inputs[i] << " at " << i;
+  }
+}
+
+
+// Every BF16 path (portable, AVX2, AVX-512; the ones this CPU has) gives the scalar bits.
+TEST(HalfBulk, Bf16PathsMatchScalar) {
+  std::vector<float> inputs = sweep_inputs(bf16_to_f32);
+  for (std::uint32_t payload : {0x7F800001U, 0xFFC12345U, 0x7FFFFFFFU, 0xFF800000U, 0x00000001U, 0x807FFFFFU}) {
+    inputs.push_back(std::bit_cast<float>(payload));
+  }
+  std::vector<std::byte> want(2 * inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const std::uint16_t b = f32_to_bf16(inputs[i]);
+    std::memcpy(want.data() + 2 * i, &b, 2);
+  }
+  using kernel = void (*)(const float*, std::byte*, std::size_t) noexcept;
+  std::vector<std::pair<const char*, kernel>> paths = {{"dispatch", convert_detail::f32_to_bf16}};
+  if (convert_detail::has_avx2()) paths.emplace_back("avx2", convert_detail::f32_to_bf16_avx2);
+  if (convert_detail::has_avx512()) paths.emplace_back("avx512", convert_detail::f32_to_bf16_avx512);
+  for (const auto& [name, fn] : paths) {
+    std::vector<std::byte> got(want.size());
+    fn(inputs.data(), got.data(), inputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      ASSERT_EQ(std::memcmp(got.data() + 2 * i, want.data() + 2 * i, 2), 0) << name << " " << std::hexfloat << inputs[i];
+    }
+  }
+  if (convert_detail::has_avx2()) {
+    std::vector<float> a(inputs.size()), b(inputs.size());
+    convert_detail::bf16_to_f32_avx2(want.data(), a.data(), a.size());
+    convert_detail::bf16_to_f32(want.data(), b.data(), b.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(a[i]), std::bit_cast<std::uint32_t>(b[i])) << i;
+      ASSERT_EQ(std::bit_cast<std::uint32_t>(a[i]), std::bit_cast<std::uint32_t>(bf16_to_f32(load_code(want, i)))) << i;
+    }
   }
 }
 
