@@ -42,8 +42,10 @@ void bf16_to_f64(const std::byte* src, double* dst, std::size_t n) noexcept {
 }
 
 void f32_to_bf16(const float* src, std::byte* dst, std::size_t n) noexcept {
-  static const int level = has_avx512() ? 2 : has_avx2() ? 1 : 0;
-  if (level == 2) {
+  static const int level = has_avx512_bf16() ? 3 : has_avx512() ? 2 : has_avx2() ? 1 : 0;
+  if (level == 3) {
+    f32_to_bf16_avx512bf16(src, dst, n);
+  } else if (level == 2) {
     f32_to_bf16_avx512(src, dst, n);
   } else if (level == 1) {
     f32_to_bf16_avx2(src, dst, n);

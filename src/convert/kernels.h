@@ -28,11 +28,13 @@ void f32_to_f16_portable(const float* src, std::byte* dst, std::size_t n) noexce
 bool has_f16c() noexcept;
 bool has_avx2() noexcept;
 bool has_avx512() noexcept;
+bool has_avx512_bf16() noexcept;
 void f16_to_f32_f16c(const std::byte* src, float* dst, std::size_t n) noexcept;
 void f32_to_f16_f16c(const float* src, std::byte* dst, std::size_t n) noexcept;
 void bf16_to_f32_avx2(const std::byte* src, float* dst, std::size_t n) noexcept;
 void f32_to_bf16_avx2(const float* src, std::byte* dst, std::size_t n) noexcept;
 void f32_to_bf16_avx512(const float* src, std::byte* dst, std::size_t n) noexcept;
+void f32_to_bf16_avx512bf16(const float* src, std::byte* dst, std::size_t n) noexcept;
 /// dst[i] = table[src[i]] for a 256-entry table (AVX2 gathers).
 void table_decode_avx2(const float* table, const std::byte* src, float* dst, std::size_t n) noexcept;
 

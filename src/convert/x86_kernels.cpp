@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// x86 kernels: F16 <-> float with F16C instructions, and the shared loops compiled for
-// AVX2 (8 lanes; the table decode uses gathers), and F32 -> BF16 for AVX-512F. Each function carries its own target
-// attribute, so the rest of the library stays baseline x86-64; callers pick them at run
-// time through has_f16c() / has_avx2() / has_avx512().
+// x86 kernels: F16 <-> float with F16C, the shared loops built for AVX2 (the table decode
+// with gathers), F32 -> BF16 with AVX-512F and AVX512_BF16. Each function carries its own
+// target attribute, so the library stays baseline x86-64; callers choose at run time
+// through the has_*() probes.
+#include <cstring>
+
 #include "convert/kernels.h"
 #include "convert/loops.h"
 
@@ -44,6 +46,12 @@ bool has_avx512() noexcept {
   unsigned lo = 0, hi = 0;
   __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
   return (lo & 0xE6U) == 0xE6U;  // YMM plus opmask and both ZMM halves
+}
+
+bool has_avx512_bf16() noexcept {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (eax & (1U << 5)) != 0 && has_avx512();
 }
 
 bool has_avx2() noexcept {
@@ -134,6 +142,25 @@ __attribute__((target("avx512f"))) void f32_to_bf16_avx512(const float* src, std
   f32_to_bf16_loop(src + i, dst + 2 * i, n - i);
 }
 
+// The AVX512_BF16 instruction rounds like f32_to_bf16 and quiets NaN the same way, but
+// treats float32 subnormal inputs as zero; blocks holding one take the integer path.
+__attribute__((target("avx512f,avx512bf16"))) void f32_to_bf16_avx512bf16(const float* src, std::byte* dst,
+                                                                        std::size_t n) noexcept {
+  std::size_t i = 0;
+  const __m512i exp_mask = _mm512_set1_epi32(0x7F800000);
+  const __m512i mant_mask = _mm512_set1_epi32(0x007FFFFF);
+  for (; i + 16 <= n; i += 16) {
+    const __m512i u = _mm512_loadu_si512(src + i);
+    if ((_mm512_testn_epi32_mask(u, exp_mask) & _mm512_test_epi32_mask(u, mant_mask)) != 0) {
+      f32_to_bf16_loop(src + i, dst + 2 * i, 16);
+      continue;
+    }
+    const __m256bh packed = _mm512_cvtneps_pbh(_mm512_castsi512_ps(u));
+    std::memcpy(dst + 2 * i, &packed, sizeof packed);
+  }
+  f32_to_bf16_loop(src + i, dst + 2 * i, n - i);
+}
+
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
@@ -165,6 +192,8 @@ bool has_avx512() noexcept {
 
 bool has_avx2() noexcept { return false; }
 bool has_avx512() noexcept { return false; }
+bool has_avx512_bf16() noexcept { return false; }
+void f32_to_bf16_avx512bf16(const float* src, std::byte* dst, std::size_t n) noexcept { f32_to_bf16_loop(src, dst, n); }
 void f32_to_bf16_avx512(const float* src, std::byte* dst, std::size_t n) noexcept { f32_to_bf16_loop(src, dst, n); }
 void f16_to_f32_f16c(const std::byte* src, float* dst, std::size_t n) noexcept { f16_to_f32_portable(src, dst, n); }
 void f32_to_f16_f16c(const float* src, std::byte* dst, std::size_t n) noexcept { f32_to_f16_portable(src, dst, n); }

@@ -217,6 +217,7 @@ TEST(HalfBulk, Bf16PathsMatchScalar) {
   std::vector<std::pair<const char*, kernel>> paths = {{"dispatch", convert_detail::f32_to_bf16}};
   if (convert_detail::has_avx2()) paths.emplace_back("avx2", convert_detail::f32_to_bf16_avx2);
   if (convert_detail::has_avx512()) paths.emplace_back("avx512", convert_detail::f32_to_bf16_avx512);
+  if (convert_detail::has_avx512_bf16()) paths.emplace_back("avx512bf16", convert_detail::f32_to_bf16_avx512bf16);
   for (const auto& [name, fn] : paths) {
     std::vector<std::byte> got(want.size());
     fn(inputs.data(), got.data(), inputs.size());
