@@ -181,8 +181,8 @@ struct shard_assignment {
 /// shard that is not complete. A rename can only fail after all data is safely on disk;
 /// if one does, the files renamed before it stay (replacing same-named files), the rest
 /// are removed, and the error names the file. Other files in `directory` (e.g. shards of
-/// an older checkpoint with more shards) are never touched.
-[[nodiscard]] status write_checkpoint(const std::string& directory, std::span<const tensor_data> tensors,
+/// an older checkpoint with more shards) are never touched. Returns the assignment used.
+[[nodiscard]] result<shard_assignment> write_checkpoint(const std::string& directory, std::span<const tensor_data> tensors,
                                       const shard_write_options& options = {});
 
 }  // namespace safetensors

@@ -107,7 +107,7 @@ result<shard_assignment> assign_shards(std::span<const tensor_spec> tensors, con
   return out;
 }
 
-status write_checkpoint(const std::string& directory, std::span<const tensor_data> tensors,
+result<shard_assignment> write_checkpoint(const std::string& directory, std::span<const tensor_data> tensors,
                         const shard_write_options& options) {
   auto located = [&](error e) {
     if (e.path.empty()) e.path = directory;
@@ -155,7 +155,7 @@ status write_checkpoint(const std::string& directory, std::span<const tensor_dat
     }
     auto out = atomic_file::create(path, plan->file_size());
     if (!out) return std::move(out).err();
-    if (auto w = out->write_at(0, plan->header_bytes()); !w) return w;
+    if (auto w = out->write_at(0, plan->header_bytes()); !w) return std::move(w).err();
     for (std::size_t i : assignment->shards[s]) {
       const planned_tensor* p = plan->find(tensors[i].name);
       if (auto w = out->write_at(plan->data_start() + p->begin, tensors[i].data); !w) {
@@ -166,7 +166,7 @@ status write_checkpoint(const std::string& directory, std::span<const tensor_dat
       weight_map.emplace_back(tensors[i].name, file_name);
       total_size += p->byte_size();
     }
-    if (auto synced = out->sync(); !synced) return synced;
+    if (auto synced = out->sync(); !synced) return std::move(synced).err();
     pending.push_back(std::move(out).value());
   }
   if (pending.size() > 1) {
@@ -192,8 +192,8 @@ status write_checkpoint(const std::string& directory, std::span<const tensor_dat
     json += fmt::format("{}\n  }}\n}}\n", fmt::join(fields, ",\n"));
     auto index = atomic_file::create(directory + "/" + options.prefix + ".safetensors.index.json", json.size());
     if (!index) return std::move(index).err();
-    if (auto w = index->write_at(0, std::as_bytes(std::span(json))); !w) return w;
-    if (auto synced = index->sync(); !synced) return synced;
+    if (auto w = index->write_at(0, std::as_bytes(std::span(json))); !w) return std::move(w).err();
+    if (auto synced = index->sync(); !synced) return std::move(synced).err();
     pending.push_back(std::move(index).value());
   }
 
@@ -205,7 +205,7 @@ status write_checkpoint(const std::string& directory, std::span<const tensor_dat
       return e;  // the remaining temporaries are removed by their destructors
     }
   }
-  return {};
+  return assignment;
 }
 
 }  // namespace safetensors

@@ -352,11 +352,10 @@ TEST(CheckpointWrite, FailureLeavesTheDirectoryUnchanged) {
     safetensors::sys::table t = safetensors::sys::real();
     t.pwrite = &failing_pwrite;
     failing_pwrite_budget = budget;
-    safetensors::status s;
-    {
+    auto s = [&] {
       safetensors::sys::scoped_override guard(t);
-      s = safetensors::write_checkpoint(dir.string(), set.tensors, o);
-    }
+      return safetensors::write_checkpoint(dir.string(), set.tensors, o);
+    }();
     ASSERT_FALSE(s.ok());
     EXPECT_EQ(s.err().code, error_code::io);
     EXPECT_EQ(listing(dir), (std::vector<std::string>{"model-00001-of-00003.safetensors",
