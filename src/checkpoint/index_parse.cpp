@@ -47,6 +47,7 @@ std::optional<std::uint64_t> as_size(dom::element e) {
 
 result<parsed_index> parse_index(std::span<const std::byte> json) {
   const char* text = reinterpret_cast<const char*>(json.data());
+  if (json.empty()) return index_error("the index is empty");  // simdjson must not see a null buffer
   dom::parser parser;
   if (auto err = parser.allocate(std::max<std::size_t>(json.size(), 64), max_json_depth); err != simdjson::SUCCESS) {
     return make_error(error_code::io, fmt::format("cannot allocate JSON parser: {}", simdjson::error_message(err)));

@@ -301,7 +301,7 @@ TEST(CheckpointIndex, DuplicateKeysAnywhereAreRejected) {
 }
 
 TEST(CheckpointIndex, SchemaAndSizeCap) {
-  const char* malformed[] = {"[]", "{", R"({"metadata":{}})", R"({"weight_map":[]})", R"({"weight_map":{"x":1}})",
+  const char* malformed[] = {"", "[]", "{", R"({"metadata":{}})", R"({"weight_map":[]})", R"({"weight_map":{"x":1}})",
                              R"({"metadata":{"total_size":-1},"weight_map":{}})",
                              R"({"metadata":{"total_size":"12"},"weight_map":{}})", R"({"metadata":3,"weight_map":{}})"};
   for (const char* json : malformed) {
@@ -319,6 +319,7 @@ TEST(CheckpointIndex, SchemaAndSizeCap) {
   EXPECT_EQ(ok->weight_map.front().first, "a");
 
   broken_checkpoint b;
+  EXPECT_EQ(checkpoint::open(b.index("")).err().code, error_code::invalid_index);
   const auto index = b.index(R"({"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors"}})");
   safetensors::checkpoint_options small;
   small.max_index_bytes = 16;
