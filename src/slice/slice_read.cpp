@@ -13,6 +13,10 @@ namespace {
 /// Ranges closer than this are fetched by one pread through a bounce buffer: one system
 /// call per tiny range (e.g. a column of a matrix) would dominate.
 constexpr std::uint64_t window_bytes = std::uint64_t{1} << 20;
+/// ... but only while at least 1/min_density of the window is wanted: copying the gaps
+/// out of the page cache costs more than the system calls saved (measured in
+/// bench/load_bench.cpp, BM_SliceLoad/pread/dim:1).
+constexpr std::uint64_t min_density = 2;
 
 }  // namespace
 
@@ -35,8 +39,11 @@ status read_ranges(const file& f, std::span<const byte_range> r, std::span<std::
     // Extend a window over following ranges that ascend and stay within window_bytes.
     std::size_t j = i + 1;
     if (!f.resident()) {
+      std::uint64_t useful = r[i].length;
       while (j < r.size() && r[j].offset >= r[j - 1].offset + r[j - 1].length &&
-             r[j].offset + r[j].length - r[i].offset <= window_bytes) {
+             r[j].offset + r[j].length - r[i].offset <= window_bytes &&
+             (useful + r[j].length) * min_density >= r[j].offset + r[j].length - r[i].offset) {
+        useful += r[j].length;
         ++j;
       }
     }
