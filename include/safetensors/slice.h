@@ -71,9 +71,10 @@ struct slice_plan {
   std::uint64_t byte_size = 0;       ///< sum of range lengths
 };
 
-/// Plans with more ranges than this fail with LimitExceeded instead of allocating
-/// (e.g. `::-1` on the last dimension of a huge tensor: one range per element).
-inline constexpr std::uint64_t max_slice_ranges = std::uint64_t{1} << 24;
+/// Plans with more ranges than this (4,194,304; 64 MiB of plan) fail with LimitExceeded
+/// instead of allocating (e.g. `::-1` on the last dimension of a huge tensor: one range
+/// per element). A tensor-parallel column split needs one range per row.
+inline constexpr std::uint64_t max_slice_ranges = std::uint64_t{1} << 22;
 
 /// Plans a slice of a validated tensor whose data buffer starts at file offset
 /// `data_start`. No I/O. Errors: InvalidSlice (too many indexers, two ellipses, zero

@@ -137,8 +137,25 @@ result<slice_plan> plan_slice(const tensor_info& tensor, std::uint64_t data_star
     }
   }
 
-  // Element-space runs, merged when adjacent; then bits to bytes.
-  std::vector<std::pair<std::uint64_t, std::uint64_t>> runs;  // (first element, element count)
+  // Element-space runs, merged when adjacent, each turned into bytes when it closes.
+  const std::uint64_t bits = dtype_bits(tensor.type);
+  std::uint64_t run_first = 0;
+  std::uint64_t run_count = 0;
+  auto close_run = [&]() -> std::optional<error> {
+    if (run_count == 0) return std::nullopt;
+    const std::uint64_t bit_begin = run_first * bits;
+    const std::uint64_t bit_length = run_count * bits;
+    if (bit_begin % 8 != 0 || bit_length % 8 != 0) {
+      return make_error(error_code::misaligned_slice,
+                        fmt::format("the slice splits bytes of a {}-bit dtype: elements [{}, {}) do not start and "
+                                    "end on byte boundaries",
+                                    bits, run_first, run_first + run_count),
+                        std::nullopt, std::string(tensor.name));
+    }
+    plan.ranges.push_back({data_start + tensor.begin + bit_begin / 8, bit_length / 8});
+    plan.byte_size += bit_length / 8;
+    return std::nullopt;
+  };
   std::vector<std::uint64_t> counter(k, 0);
   for (std::uint64_t c = 0; c < chunks; ++c) {
     wide element = chunk_base;
@@ -147,31 +164,19 @@ result<slice_plan> plan_slice(const tensor_info& tensor, std::uint64_t data_star
                  static_cast<wide>(stride[d]);
     }
     const auto first = static_cast<std::uint64_t>(element);
-    if (!runs.empty() && runs.back().first + runs.back().second == first) {
-      runs.back().second += chunk_elements;
+    if (run_count > 0 && run_first + run_count == first) {
+      run_count += chunk_elements;
     } else {
-      runs.emplace_back(first, chunk_elements);
+      if (auto e = close_run()) return std::move(*e);
+      run_first = first;
+      run_count = chunk_elements;
     }
     for (std::size_t d = k; d-- > 0;) {  // odometer, last dimension fastest
       if (++counter[d] < dims[d].count) break;
       counter[d] = 0;
     }
   }
-  const std::uint64_t bits = dtype_bits(tensor.type);
-  plan.ranges.reserve(runs.size());
-  for (const auto& [first, count] : runs) {
-    const std::uint64_t bit_begin = first * bits;
-    const std::uint64_t bit_length = count * bits;
-    if (bit_begin % 8 != 0 || bit_length % 8 != 0) {
-      return make_error(error_code::misaligned_slice,
-                        fmt::format("the slice splits bytes of a {}-bit dtype: elements [{}, {}) do not start and "
-                                    "end on byte boundaries",
-                                    bits, first, first + count),
-                        std::nullopt, std::string(tensor.name));
-    }
-    plan.ranges.push_back({data_start + tensor.begin + bit_begin / 8, bit_length / 8});
-    plan.byte_size += bit_length / 8;
-  }
+  if (auto e = close_run()) return std::move(*e);
   return plan;
 }
 

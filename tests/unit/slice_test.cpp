@@ -136,7 +136,7 @@ TEST(SlicePlan, EllipsisAndScalars) {
 
 TEST(SlicePlan, HugeReversedLastDimensionIsRefusedNotAllocated) {
   safetensors::tensor_info t;
-  const std::uint64_t shape[] = {std::uint64_t{1} << 25};
+  const std::uint64_t shape[] = {std::uint64_t{1} << 23};
   t.name = "big";
   t.type = dtype::U8;
   t.shape = shape;
@@ -294,6 +294,76 @@ TEST(SliceProperty, MatchesBruteForceGather) {
     ++checked;
   }
   EXPECT_GT(checked, 1500);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(SliceRobustness, RandomSpecsAndExtremeBoundsNeverCrash) {
+  std::mt19937_64 rng(7);
+  auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
+  const std::string alphabet = "0123456789-+:,. []";
+  const std::int64_t extremes[] = {INT64_MIN, INT64_MIN + 1, -(std::int64_t{1} << 40), -3, -1, 0, 1, 2, 3,
+                                   std::int64_t{1} << 40, INT64_MAX - 1, INT64_MAX};
+  // Planning only: tensor_info without data, so shapes can be large.
+  std::vector<std::vector<std::uint64_t>> shapes{
+      {}, {0}, {5}, {300, 200}, {0, std::uint64_t{1} << 62, 3}, {UINT64_MAX, 0}, {3, 1, 7, 2}};
+  int planned = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::vector<slice_index> idx;
+    if (i % 2 == 0) {
+      std::string spec;
+      for (std::size_t n = pick(12); n > 0; --n) spec += alphabet[pick(alphabet.size())];
+      auto parsed = safetensors::parse_slice_spec(spec);
+      if (!parsed) {
+        EXPECT_EQ(parsed.err().code, error_code::invalid_slice) << spec;
+        continue;
+      }
+      idx = *parsed;
+    } else {
+      for (std::size_t n = pick(4); n > 0; --n) {
+        const auto e = [&] { return extremes[pick(std::size(extremes))]; };
+        switch (pick(4)) {
+          case 0: idx.push_back(slice_index::at(e())); break;
+          case 1: idx.push_back(slice_index::ellipsis()); break;
+          default: {
+            std::int64_t step = e();
+            if (step == 0) step = -1;
+            idx.push_back(slice_index::range(pick(3) == 0 ? std::nullopt : std::optional(e()),
+                                             pick(3) == 0 ? std::nullopt : std::optional(e()), step));
+          }
+        }
+      }
+    }
+    const auto& shape = shapes[pick(shapes.size())];
+    for (const dtype type : {dtype::U8, dtype::F4, dtype::F32}) {
+      const auto size = safetensors::byte_size(type, shape);
+      if (size.problem != safetensors::size_problem::none) continue;
+      safetensors::tensor_info t;
+      t.name = "t";
+      t.type = type;
+      t.shape = shape;
+      t.end = size.bytes;
+      auto plan = safetensors::plan_slice(t, 0, idx);
+      if (!plan) {
+        const auto c = plan.err().code;
+        EXPECT_TRUE(c == error_code::invalid_slice || c == error_code::misaligned_slice ||
+                    c == error_code::limit_exceeded)
+            << plan.err().to_string();
+        continue;
+      }
+      ++planned;
+      std::uint64_t sum = 0;
+      for (const auto& r : plan->ranges) {
+        EXPECT_LE(r.offset + r.length, size.bytes);
+        sum += r.length;
+      }
+      EXPECT_EQ(sum, plan->byte_size);
+      EXPECT_LE(plan->byte_size, size.bytes);
+    }
+  }
+  EXPECT_GT(planned, 1000);
 }
 
 }  // namespace
