@@ -8,12 +8,14 @@
 #include <simdjson.h>
 
 #include "header_builder.h"
+#include "json_dom.h"
 #include "utf8.h"
 
 namespace safetensors {
 namespace {
 
 namespace dom = simdjson::dom;
+using detail::find_duplicate_key;
 
 // serde_json's recursion limit: 127 nested arrays/objects are accepted, 128 rejected.
 constexpr std::size_t max_json_depth = 127;
@@ -35,27 +37,6 @@ std::string_view type_word(dom::element_type t) {
     case dom::element_type::NULL_VALUE: return "null";
   }
   return "a value";
-}
-
-/// The key that two entries of `obj` share, if any. Keys are already unescaped.
-std::optional<std::string_view> find_duplicate_key(dom::object obj) {
-  const std::size_t n = obj.size();
-  if (n < 2) return std::nullopt;
-  std::vector<std::string_view> keys;
-  keys.reserve(n);
-  for (dom::key_value_pair kv : obj) keys.push_back(kv.key);
-  if (n <= 16) {
-    for (std::size_t i = 1; i < n; ++i) {
-      for (std::size_t j = 0; j < i; ++j) {
-        if (keys[i] == keys[j]) return keys[i];
-      }
-    }
-    return std::nullopt;
-  }
-  std::sort(keys.begin(), keys.end());
-  auto it = std::adjacent_find(keys.begin(), keys.end());
-  if (it != keys.end()) return *it;
-  return std::nullopt;
 }
 
 /// Walks a value nobody reads (an unknown field) for duplicate keys at any depth.
