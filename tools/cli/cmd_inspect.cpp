@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "mlx_summary.h"
 #include "report.h"
 #include "safetensors/file.h"
 #include "safetensors/json_text.h"
@@ -82,6 +83,7 @@ int run_inspect(const inspect_args& args) {
     fmt::print("{}\n", safetensors::header_to_json(f->meta()));
   } else {
     print_summary(args.file, f->meta(), f->file_size());
+    print_mlx_summary(args.file, f->meta());
   }
   return exit_ok;
 }
