@@ -10,8 +10,31 @@
 
 namespace safetensors::mlx::detail {
 
-/// Reads n codes of `bits` (1..8) from the words at `src` into `codes`.
+/// Reads n codes of `bits` (1..8) from the words at `src` into `codes`. `Bits` fixes the
+/// width at compile time (2, 4 or 8) for the common cases; 0 means "use `bits`".
+template <unsigned Bits = 0>
 inline void unpack_segment(const std::byte* src, unsigned bits, std::size_t n, std::uint8_t* codes) noexcept {
+  if constexpr (Bits == 4 || Bits == 2) {
+    // Byte-wise: code 0 sits in the low bits of byte 0 (little-endian words).
+    constexpr unsigned per_byte = 8 / Bits;
+    constexpr unsigned mask = (1U << Bits) - 1U;
+    const auto* bytes = reinterpret_cast<const std::uint8_t*>(src);
+    for (std::size_t i = 0; i < n / per_byte; ++i) {
+      const unsigned x = bytes[i];
+      for (unsigned j = 0; j < per_byte; ++j) codes[i * per_byte + j] = static_cast<std::uint8_t>((x >> (j * Bits)) & mask);
+    }
+    return;
+  } else if constexpr (Bits != 0) {
+    constexpr unsigned per_word = 32 / Bits;
+    constexpr std::uint32_t mask = (1U << Bits) - 1U;
+    for (std::size_t w = 0; w < n / per_word; ++w) {
+      const std::uint32_t x = load_u32(src + 4 * w);
+      for (unsigned j = 0; j < per_word; ++j) {
+        codes[w * per_word + j] = static_cast<std::uint8_t>((x >> (j * Bits)) & mask);
+      }
+    }
+    return;
+  }
   const std::uint32_t mask = (1U << bits) - 1U;
   if (bits == 2 || bits == 4 || bits == 8) {
     const unsigned per_word = 32 / bits;

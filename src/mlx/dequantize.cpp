@@ -31,7 +31,7 @@ inline void emit(std::byte* out, std::size_t i, float v) noexcept {
   }
 }
 
-template <real S, real O>
+template <real S, real O, unsigned Bits>
 void affine_rows(const quantized_ref& q, std::byte* out, std::uint64_t row_begin, std::uint64_t row_end) {
   const unsigned bits = q.params.bits;
   const std::size_t g = q.params.group_size;
@@ -50,7 +50,7 @@ void affine_rows(const quantized_ref& q, std::byte* out, std::uint64_t row_begin
       for (std::size_t at = 0; at < g; at += segment) {
         const std::size_t n = std::min(segment, g - at);
         const std::size_t k0 = grp * g + at;
-        detail::unpack_segment(wrow + k0 * bits / 8, bits, n, codes.data());
+        detail::unpack_segment<Bits>(wrow + k0 * bits / 8, bits, n, codes.data());
         if constexpr (S == real::bf16) {
           if (finite) {
             // Fast path: bit-twiddled bfloat16 rounding, which vectorises.
@@ -86,6 +86,18 @@ inline out_bits<O> to_bits(float v) noexcept {
   }
 }
 
+/// to_bits(round_to<O>(v)) with bfloat16 done by the branch-free rounding. Only for
+/// products of a finite code value and a scale that is never NaN: a NaN can only come from
+/// inf * 0, and the default quiet NaN survives that rounding.
+template <real O>
+inline out_bits<O> fast_bits(float v) noexcept {
+  if constexpr (O == real::bf16) {
+    return static_cast<std::uint16_t>(detail::bf16_round_bits_finite(v) >> 16);
+  } else {
+    return to_bits<O>(detail::round_to<O>(v));
+  }
+}
+
 /// The group's scale as a float, evaluated the way MLX-CPU does for output O.
 template <real O>
 inline float fp_scale(const quantized_ref& q, std::uint8_t byte) noexcept {
@@ -106,7 +118,6 @@ void fp_rows(const quantized_ref& q, std::byte* out, std::uint64_t row_begin, st
   const bool fp4 = q.params.mode != quant_mode::mxfp8;
   const auto* scale_bytes = reinterpret_cast<const std::uint8_t*>(q.scales.data());
   std::array<std::uint8_t, segment> codes{};
-  std::array<out_bits<O>, 16> table{};
   for (std::uint64_t r = row_begin; r < row_end; ++r) {
     const std::byte* wrow = q.weight.data() + r * row_bytes;
     auto* orow = out + r * cols * sizeof(out_bits<O>);
@@ -114,13 +125,23 @@ void fp_rows(const quantized_ref& q, std::byte* out, std::uint64_t row_begin, st
       const float s = fp_scale<O>(q, scale_bytes[r * groups_per_row + grp]);
       const std::size_t k0 = grp * g;
       if (fp4) {
-        // 16 possible values per group: a table of output bits.
-        for (unsigned c = 0; c < 16; ++c) {
-          const float v = detail::fp4_values[c] * s;
-          table[c] = to_bits<O>(q.global_scale ? v : detail::round_to<O>(v));
+        detail::unpack_segment<4>(wrow + k0 / 2, 4, g, codes.data());
+        if (q.global_scale) {
+          for (std::size_t i = 0; i < g; ++i) {
+            const auto b = to_bits<O>(detail::fp4_values[codes[i]] * s);  // float32 product, one rounding
+            std::memcpy(orow + (k0 + i) * sizeof(b), &b, sizeof(b));
+          }
+          continue;
         }
-        detail::unpack_segment(wrow + k0 / 2, 4, g, codes.data());
-        for (std::size_t i = 0; i < g; ++i) std::memcpy(orow + (k0 + i) * sizeof(table[0]), &table[codes[i]], sizeof(table[0]));
+        for (std::size_t i = 0; i < g; ++i) {
+          // E2M1 decoded with integer ops so the loop vectorises: 0/0.5 below the normals.
+          const std::uint32_t c = codes[i];
+          const std::uint32_t e = (c >> 1) & 3U;
+          const std::uint32_t m = c & 1U;
+          const std::uint32_t mag = e != 0 ? ((e + 126U) << 23) | (m << 22) : m * 0x3F000000U;
+          const auto b = fast_bits<O>(std::bit_cast<float>(mag | ((c & 8U) << 28)) * s);
+          std::memcpy(orow + (k0 + i) * sizeof(b), &b, sizeof(b));
+        }
       } else {
         for (std::size_t i = 0; i < g; ++i) {
           const auto c = std::to_integer<std::uint8_t>(wrow[k0 + i]);
@@ -132,12 +153,22 @@ void fp_rows(const quantized_ref& q, std::byte* out, std::uint64_t row_begin, st
   }
 }
 
+template <real S, real O>
+void affine_bits(const quantized_ref& q, std::byte* out, std::uint64_t b, std::uint64_t e) {
+  switch (q.params.bits) {
+    case 4: affine_rows<S, O, 4>(q, out, b, e); break;
+    case 8: affine_rows<S, O, 8>(q, out, b, e); break;
+    case 2: affine_rows<S, O, 2>(q, out, b, e); break;
+    default: affine_rows<S, O, 0>(q, out, b, e); break;
+  }
+}
+
 template <real S>
 void affine_dispatch(const quantized_ref& q, real o, std::byte* out, std::uint64_t b, std::uint64_t e) {
   switch (o) {
-    case real::f32: affine_rows<S, real::f32>(q, out, b, e); break;
-    case real::f16: affine_rows<S, real::f16>(q, out, b, e); break;
-    case real::bf16: affine_rows<S, real::bf16>(q, out, b, e); break;
+    case real::f32: affine_bits<S, real::f32>(q, out, b, e); break;
+    case real::f16: affine_bits<S, real::f16>(q, out, b, e); break;
+    case real::bf16: affine_bits<S, real::bf16>(q, out, b, e); break;
   }
 }
 

@@ -15,10 +15,9 @@ inline constexpr float fp4_values[16] = {0.0F,  0.5F,  1.0F,  1.5F,  2.0F,  3.0F
 
 /// E4M3 byte to float as MLX decodes it: bias 7, subnormals m*2^-9, 0x7F/0xFF = +-480.
 inline float e4m3_to_f32(std::uint8_t b) noexcept {
-  const unsigned e = (b >> 3) & 0xFU;
-  const unsigned m = b & 7U;
-  const float mag = e == 0 ? static_cast<float>(m) * 0x1p-9F
-                           : std::ldexp(1.0F + static_cast<float>(m) * 0.125F, static_cast<int>(e) - 7);
+  const std::uint32_t e = (b >> 3) & 0xFU;
+  const std::uint32_t m = b & 7U;
+  const float mag = e == 0 ? static_cast<float>(m) * 0x1p-9F : std::bit_cast<float>(((e + 120U) << 23) | (m << 20));
   return (b & 0x80U) != 0 ? -mag : mag;
 }
 
@@ -42,7 +41,8 @@ inline std::uint8_t f32_to_e4m3(float x) noexcept {
 
 /// E8M0 byte to float as MLX decodes it: 2^(e-127), with e = 255 giving +inf.
 inline float e8m0_to_f32(std::uint8_t e) noexcept {
-  return e == 255 ? INFINITY : std::ldexp(1.0F, static_cast<int>(e) - 127);
+  // Exponent field e is 2^(e-127) for 1..254 and +inf for 255; e = 0 is the subnormal 2^-127.
+  return std::bit_cast<float>(e == 0 ? 0x00400000U : static_cast<std::uint32_t>(e) << 23);
 }
 
 }  // namespace safetensors::mlx::detail
