@@ -67,14 +67,26 @@ std::uint8_t nearest_fp4(float y) noexcept {
 
 /// One fp-mode group (MLX's fp_quantize ops fallback, computed in the input dtype T).
 template <real T>
-void fp_group(const std::byte* in, std::size_t base, const quant_params& p, std::uint8_t* codes,
-              std::uint8_t& scale_byte) {
+void fp_group(const std::byte* in, std::size_t base, const quant_params& p, std::optional<float> global_scale,
+              std::uint8_t* codes, std::uint8_t& scale_byte) {
   const std::size_t g = p.group_size;
   float amax = 0.0F;
   for (std::size_t i = 0; i < g; ++i) amax = std::fmax(amax, std::fabs(detail::load<T>(in, base + i)));
   const float maxval = p.mode == quant_mode::mxfp8 ? 448.0F : 6.0F;
   const float sdec = detail::round_to<T>(amax / maxval);
   float divisor = 1.0F;
+  if (global_scale) {
+    // nvfp4 with a global scale: the group scale and the elements leave T for float32
+    // (MLX's type promotion with the float32 global scale).
+    const float factor = 2688.0F / *global_scale;
+    scale_byte = detail::f32_to_e4m3(sdec * factor);
+    divisor = detail::e4m3_to_f32(scale_byte);
+    for (std::size_t i = 0; i < g; ++i) {
+      const float y = detail::round_to<T>(detail::load<T>(in, base + i) / divisor) * factor;
+      codes[i] = nearest_fp4<real::f32>(y);
+    }
+    return;
+  }
   if (p.mode == quant_mode::nvfp4) {
     scale_byte = detail::f32_to_e4m3(sdec);
     divisor = detail::e4m3_to_f32(scale_byte);
@@ -94,8 +106,8 @@ void fp_group(const std::byte* in, std::size_t base, const quant_params& p, std:
 }
 
 template <real T>
-void quantize_rows(const std::byte* in, std::uint64_t cols, const quant_params& p, const quantized_out& out,
-                   std::uint64_t row_begin, std::uint64_t row_end) {
+void quantize_rows(const std::byte* in, std::uint64_t cols, const quant_params& p, std::optional<float> global_scale,
+                   const quantized_out& out, std::uint64_t row_begin, std::uint64_t row_end) {
   const std::size_t g = p.group_size;
   const std::size_t groups_per_row = cols / g;
   std::array<std::uint8_t, 128> codes{};
@@ -111,7 +123,7 @@ void quantize_rows(const std::byte* in, std::uint64_t cols, const quant_params& 
         detail::store<T>(out.biases.data(), gi, b);
       } else {
         std::uint8_t sb = 0;
-        fp_group<T>(in, base, p, codes.data(), sb);
+        fp_group<T>(in, base, p, global_scale, codes.data(), sb);
         out.scales[gi] = std::byte{sb};
       }
       detail::pack_segment(codes.data(), p.bits, g, out.weight.data() + base * p.bits / 8);
@@ -122,8 +134,12 @@ void quantize_rows(const std::byte* in, std::uint64_t cols, const quant_params& 
 }  // namespace
 
 status quantize(dtype in_type, std::span<const std::byte> in, std::uint64_t rows, std::uint64_t cols,
-                const quant_params& params, const quantized_out& out, const kernel_options& options) {
+                const quant_params& params, const quantized_out& out, const kernel_options& options,
+                std::optional<float> nvfp4_global_scale) {
   if (auto s = check_quantize_params(params); !s) return s;
+  if (nvfp4_global_scale && params.mode != quant_mode::nvfp4) {
+    return make_error(error_code::invalid_argument, "only nvfp4 takes a global scale");
+  }
   if (!detail::is_real(in_type)) {
     return make_error(error_code::invalid_argument,
                       fmt::format("only F32, F16 and BF16 tensors can be quantized, not {}", dtype_name(in_type)));
@@ -144,9 +160,9 @@ status quantize(dtype in_type, std::span<const std::byte> in, std::uint64_t rows
   const real t = detail::real_of(in_type);
   detail::parallel_rows(rows, sizes->elements * 4, options.threads, [&](std::uint64_t b, std::uint64_t e) {
     switch (t) {
-      case real::f32: quantize_rows<real::f32>(src, cols, params, out, b, e); break;
-      case real::f16: quantize_rows<real::f16>(src, cols, params, out, b, e); break;
-      case real::bf16: quantize_rows<real::bf16>(src, cols, params, out, b, e); break;
+      case real::f32: quantize_rows<real::f32>(src, cols, params, nvfp4_global_scale, out, b, e); break;
+      case real::f16: quantize_rows<real::f16>(src, cols, params, nvfp4_global_scale, out, b, e); break;
+      case real::bf16: quantize_rows<real::bf16>(src, cols, params, nvfp4_global_scale, out, b, e); break;
     }
   });
   return {};

@@ -269,6 +269,26 @@ TEST(MlxVectors, FpModesQuantizeIsBitExact) {
   }
 }
 
+TEST(MlxVectors, Nvfp4WithGlobalScaleQuantizeIsBitExact) {
+  const auto& v = vectors::get();
+  for (const char* dt : float_dts) {
+    const vec_case* in = v.find(fmt::format("in_{}", dt));
+    const std::string p = fmt::format("nvfp4gs_{}_", dt);
+    SCOPED_TRACE(p);
+    const vec_case* w = v.find(p + "w");
+    const vec_case* s = v.find(p + "s");
+    const vec_case* gs = v.find(p + "gscale");
+    ASSERT_TRUE(in && w && s && gs);
+    float g = 0;
+    std::memcpy(&g, gs->bytes.data(), 4);
+    std::vector<std::byte> ow(w->bytes.size()), os(s->bytes.size());
+    ASSERT_TRUE(mlx::quantize(dtype_of(dt), in->bytes, in->rows, 128, mlx::default_params(mlx::quant_mode::nvfp4),
+                              {ow, os, {}}, {}, g));
+    EXPECT_SAME_BYTES(ow, w->bytes, 4);
+    EXPECT_SAME_BYTES(os, s->bytes, 1);
+  }
+}
+
 TEST(MlxVectors, NotesAnchorsHold) {
   const auto& v = vectors::get();
   const vec_case* s = v.find("aff_f32_g32_b4_s");
