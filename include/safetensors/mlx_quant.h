@@ -48,7 +48,15 @@ struct quant_params {
 };
 
 /// MLX's per-mode defaults: affine 4-bit g64, mxfp4 4-bit g32, mxfp8 8-bit g32, nvfp4 4-bit g16.
-[[nodiscard]] quant_params default_params(quant_mode m) noexcept;
+[[nodiscard]] constexpr quant_params default_params(quant_mode m) noexcept {
+  switch (m) {
+    case quant_mode::affine: return {m, 4, 64};
+    case quant_mode::mxfp4: return {m, 4, 32};
+    case quant_mode::mxfp8: return {m, 8, 32};
+    case quant_mode::nvfp4: return {m, 4, 16};
+  }
+  return {};
+}
 
 /// What `quantize` accepts (MLX's rules): affine bits {2,3,4,5,6,8} and g {32,64,128};
 /// fp modes exactly their fixed bits and group size. Error: InvalidArgument.

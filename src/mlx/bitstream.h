@@ -13,7 +13,7 @@ namespace safetensors::mlx::detail {
 /// Reads n codes of `bits` (1..8) from the words at `src` into `codes`. `Bits` fixes the
 /// width at compile time (2, 4 or 8) for the common cases; 0 means "use `bits`".
 template <unsigned Bits = 0>
-inline void unpack_segment(const std::byte* src, unsigned bits, std::size_t n, std::uint8_t* codes) noexcept {
+[[gnu::always_inline]] inline void unpack_segment(const std::byte* src, unsigned bits, std::size_t n, std::uint8_t* codes) noexcept {
   if constexpr (Bits == 4 || Bits == 2) {
     // Byte-wise: code 0 sits in the low bits of byte 0 (little-endian words).
     constexpr unsigned per_byte = 8 / Bits;

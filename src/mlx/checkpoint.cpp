@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Finding the quantized layers of an MLX checkpoint and resolving their parameters.
 #include <algorithm>
+#include <array>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -146,20 +148,25 @@ result<checkpoint_info> describe_checkpoint(const header& h, const quant_config*
     }
 
     // Candidates from the configured sources, most trusted first.
-    std::vector<candidate> sources;
+    std::array<candidate, 3> source_slots{};
+    std::size_t source_count = 0;
+    auto add_source = [&](const quant_params& params, param_source from) {
+      source_slots[source_count++] = candidate{params, from};
+    };
     bool config_says_unquantized = false;
     if (config != nullptr) {
       auto it = config->layers.find(path);
       if (it != config->layers.end()) {
         if (it->second) {
-          sources.push_back({*it->second, param_source::layer_config});
+          add_source(*it->second, param_source::layer_config);
         } else {
           config_says_unquantized = true;
         }
       }
     }
-    if (config != nullptr && config->global) sources.push_back({*config->global, param_source::config});
-    if (info.metadata_default) sources.push_back({*info.metadata_default, param_source::metadata});
+    if (config != nullptr && config->global) add_source(*config->global, param_source::config);
+    if (info.metadata_default) add_source(*info.metadata_default, param_source::metadata);
+    const std::span<const candidate> sources(source_slots.data(), source_count);
     if (config_says_unquantized) {
       info.warnings.push_back(fmt::format("layer '{}': config.json marks it unquantized, but '{}' exists", path,
                                           layer.scales));

@@ -31,8 +31,13 @@ inline void emit(std::byte* out, std::size_t i, float v) noexcept {
   }
 }
 
+// The kernels are force-inlined into two entry points: one for the baseline ISA and, on
+// x86-64, one compiled for AVX2 and picked at run time (wider vectors, and the 32->16-bit
+// packs SSE2 lacks). Both compute exactly the same values.
+#define ST_KERNEL [[gnu::always_inline]] inline
+
 template <real S, real O, unsigned Bits>
-void affine_rows(const quantized_ref& q, std::byte* out, std::uint64_t row_begin, std::uint64_t row_end) {
+ST_KERNEL void affine_rows(const quantized_ref& q, std::byte* out, std::uint64_t row_begin, std::uint64_t row_end) {
   const unsigned bits = q.params.bits;
   const std::size_t g = q.params.group_size;
   const std::size_t cols = q.cols;
@@ -109,13 +114,14 @@ inline float fp_scale(const quantized_ref& q, std::uint8_t byte) noexcept {
   return detail::round_to<O>(detail::e8m0_to_f32(byte));  // 2^(e-127) in O: F16 flushes to 0 / inf
 }
 
-template <real O>
-void fp_rows(const quantized_ref& q, std::byte* out, std::uint64_t row_begin, std::uint64_t row_end) {
+/// Mode is a template argument so the group size is a constant (loops unroll fully).
+template <real O, quant_mode Mode>
+ST_KERNEL void fp_rows(const quantized_ref& q, std::byte* out, std::uint64_t row_begin, std::uint64_t row_end) {
   const std::size_t g = q.params.group_size;
+  constexpr bool fp4 = Mode != quant_mode::mxfp8;
   const std::size_t cols = q.cols;
   const std::size_t groups_per_row = cols / g;
-  const std::size_t row_bytes = cols * q.params.bits / 8;
-  const bool fp4 = q.params.mode != quant_mode::mxfp8;
+  const std::size_t row_bytes = cols * default_params(Mode).bits / 8;
   const auto* scale_bytes = reinterpret_cast<const std::uint8_t*>(q.scales.data());
   std::array<std::uint8_t, segment> codes{};
   for (std::uint64_t r = row_begin; r < row_end; ++r) {
@@ -154,7 +160,7 @@ void fp_rows(const quantized_ref& q, std::byte* out, std::uint64_t row_begin, st
 }
 
 template <real S, real O>
-void affine_bits(const quantized_ref& q, std::byte* out, std::uint64_t b, std::uint64_t e) {
+ST_KERNEL void affine_bits(const quantized_ref& q, std::byte* out, std::uint64_t b, std::uint64_t e) {
   switch (q.params.bits) {
     case 4: affine_rows<S, O, 4>(q, out, b, e); break;
     case 8: affine_rows<S, O, 8>(q, out, b, e); break;
@@ -164,12 +170,58 @@ void affine_bits(const quantized_ref& q, std::byte* out, std::uint64_t b, std::u
 }
 
 template <real S>
-void affine_dispatch(const quantized_ref& q, real o, std::byte* out, std::uint64_t b, std::uint64_t e) {
+ST_KERNEL void affine_dispatch(const quantized_ref& q, real o, std::byte* out, std::uint64_t b, std::uint64_t e) {
   switch (o) {
     case real::f32: affine_bits<S, real::f32>(q, out, b, e); break;
     case real::f16: affine_bits<S, real::f16>(q, out, b, e); break;
     case real::bf16: affine_bits<S, real::bf16>(q, out, b, e); break;
   }
+}
+
+template <real O>
+ST_KERNEL void fp_modes(const quantized_ref& q, std::byte* out, std::uint64_t b, std::uint64_t e) {
+  switch (q.params.mode) {
+    case quant_mode::mxfp4: fp_rows<O, quant_mode::mxfp4>(q, out, b, e); break;
+    case quant_mode::mxfp8: fp_rows<O, quant_mode::mxfp8>(q, out, b, e); break;
+    case quant_mode::nvfp4: fp_rows<O, quant_mode::nvfp4>(q, out, b, e); break;
+    case quant_mode::affine: break;
+  }
+}
+
+ST_KERNEL void run_rows(const quantized_ref& q, real o, std::byte* dst, std::uint64_t b, std::uint64_t e) {
+  if (q.params.mode == quant_mode::affine) {
+    switch (detail::real_of(q.scale_type)) {
+      case real::f32: affine_dispatch<real::f32>(q, o, dst, b, e); break;
+      case real::f16: affine_dispatch<real::f16>(q, o, dst, b, e); break;
+      case real::bf16: affine_dispatch<real::bf16>(q, o, dst, b, e); break;
+    }
+    return;
+  }
+  switch (o) {
+    case real::f32: fp_modes<real::f32>(q, dst, b, e); break;
+    case real::f16: fp_modes<real::f16>(q, dst, b, e); break;
+    case real::bf16: fp_modes<real::bf16>(q, dst, b, e); break;
+  }
+}
+
+void run_rows_baseline(const quantized_ref& q, real o, std::byte* dst, std::uint64_t b, std::uint64_t e) {
+  run_rows(q, o, dst, b, e);
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+[[gnu::target("avx2")]] void run_rows_avx2(const quantized_ref& q, real o, std::byte* dst, std::uint64_t b,
+                                           std::uint64_t e) {
+  run_rows(q, o, dst, b, e);
+}
+#endif
+
+using rows_fn = void (*)(const quantized_ref&, real, std::byte*, std::uint64_t, std::uint64_t);
+
+rows_fn pick_rows_fn() noexcept {
+#if defined(__x86_64__) && defined(__GNUC__)
+  if (__builtin_cpu_supports("avx2")) return run_rows_avx2;
+#endif
+  return run_rows_baseline;
 }
 
 status check_ref(const quantized_ref& q, dtype out_type, std::size_t out_size) {
@@ -213,26 +265,11 @@ dtype default_output_dtype(const quantized_ref& q) noexcept {
 status dequantize(const quantized_ref& q, dtype out_type, std::span<std::byte> out, const kernel_options& options) {
   if (auto s = check_ref(q, out_type, out.size()); !s) return s;
   const real o = detail::real_of(out_type);
-  std::function<void(std::uint64_t, std::uint64_t)> body;
+  static const rows_fn rows = pick_rows_fn();
   std::byte* dst = out.data();
-  if (q.params.mode == quant_mode::affine) {
-    const real s = detail::real_of(q.scale_type);
-    body = [&q, o, s, dst](std::uint64_t b, std::uint64_t e) {
-      switch (s) {
-        case real::f32: affine_dispatch<real::f32>(q, o, dst, b, e); break;
-        case real::f16: affine_dispatch<real::f16>(q, o, dst, b, e); break;
-        case real::bf16: affine_dispatch<real::bf16>(q, o, dst, b, e); break;
-      }
-    };
-  } else {
-    body = [&q, o, dst](std::uint64_t b, std::uint64_t e) {
-      switch (o) {
-        case real::f32: fp_rows<real::f32>(q, dst, b, e); break;
-        case real::f16: fp_rows<real::f16>(q, dst, b, e); break;
-        case real::bf16: fp_rows<real::bf16>(q, dst, b, e); break;
-      }
-    };
-  }
+  const std::function<void(std::uint64_t, std::uint64_t)> body = [&q, o, dst](std::uint64_t b, std::uint64_t e) {
+    rows(q, o, dst, b, e);
+  };
   detail::parallel_rows(q.rows, q.rows * q.cols, options.threads, body);
   return {};
 }

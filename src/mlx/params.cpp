@@ -24,16 +24,6 @@ std::optional<quant_mode> parse_mode(std::string_view name) noexcept {
   return std::nullopt;
 }
 
-quant_params default_params(quant_mode m) noexcept {
-  switch (m) {
-    case quant_mode::affine: return {m, 4, 64};
-    case quant_mode::mxfp4: return {m, 4, 32};
-    case quant_mode::mxfp8: return {m, 8, 32};
-    case quant_mode::nvfp4: return {m, 4, 16};
-  }
-  return {};
-}
-
 namespace {
 
 status fp_params_check(const quant_params& p) {

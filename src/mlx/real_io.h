@@ -39,7 +39,7 @@ inline std::uint32_t bf16_round_bits_finite(float x) noexcept {
 
 /// x rounded to nearest even in R, returned as float.
 template <real R>
-inline float round_to(float x) noexcept {
+[[gnu::always_inline]] inline float round_to(float x) noexcept {
   if constexpr (R == real::f32) {
     return x;
   } else if constexpr (R == real::bf16) {
@@ -51,7 +51,7 @@ inline float round_to(float x) noexcept {
 
 /// Element i of an array of R.
 template <real R>
-inline float load(const std::byte* base, std::size_t i) noexcept {
+[[gnu::always_inline]] inline float load(const std::byte* base, std::size_t i) noexcept {
   if constexpr (R == real::f32) {
     float v;
     std::memcpy(&v, base + 4 * i, 4);
@@ -69,7 +69,7 @@ inline float load(const std::byte* base, std::size_t i) noexcept {
 
 /// Stores x rounded to R (exact when x is already an R value).
 template <real R>
-inline void store(std::byte* base, std::size_t i, float x) noexcept {
+[[gnu::always_inline]] inline void store(std::byte* base, std::size_t i, float x) noexcept {
   if constexpr (R == real::f32) {
     std::memcpy(base + 4 * i, &x, 4);
   } else {
