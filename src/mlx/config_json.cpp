@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "json_dom.h"
+#include "json_keys.h"
 #include "platform/sys.h"
 #include "safetensors/mlx_checkpoint.h"
 
@@ -23,19 +23,8 @@ error config_error(std::string message) {
 
 /// Rejects duplicate keys anywhere below `value`.
 std::optional<error> check_duplicates(dom::element value) {
-  dom::object obj;
-  dom::array arr;
-  if (value.get(obj) == simdjson::SUCCESS) {
-    if (auto dup = detail::find_duplicate_key(obj)) {
-      return make_error(error_code::duplicate_key, fmt::format("config.json: duplicate key '{}'", *dup));
-    }
-    for (dom::key_value_pair kv : obj) {
-      if (auto e = check_duplicates(kv.value)) return e;
-    }
-  } else if (value.get(arr) == simdjson::SUCCESS) {
-    for (dom::element item : arr) {
-      if (auto e = check_duplicates(item)) return e;
-    }
+  if (auto dup = detail::find_duplicate_key_deep(value)) {
+    return make_error(error_code::duplicate_key, fmt::format("config.json: duplicate key '{}'", *dup));
   }
   return std::nullopt;
 }
