@@ -27,12 +27,13 @@ safetensors::result<safetensors::file> open_input(const std::string& path) {
 
 safetensors::status for_each_chunk(const safetensors::file& f, const safetensors::tensor_info& t,
                                    std::vector<std::byte>& buffer,
-                                   const std::function<safetensors::status(std::span<const std::byte>)>& consume) {
+                                   const std::function<safetensors::status(std::span<const std::byte>)>& consume,
+                                   std::size_t max_bytes) {
   const std::uint64_t start = f.meta().data_start() + t.begin;
   const std::uint64_t size = t.byte_size();
-  buffer.resize(static_cast<std::size_t>(std::min<std::uint64_t>(size, chunk_bytes)));
+  buffer.resize(static_cast<std::size_t>(std::min<std::uint64_t>(size, max_bytes)));
   for (std::uint64_t done = 0; done < size;) {
-    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(size - done, chunk_bytes));
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(size - done, max_bytes));
     std::span<std::byte> piece(buffer.data(), n);
     if (auto s = f.read_range(start + done, piece); !s) {
       safetensors::error e = std::move(s).err();
@@ -43,6 +44,10 @@ safetensors::status for_each_chunk(const safetensors::file& f, const safetensors
     done += n;
   }
   return {};
+}
+
+std::size_t element_chunk_bytes(safetensors::dtype t) {
+  return chunk_elements * safetensors::dtype_bits(t) / 8;
 }
 
 std::uint64_t total_tensor_bytes(const safetensors::file& f) { return f.meta().data_size(); }
