@@ -28,7 +28,10 @@ safetensors::status write_rewritten(const safetensors::file& in, const std::stri
   }
   auto plan = safetensors::write_plan::make(std::move(specs), options);
   if (!plan) {
+    // The user asked for an impossible output (a name clash, F4 with an odd count, ...):
+    // a usage problem, not a broken input file.
     safetensors::error e = std::move(plan).err();
+    e.code = safetensors::error_code::invalid_argument;
     if (e.path.empty()) e.path = out_path;
     return e;
   }
