@@ -2,7 +2,6 @@
 // stats_accumulator: one pass, per-chunk moments merged pairwise.
 #include "safetensors/stats.h"
 
-#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -25,8 +24,9 @@ void stats_accumulator::add_values(std::span<const T> values) noexcept {
       if (v == 0) ++s_.zeros;
       ++n;
       sum += v;
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
+      // -0 sorts below +0, so min and max do not depend on the order of equal zeros.
+      if (v < lo || (v == lo && std::signbit(v))) lo = v;
+      if (v > hi || (v == hi && !std::signbit(v))) hi = v;
     }
   }
   s_.count += values.size();
@@ -45,8 +45,8 @@ void stats_accumulator::add_values(std::span<const T> values) noexcept {
     finite_ = n;
     return;
   }
-  s_.min = std::min(s_.min, lo);
-  s_.max = std::max(s_.max, hi);
+  if (lo < s_.min || (lo == s_.min && std::signbit(lo))) s_.min = lo;
+  if (hi > s_.max || (hi == s_.max && !std::signbit(hi))) s_.max = hi;
   const auto na = static_cast<double>(finite_);
   const auto nb = static_cast<double>(n);
   const double total = na + nb;
