@@ -30,8 +30,9 @@ progress::progress(std::string label, std::uint64_t total, bool enabled)
 progress::~progress() { finish(); }
 
 void progress::advance(std::uint64_t bytes) {
+  const bool first = done_ == 0;
   done_ += bytes;
-  if (active_) draw(false);
+  if (active_) draw(first);
 }
 
 void progress::draw(bool force) {
