@@ -146,10 +146,16 @@ TEST(CliInspect, MissingFileAndUsageErrorsExit2) {
   auto missing = run_cli({"inspect", (st_test::scratch_dir() / "absent.safetensors").string()});
   EXPECT_EQ(missing.status, 2);
   EXPECT_NE(missing.err.find("No such file or directory"), std::string::npos) << missing.err;
-  EXPECT_EQ(run_cli({"inspect"}).status, 2);
+  auto usage = run_cli({"inspect"});
+  EXPECT_EQ(usage.status, 2);
+  EXPECT_EQ(usage.err, "safetensors: error: file is required (see 'safetensors --help')\n");
   EXPECT_EQ(run_cli({"inspect", "--no-such-flag", "x"}).status, 2);
   EXPECT_EQ(run_cli({}).status, 2);
   EXPECT_EQ(run_cli({"no-such-command"}).status, 2);
+  EXPECT_EQ(run_cli({"inspect", "--tree", "--depth", "-5", "x"}).status, 2);
+  auto tol = run_cli({"diff", "a", "b", "--rtol", "-1"});
+  EXPECT_EQ(tol.status, 2);
+  EXPECT_EQ(tol.err, "safetensors: error: --rtol and --atol must be numbers >= 0\n");
 }
 
 TEST(CliInspect, EverySubcommandHasHelp) {

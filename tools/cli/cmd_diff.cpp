@@ -113,6 +113,10 @@ std::string opt_json(const std::optional<std::string>& s) {
 }
 
 int run_diff(const diff_args& args) {
+  if (!(args.rtol >= 0) || !(args.atol >= 0)) {
+    print_error("--rtol and --atol must be numbers >= 0");
+    return exit_usage;
+  }
   auto fa = open_input(args.a);
   if (!fa) {
     print_error(fa.err());
@@ -250,8 +254,8 @@ const command_registrar registrar{
       auto args = std::make_shared<diff_args>();
       app.add_option("a", args->a, "First SafeTensors file (A)")->required();
       app.add_option("b", args->b, "Second SafeTensors file (B, the reference for --rtol)")->required();
-      app.add_option("--rtol", args->rtol, "Relative tolerance (default 0)")->check(CLI::NonNegativeNumber);
-      app.add_option("--atol", args->atol, "Absolute tolerance (default 0)")->check(CLI::NonNegativeNumber);
+      app.add_option("--rtol", args->rtol, "Relative tolerance (default 0)");
+      app.add_option("--atol", args->atol, "Absolute tolerance (default 0)");
       app.add_flag("--json", args->json, "Print one JSON object");
       app.add_flag("-q,--quiet", args->quiet, "No progress bar");
       return [args] { return run_diff(*args); };

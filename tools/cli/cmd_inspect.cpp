@@ -110,6 +110,10 @@ struct inspect_args {
 };
 
 int run_inspect(const inspect_args& args) {
+  if (args.depth < -1) {
+    print_error("--depth must be >= 0");
+    return exit_usage;
+  }
   auto f = open_input(args.file);
   if (!f) {
     print_error(f.err());
@@ -137,8 +141,7 @@ const command_registrar registrar{
       app.add_option("file", args->file, "SafeTensors file")->required();
       app.add_flag("--json", args->json, "Print the parsed header as JSON (with --tree: the tree as JSON)");
       app.add_flag("--tree", args->tree, "Group tensors by dotted name prefix, with parameter counts per group");
-      app.add_option("--depth", args->depth, "With --tree: show groups down to this depth only")
-          ->check(CLI::NonNegativeNumber);
+      app.add_option("--depth", args->depth, "With --tree: show groups down to this depth only (default: all)");
       return [args] { return run_inspect(*args); };
     }};
 

@@ -112,7 +112,7 @@ name_tree build_name_tree(std::span<const safetensors::tensor_info> tensors) {
 void print_name_tree(const name_tree& root, int max_depth) {
   std::vector<line> lines;
   lines.push_back({"(all)", with_commas(root.params), fmt::format("{} tensors", root.tensors)});
-  collect(root, 1, max_depth < 0 ? -1 : max_depth, lines);
+  if (max_depth != 0) collect(root, 1, max_depth, lines);
   std::size_t left = 0;
   std::size_t params = 0;
   for (const line& l : lines) {
