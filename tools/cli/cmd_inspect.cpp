@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "checkpoint_input.h"
 #include "command.h"
 #include "input.h"
 #include "progress.h"
@@ -114,6 +115,7 @@ int run_inspect(const inspect_args& args) {
     print_error("--depth must be >= 0");
     return exit_usage;
   }
+  if (is_checkpoint_path(args.file)) return inspect_checkpoint(args.file, args.json);
   auto f = open_input(args.file);
   if (!f) {
     print_error(f.err());
@@ -138,7 +140,7 @@ const command_registrar registrar{
     "inspect", "Summarise a file: tensors, dtypes, parameters, alignment, metadata",
     [](CLI::App& app) -> std::function<int()> {
       auto args = std::make_shared<inspect_args>();
-      app.add_option("file", args->file, "SafeTensors file")->required();
+      app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")->required();
       app.add_flag("--json", args->json, "Print the parsed header as JSON (with --tree: the tree as JSON)");
       app.add_flag("--tree", args->tree, "Group tensors by dotted name prefix, with parameter counts per group");
       app.add_option("--depth", args->depth, "With --tree: show groups down to this depth only (default: all)");
