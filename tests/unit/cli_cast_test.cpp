@@ -84,6 +84,28 @@ TEST(CliCast, EveryFloatTargetMatchesTheEncoder) {
   }
 }
 
+TEST(CliCast, SaturateClampsF8Overflow) {
+  cast_fixture fx;
+  const fs::path sat = fx.dir / "sat.safetensors";
+  ASSERT_EQ(st_test::run_cli({"cast", fx.in.string(), fx.out.string(), "--dtype", "F8_E4M3", "--only", "w"}).status, 0);
+  ASSERT_EQ(
+      st_test::run_cli({"cast", fx.in.string(), sat.string(), "--dtype", "F8_E4M3", "--only", "w", "--saturate"})
+          .status,
+      0);
+  auto plain = safetensors::file::open(fx.out.string());
+  auto clamped = safetensors::file::open(sat.string());
+  ASSERT_TRUE(plain.ok() && clamped.ok());
+  std::vector<std::byte> expected(values.size());
+  safetensors::encode_options o;
+  o.saturate = true;
+  ASSERT_TRUE(safetensors::encode_from_f32(safetensors::dtype::F8_E4M3, values, expected, o).ok());
+  EXPECT_EQ(bytes_of(*clamped, "w"), expected);
+  EXPECT_EQ(bytes_of(*plain, "w"), expected_encoding(safetensors::dtype::F8_E4M3));
+  // 3e38 (element 2) is NaN without --saturate and 448 (0x7E) with it.
+  EXPECT_EQ(bytes_of(*plain, "w")[2], std::byte{0x7F});
+  EXPECT_EQ(bytes_of(*clamped, "w")[2], std::byte{0x7E});
+}
+
 TEST(CliCast, RoundTripThroughF64IsExact) {
   cast_fixture fx;
   const fs::path back = fx.dir / "back.safetensors";

@@ -23,6 +23,7 @@ struct cast_args {
   std::vector<std::string> only;
   std::vector<std::string> exclude;
   bool quiet = false;
+  bool saturate = false;
 };
 
 int run_cast(const cast_args& args) {
@@ -54,7 +55,9 @@ int run_cast(const cast_args& args) {
   }
   safetensors::write_options options;
   options.metadata = f->meta().metadata();
-  if (auto s = write_rewritten(*f, args.out, outputs, options, !args.quiet, "cast"); !s) {
+  safetensors::encode_options encode;
+  encode.saturate = args.saturate;
+  if (auto s = write_rewritten(*f, args.out, outputs, options, !args.quiet, "cast", encode); !s) {
     print_error(s.err());
     return exit_code_for(s.err());
   }
@@ -72,6 +75,8 @@ const command_registrar registrar{
           ->allow_extra_args(false);
       app.add_option("--exclude", args->exclude, "Leave tensors matching this glob or name unchanged (repeatable)")
           ->allow_extra_args(false);
+      app.add_flag("--saturate", args->saturate,
+                   "F8 targets: values beyond the range become the largest finite value, not NaN/Inf");
       app.add_flag("-q,--quiet", args->quiet, "No progress bar");
       return [args] { return run_cast(*args); };
     }};

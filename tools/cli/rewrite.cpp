@@ -19,7 +19,7 @@ safetensors::error in_file(safetensors::error e, const std::string& path, std::s
 safetensors::status write_rewritten(const safetensors::file& in, const std::string& out_path,
                                     const std::vector<output_tensor>& tensors,
                                     const safetensors::write_options& options, bool show_progress,
-                                    const std::string& label) {
+                                    const std::string& label, const safetensors::encode_options& encode) {
   std::vector<safetensors::tensor_spec> specs;
   std::uint64_t total = 0;
   for (const auto& t : tensors) {
@@ -51,7 +51,7 @@ safetensors::status write_rewritten(const safetensors::file& in, const std::stri
         in, *t.source, buffer,
         [&](std::span<const std::byte> chunk) -> safetensors::status {
           if (convert) {
-            if (auto c = convert_chunk(from, t.type, chunk, scratch32, scratch64, converted); !c) {
+            if (auto c = convert_chunk(from, t.type, chunk, scratch32, scratch64, converted, encode); !c) {
               return in_file(std::move(c).err(), in.path(), t.source->name);
             }
             if (auto a = writer->append(t.name, converted); !a) return a;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "safetensors/convert.h"
 #include "safetensors/file.h"
 #include "safetensors/writer.h"
 
@@ -23,6 +24,7 @@ struct output_tensor {
 [[nodiscard]] safetensors::status write_rewritten(const safetensors::file& in, const std::string& out_path,
                                                   const std::vector<output_tensor>& tensors,
                                                   const safetensors::write_options& options, bool show_progress,
-                                                  const std::string& label);
+                                                  const std::string& label,
+                                                  const safetensors::encode_options& encode = {});
 
 }  // namespace st_cli

@@ -22,7 +22,7 @@ safetensors::status decode_values(safetensors::dtype type, std::span<const std::
 
 safetensors::status convert_chunk(safetensors::dtype from, safetensors::dtype to, std::span<const std::byte> chunk,
                                   std::vector<float>& scratch32, std::vector<double>& scratch64,
-                                  std::vector<std::byte>& out) {
+                                  std::vector<std::byte>& out, const safetensors::encode_options& options) {
   static_assert(std::endian::native == std::endian::little, "tensor bytes are little-endian");
   const std::size_t n = elements_in(from, chunk.size());
   out.resize(n * safetensors::dtype_bits(to) / 8);
@@ -34,7 +34,7 @@ safetensors::status convert_chunk(safetensors::dtype from, safetensors::dtype to
   }
   scratch32.resize(n);
   if (auto s = safetensors::decode_to_f32(from, chunk, scratch32); !s) return s;
-  return safetensors::encode_from_f32(to, scratch32, out);
+  return safetensors::encode_from_f32(to, scratch32, out, options);
 }
 
 }  // namespace st_cli

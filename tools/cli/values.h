@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "safetensors/convert.h"
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
 
@@ -20,7 +21,8 @@ namespace st_cli {
 /// (resized). Goes through float32, or float64 when the target is F64.
 [[nodiscard]] safetensors::status convert_chunk(safetensors::dtype from, safetensors::dtype to,
                                                 std::span<const std::byte> chunk, std::vector<float>& scratch32,
-                                                std::vector<double>& scratch64, std::vector<std::byte>& out);
+                                                std::vector<double>& scratch64, std::vector<std::byte>& out,
+                                                const safetensors::encode_options& options = {});
 
 /// True for the dtypes `cast` converts: floating point, complex excluded.
 [[nodiscard]] bool castable(safetensors::dtype t);
