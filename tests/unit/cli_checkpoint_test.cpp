@@ -75,6 +75,14 @@ TEST(CliShard, InspectAndValidateTakeCheckpoints) {
                                        q(dir / "out" / "model.safetensors.index.json") + " " + q(in));
   EXPECT_EQ(validate.status, 0) << validate.out;
   EXPECT_NE(validate.out.find("ok (12 tensors in"), std::string::npos) << validate.out;
+  // ls lists every shard's tensors, shard by shard: the same names as the single file.
+  auto ls_checkpoint = st_test::run_command(cli() + " ls " + q(dir / "out"));
+  auto ls_index = st_test::run_command(cli() + " ls " + q(dir / "out" / "model.safetensors.index.json"));
+  auto ls_file = st_test::run_command(cli() + " ls " + q(in));
+  EXPECT_EQ(ls_checkpoint.status, 0);
+  EXPECT_EQ(std::count(ls_checkpoint.out.begin(), ls_checkpoint.out.end(), '\n'), 12);
+  EXPECT_EQ(ls_checkpoint.out, ls_index.out);
+  EXPECT_EQ(ls_checkpoint.out, ls_file.out) << "shards keep the writer's order";
 }
 
 TEST(CliShard, ProblemsGiveExitCodes) {

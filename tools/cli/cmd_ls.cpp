@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// `safetensors ls FILE [--json]`: tensor names in file order, one per line (for scripts).
+// `safetensors ls FILE|DIR|INDEX [--json]`: tensor names in file order, one per line (for
+// scripts). A checkpoint lists its shards in order, each in file order.
 #include <memory>
 
 #include <fmt/format.h>
 
+#include "checkpoint_input.h"
 #include "command.h"
 #include "input.h"
 #include "json_util.h"
@@ -17,26 +19,45 @@ struct ls_args {
   bool json = false;
 };
 
+void print_names(const std::vector<std::string_view>& names, bool json) {
+  if (json) {
+    fmt::print("{}\n", json_string_array(names));
+  } else {
+    for (std::string_view name : names) fmt::print("{}\n", name);
+  }
+}
+
 int run_ls(const ls_args& args) {
+  std::vector<std::string_view> names;
+  if (is_checkpoint_path(args.file)) {
+    safetensors::checkpoint_options options;
+    options.shard.backend = safetensors::io_backend::pread;  // names need headers only
+    auto c = safetensors::checkpoint::open(args.file, options);
+    if (!c) {
+      print_error(c.err());
+      return exit_code_for(c.err());
+    }
+    for (const auto& shard : c->shards()) {
+      for (const auto& t : shard.file.tensors()) names.push_back(t.name);
+    }
+    print_names(names, args.json);
+    return exit_ok;
+  }
   auto f = open_input(args.file);
   if (!f) {
     print_error(f.err());
     return exit_code_for(f.err());
   }
-  if (args.json) {
-    std::vector<std::string_view> names;
-    for (const auto& t : f->tensors()) names.push_back(t.name);
-    fmt::print("{}\n", json_string_array(names));
-  } else {
-    for (const auto& t : f->tensors()) fmt::print("{}\n", t.name);
-  }
+  for (const auto& t : f->tensors()) names.push_back(t.name);
+  print_names(names, args.json);
   return exit_ok;
 }
 
 const command_registrar registrar{"ls", "List tensor names, one per line, in file order",
                                   [](CLI::App& app) -> std::function<int()> {
                                     auto args = std::make_shared<ls_args>();
-                                    app.add_option("file", args->file, "SafeTensors file")->required();
+                                    app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")
+                                        ->required();
                                     app.add_flag("--json", args->json, "Print a JSON array of names");
                                     return [args] { return run_ls(*args); };
                                   }};
