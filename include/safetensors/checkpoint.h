@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -184,5 +185,18 @@ struct shard_assignment {
 /// an older checkpoint with more shards) are never touched. Returns the assignment used.
 [[nodiscard]] result<shard_assignment> write_checkpoint(const std::string& directory, std::span<const tensor_data> tensors,
                                       const shard_write_options& options = {});
+
+/// Receives the next chunk of the tensor being produced.
+using chunk_sink = std::function<status(std::span<const std::byte>)>;
+/// Produces tensor `index` (into the spec list) by passing its bytes, in order, to `sink`.
+using tensor_producer = std::function<status(std::size_t index, const chunk_sink& sink)>;
+
+/// The same, with tensors produced on demand in chunks, so memory stays bounded by the
+/// producer's chunks. Tensors are produced one at a time, in the order of `tensors`; a
+/// producer that passes more or fewer bytes than the dtype and shape need fails the write
+/// (InvalidArgument), as does any error it returns, leaving the directory unchanged.
+[[nodiscard]] result<shard_assignment> write_checkpoint(const std::string& directory, std::span<const tensor_spec> tensors,
+                                                        const tensor_producer& produce,
+                                                        const shard_write_options& options = {});
 
 }  // namespace safetensors

@@ -23,8 +23,6 @@ bool iequals(std::string_view a, std::string_view b) {
          });
 }
 
-std::uint64_t tensor_bytes(const tensor_spec& t) { return byte_size(t.type, t.shape).bytes; }
-
 }  // namespace
 
 result<std::uint64_t> parse_byte_size(std::string_view text) {
@@ -109,16 +107,22 @@ result<shard_assignment> assign_shards(std::span<const tensor_spec> tensors, con
 
 result<shard_assignment> write_checkpoint(const std::string& directory, std::span<const tensor_data> tensors,
                         const shard_write_options& options) {
+  std::vector<tensor_spec> specs;
+  specs.reserve(tensors.size());
+  for (const tensor_data& t : tensors) specs.push_back({t.name, t.type, t.shape});
+  return write_checkpoint(
+      directory, specs, [&](std::size_t i, const chunk_sink& sink) { return sink(tensors[i].data); }, options);
+}
+
+result<shard_assignment> write_checkpoint(const std::string& directory, std::span<const tensor_spec> specs,
+                                          const tensor_producer& produce, const shard_write_options& options) {
   auto located = [&](error e) {
     if (e.path.empty()) e.path = directory;
     return e;
   };
-  std::vector<tensor_spec> specs;
-  specs.reserve(tensors.size());
-  for (const tensor_data& t : tensors) specs.push_back({t.name, t.type, t.shape});
   {
     std::vector<std::string_view> names;
-    for (const tensor_data& t : tensors) names.push_back(t.name);
+    for (const tensor_spec& t : specs) names.push_back(t.name);
     std::sort(names.begin(), names.end());
     if (auto dup = std::adjacent_find(names.begin(), names.end()); dup != names.end()) {
       return located(make_error(error_code::invalid_argument, fmt::format("tensor name '{}' appears twice", *dup),
@@ -143,28 +147,36 @@ result<shard_assignment> write_checkpoint(const std::string& directory, std::spa
       e.path = path;
       return e;
     }
-    for (std::size_t i : assignment->shards[s]) {
-      if (tensors[i].data.size() != tensor_bytes(specs[i])) {
-        error e = make_error(error_code::invalid_argument,
-                             fmt::format("tensor '{}' has {} bytes of data, its dtype and shape need {}",
-                                         tensors[i].name, tensors[i].data.size(), tensor_bytes(specs[i])),
-                             std::nullopt, tensors[i].name);
-        e.path = path;
-        return e;
-      }
-    }
     auto out = atomic_file::create(path, plan->file_size());
     if (!out) return std::move(out).err();
     if (auto w = out->write_at(0, plan->header_bytes()); !w) return std::move(w).err();
     for (std::size_t i : assignment->shards[s]) {
-      const planned_tensor* p = plan->find(tensors[i].name);
-      if (auto w = out->write_at(plan->data_start() + p->begin, tensors[i].data); !w) {
-        error e = std::move(w).err();
-        e.tensor = tensors[i].name;
+      const planned_tensor* p = plan->find(specs[i].name);
+      const std::uint64_t need = p->byte_size();
+      std::uint64_t written = 0;
+      auto wrong_size = [&](std::uint64_t got) {
+        error e = make_error(error_code::invalid_argument,
+                             fmt::format("tensor '{}' has {} bytes of data, its dtype and shape need {}",
+                                         specs[i].name, got, need),
+                             std::nullopt, specs[i].name);
+        e.path = path;
+        return e;
+      };
+      const chunk_sink sink = [&](std::span<const std::byte> chunk) -> status {
+        if (chunk.size() > need - written) return wrong_size(written + chunk.size());
+        if (auto w = out->write_at(plan->data_start() + p->begin + written, chunk); !w) return w;
+        written += chunk.size();
+        return {};
+      };
+      if (auto produced = produce(i, sink); !produced) {
+        error e = std::move(produced).err();
+        if (!e.tensor) e.tensor = specs[i].name;
+        if (e.path.empty()) e.path = path;
         return e;
       }
-      weight_map.emplace_back(tensors[i].name, file_name);
-      total_size += p->byte_size();
+      if (written != need) return wrong_size(written);
+      weight_map.emplace_back(specs[i].name, file_name);
+      total_size += need;
     }
     if (auto synced = out->sync(); !synced) return std::move(synced).err();
     pending.push_back(std::move(out).value());

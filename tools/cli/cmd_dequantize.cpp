@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// `safetensors dequantize IN OUT [--dtype F32|F16|BF16]`: every quantized MLX layer becomes
-// a plain `P.weight` (scales and biases dropped), everything else is copied; streamed in
-// row chunks with bounded memory, written atomically.
+// `safetensors dequantize IN OUT [--dtype F32|F16|BF16] [--max-shard-size 5GB]`: every
+// quantized MLX layer becomes a plain `P.weight` (scales and biases dropped), everything
+// else is copied; streamed in row chunks with bounded memory, written atomically. IN may be
+// a sharded checkpoint (directory or index); OUT is then a checkpoint directory.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -9,6 +10,7 @@
 #include "command.h"
 #include "mlx_stream.h"
 #include "report.h"
+#include "safetensors/checkpoint.h"
 #include "safetensors/file.h"
 #include "safetensors/mlx_checkpoint.h"
 #include "safetensors/writer.h"
@@ -23,16 +25,34 @@ struct dequantize_args {
   std::string in;
   std::string out;
   std::string dtype_name;
+  std::string max_shard_size = "5GB";
 };
 
 bool is_quantization_key(std::string_view k) {
   return k == "quantization_bits" || k == "quantization_group_size" || k == "quantization_mode";
 }
 
+/// The kernel view of a layer whose tensors may sit in different shards.
+safetensors::result<mlx::quantized_ref> layer_view(const mlx_input& in, const mlx::quantized_layer& layer) {
+  mlx::quantized_ref q;
+  q.params = layer.params;
+  q.rows = layer.rows;
+  q.cols = layer.cols;
+  q.scale_type = layer.scale_type;
+  for (auto [name, span] : {std::pair{&layer.weight, &q.weight}, std::pair{&layer.scales, &q.scales},
+                            std::pair{&layer.biases, &q.biases}}) {
+    if (name->empty()) continue;
+    auto v = in.view(*name);
+    if (!v) return safetensors::make_error(safetensors::error_code::tensor_not_found, "tensor not found", std::nullopt, *name);
+    *span = v->data;
+  }
+  return q;
+}
+
 /// Dequantizes one layer into `out`, a chunk of rows at a time.
-safetensors::status write_layer(const safetensors::file& in, const mlx::quantized_layer& layer, dtype out_type,
-                                safetensors::stream_writer& out) {
-  auto whole = mlx::layer_ref(in, layer);
+safetensors::status write_layer(const mlx_input& in, const mlx::quantized_layer& layer, dtype out_type,
+                                const safetensors::chunk_sink& out) {
+  auto whole = layer_view(in, layer);
   if (!whole) return std::move(whole).err();
   if (layer.rows == 0 || layer.cols == 0) return {};
   const std::size_t out_row = layer.cols * (safetensors::dtype_bits(out_type) / 8);
@@ -54,7 +74,7 @@ safetensors::status write_layer(const safetensors::file& in, const mlx::quantize
       e.message = fmt::format("layer '{}': {}", layer.path, e.message);
       return e;
     }
-    if (auto s = out.append(layer.weight, dst); !s) return s;
+    if (auto s = out(dst); !s) return s;
   }
   return {};
 }
@@ -75,16 +95,25 @@ int run_dequantize(const dequantize_args& args) {
       return exit_usage;
     }
   }
-  auto in = safetensors::file::open(args.in);
+  auto in = mlx_input::open(args.in);
   if (!in) return fail(in.err(), args.in);
-  auto config = mlx::read_config_beside(args.in);
+  std::uint64_t max_shard_bytes = safetensors::default_max_shard_bytes;
+  if (in->sharded()) {
+    auto max = safetensors::parse_byte_size(args.max_shard_size);
+    if (!max) {
+      print_error(max.err());
+      return exit_usage;
+    }
+    max_shard_bytes = *max;
+  }
+  auto config = mlx::read_config_beside(in->anchor());
   if (!config) return fail(config.err(), args.in);
   auto info = mlx::describe_checkpoint(in->meta(), *config ? &**config : nullptr);
   if (!info) return fail(info.err(), args.in);
   print_warnings(args.in, info->warnings);
 
   std::vector<safetensors::tensor_spec> specs;
-  for (const auto& t : in->tensors()) {
+  for (const auto& t : in->meta().tensors()) {
     if (info->is_companion(t.name)) continue;
     if (const auto* layer = info->find_weight(t.name)) {
       specs.push_back({layer->weight, forced.value_or(layer->params.mode == mlx::quant_mode::affine ? layer->scale_type
@@ -94,28 +123,41 @@ int run_dequantize(const dequantize_args& args) {
       specs.push_back({std::string(t.name), t.type, {t.shape.begin(), t.shape.end()}});
     }
   }
-  safetensors::write_options options;
+  std::optional<safetensors::metadata_map> metadata;
   if (in->meta().metadata()) {
     safetensors::metadata_map kept;
     for (const auto& [k, v] : *in->meta().metadata()) {
       if (!is_quantization_key(k)) kept.emplace(k, v);
     }
-    options.metadata = std::move(kept);
+    metadata = std::move(kept);
   }
+  progress_line progress("dequantize", specs.size());
+  auto produce = [&](std::string_view name, dtype type, const safetensors::chunk_sink& sink) -> safetensors::status {
+    safetensors::status s;
+    if (const auto* layer = info->find_weight(name)) {
+      s = write_layer(*in, *layer, type, sink);
+    } else {
+      s = copy_tensor(*in->view(name), sink);
+    }
+    if (s) progress.step(name);
+    return s;
+  };
+
+  if (in->sharded()) {
+    const auto s = write_sharded(
+        args.out, *in, specs,
+        [&](std::size_t i, const safetensors::chunk_sink& sink) { return produce(specs[i].name, specs[i].type, sink); },
+        max_shard_bytes, metadata);
+    return s ? exit_ok : fail(s.err(), args.out);
+  }
+  safetensors::write_options options;
+  options.metadata = std::move(metadata);
   auto plan = safetensors::write_plan::make(std::move(specs), options);
   if (!plan) return fail(plan.err(), args.out);
   auto writer = safetensors::stream_writer::create(args.out, std::move(plan).value());
   if (!writer) return fail(writer.err(), args.out);
-  progress_line progress("dequantize", writer->plan().tensors().size());
   for (const auto& planned : writer->plan().tensors()) {
-    safetensors::status s;
-    if (const auto* layer = info->find_weight(planned.name)) {
-      s = write_layer(*in, *layer, planned.type, *writer);
-    } else {
-      s = copy_tensor(*in, *in->find(planned.name), *writer);
-    }
-    if (!s) return fail(s.err(), args.out);
-    progress.step(planned.name);
+    if (auto s = produce(planned.name, planned.type, append_to(*writer, planned.name)); !s) return fail(s.err(), args.out);
   }
   if (auto s = writer->commit(); !s) return fail(s.err(), args.out);
   return exit_ok;
@@ -125,11 +167,18 @@ const command_registrar registrar{
     "dequantize", "Turn an MLX quantized checkpoint into plain F32/F16/BF16 weights",
     [](CLI::App& app) -> std::function<int()> {
       auto args = std::make_shared<dequantize_args>();
-      app.add_option("in", args->in, "MLX SafeTensors file (config.json beside it is read when present)")->required();
-      app.add_option("out", args->out, "Output file")->required();
+      app.add_option("in", args->in,
+                     "MLX SafeTensors file, or a sharded checkpoint's directory or index (config.json beside it is "
+                     "read when present)")
+          ->required();
+      app.add_option("out", args->out, "Output file; for a sharded input, the output checkpoint directory")
+          ->required();
       app.add_option("--dtype", args->dtype_name,
                      "Output dtype of dequantized weights: F32, F16 or BF16 (default: MLX's, the scales' dtype "
                      "for affine layers and BF16 for fp modes)");
+      app.add_option("--max-shard-size", args->max_shard_size,
+                     "Sharded input only: largest output shard, decimal (5GB) or binary (2GiB) units")
+          ->capture_default_str();
       return [args] { return run_dequantize(*args); };
     }};
 

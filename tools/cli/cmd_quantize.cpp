@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // `safetensors quantize IN OUT [--bits B] [--group-size G] [--mode M] [--only GLOB]...
-// [--exclude GLOB]... [--config-out PATH]`: writes an MLX-layout checkpoint (P.weight as
-// U32 codes, P.scales, P.biases) with MLX's CPU quantizer, streamed in row chunks.
+// [--exclude GLOB]... [--config-out PATH] [--max-shard-size 5GB]`: writes an MLX-layout
+// checkpoint (P.weight as U32 codes, P.scales, P.biases) with MLX's CPU quantizer, streamed
+// in row chunks. IN may be a sharded checkpoint; OUT is then a checkpoint directory.
+#include <map>
 #include <algorithm>
 #include <fstream>
 
@@ -30,10 +32,11 @@ struct quantize_args {
   std::vector<std::string> only;
   std::vector<std::string> exclude;
   std::string config_out;
+  std::string max_shard_size = "5GB";
 };
 
 struct planned_layer {
-  const safetensors::tensor_info* source = nullptr;
+  const safetensors::tensor_info* source = nullptr;  // entry in mlx_input::meta()
   std::string path;
   std::uint64_t rows = 0;
   std::uint64_t cols = 0;
@@ -46,9 +49,14 @@ int fail(const safetensors::error& e, const std::string& path) {
   return exit_code_for(shown);
 }
 
-safetensors::status write_layer(const safetensors::file& in, const planned_layer& layer, const mlx::quant_params& p,
-                                safetensors::stream_writer& out) {
-  const auto data = in.view(*layer.source).data;
+/// Where a layer's three outputs go.
+struct layer_sinks {
+  safetensors::chunk_sink weight, scales, biases;
+};
+
+safetensors::status write_layer(const mlx_input& in, const planned_layer& layer, const mlx::quant_params& p,
+                                const layer_sinks& out) {
+  const auto data = in.view(layer.source->name)->data;
   if (layer.rows == 0) return {};
   const std::size_t in_row = data.size() / layer.rows;
   const std::size_t w_row = layer.cols * p.bits / 8;
@@ -67,10 +75,10 @@ safetensors::status write_layer(const safetensors::file& in, const planned_layer
       e.tensor = std::string(layer.source->name);
       return e;
     }
-    for (auto [suffix, span] : {std::pair{".weight", parts.weight}, std::pair{".scales", parts.scales},
-                                std::pair{".biases", parts.biases}}) {
-      if (span.empty() && !affine && std::string_view(suffix) == ".biases") continue;
-      if (auto st2 = out.append(layer.path + suffix, span); !st2) return st2;
+    for (auto [sink, span] : {std::pair{&out.weight, parts.weight}, std::pair{&out.scales, parts.scales},
+                              std::pair{&out.biases, parts.biases}}) {
+      if (!affine && sink == &out.biases) continue;
+      if (auto st2 = (*sink)(span); !st2) return st2;
     }
   }
   return {};
@@ -96,9 +104,18 @@ int run_quantize(const quantize_args& args) {
     print_error(s.err().message);
     return exit_usage;
   }
-  auto in = safetensors::file::open(args.in);
+  auto in = mlx_input::open(args.in);
   if (!in) return fail(in.err(), args.in);
-  auto config = mlx::read_config_beside(args.in);
+  std::uint64_t max_shard_bytes = safetensors::default_max_shard_bytes;
+  if (in->sharded()) {
+    auto max = safetensors::parse_byte_size(args.max_shard_size);
+    if (!max) {
+      print_error(max.err());
+      return exit_usage;
+    }
+    max_shard_bytes = *max;
+  }
+  auto config = mlx::read_config_beside(in->anchor());
   if (!config) return fail(config.err(), args.in);
   auto info = mlx::describe_checkpoint(in->meta(), *config ? &**config : nullptr);
   if (!info) return fail(info.err(), args.in);
@@ -106,7 +123,7 @@ int run_quantize(const quantize_args& args) {
   const mlx::selection_rules rules{args.only, args.exclude};
   std::vector<safetensors::tensor_spec> specs;
   std::vector<planned_layer> layers;
-  for (const auto& t : in->tensors()) {
+  for (const auto& t : in->meta().tensors()) {
     const bool already = info->find_weight(t.name) != nullptr || info->is_companion(t.name);
     if (!already && mlx::selected_for_quantization(t, p, rules)) {
       planned_layer layer{&t, std::string(t.name.substr(0, t.name.size() - 7)), 1, t.shape.back()};
@@ -135,27 +152,81 @@ int run_quantize(const quantize_args& args) {
     }
     specs.push_back({std::string(t.name), t.type, {t.shape.begin(), t.shape.end()}});
   }
-  safetensors::write_options options;
-  options.metadata = in->meta().metadata().value_or(safetensors::metadata_map{});
-  (*options.metadata)["format"] = "mlx";
-  (*options.metadata)["quantization_bits"] = std::to_string(p.bits);
-  (*options.metadata)["quantization_group_size"] = std::to_string(p.group_size);
-  (*options.metadata)["quantization_mode"] = std::string(mlx::mode_name(p.mode));
-  auto plan = safetensors::write_plan::make(std::move(specs), options);
-  if (!plan) return fail(plan.err(), args.out);
-  auto writer = safetensors::stream_writer::create(args.out, std::move(plan).value());
-  if (!writer) return fail(writer.err(), args.out);
-  progress_line progress("quantize", in->tensors().size());
-  for (const auto& layer : layers) {
-    if (auto s = write_layer(*in, layer, p, *writer); !s) return fail(s.err(), args.in);
-    progress.step(layer.source->name);
+  safetensors::metadata_map metadata = in->meta().metadata().value_or(safetensors::metadata_map{});
+  metadata["format"] = "mlx";
+  metadata["quantization_bits"] = std::to_string(p.bits);
+  metadata["quantization_group_size"] = std::to_string(p.group_size);
+  metadata["quantization_mode"] = std::string(mlx::mode_name(p.mode));
+  progress_line progress("quantize", in->meta().tensors().size());
+  auto is_layer = [&](const safetensors::tensor_info& t) {
+    return std::any_of(layers.begin(), layers.end(), [&](const planned_layer& l) { return l.source == &t; });
+  };
+
+  if (in->sharded()) {
+    // Tensors are written one after the other, so while a layer's codes stream out its
+    // scales and biases (at most half the codes' size, 1/8 for 4-bit g64) are kept for
+    // their turn.
+    std::map<std::string, std::vector<std::byte>, std::less<>> held;
+    auto keep = [&held](std::string name) {
+      return [&held, name = std::move(name)](std::span<const std::byte> chunk) -> safetensors::status {
+        auto& buffer = held[name];
+        buffer.insert(buffer.end(), chunk.begin(), chunk.end());
+        return {};
+      };
+    };
+    const safetensors::chunk_sink discard = [](std::span<const std::byte>) -> safetensors::status { return {}; };
+    auto produce = [&](std::size_t i, const safetensors::chunk_sink& sink) -> safetensors::status {
+      const std::string& name = specs[i].name;
+      const auto dot = name.rfind('.');
+      const std::string_view path = std::string_view(name).substr(0, dot);
+      const std::string_view suffix = dot == std::string::npos ? std::string_view() : std::string_view(name).substr(dot);
+      const auto layer = std::find_if(layers.begin(), layers.end(), [&](const planned_layer& l) { return l.path == path; });
+      if (layer == layers.end() || (suffix != ".weight" && suffix != ".scales" && suffix != ".biases")) {
+        const auto s = copy_tensor(*in->view(name), sink);
+        if (s) progress.step(name);
+        return s;
+      }
+      if (suffix == ".weight") {
+        const auto s = write_layer(*in, *layer, p, {sink, keep(layer->path + ".scales"), keep(layer->path + ".biases")});
+        if (s) progress.step(layer->source->name);
+        return s;
+      }
+      if (!held.contains(name)) {  // its weight has not been written (yet): compute again
+        if (auto s = write_layer(*in, *layer, p, {discard, keep(layer->path + ".scales"), keep(layer->path + ".biases")});
+            !s) {
+          return s;
+        }
+      }
+      const auto it = held.find(name);
+      if (it == held.end()) return {};  // write_layer always fills it; the size check catches a gap
+      const std::vector<std::byte> bytes = std::move(it->second);
+      held.erase(it);
+      return sink(bytes);
+    };
+    const auto s = write_sharded(args.out, *in, specs, produce, max_shard_bytes, metadata);
+    if (!s) return fail(s.err(), args.out);
+  } else {
+    safetensors::write_options options;
+    options.metadata = std::move(metadata);
+    auto plan = safetensors::write_plan::make(std::move(specs), options);
+    if (!plan) return fail(plan.err(), args.out);
+    auto writer = safetensors::stream_writer::create(args.out, std::move(plan).value());
+    if (!writer) return fail(writer.err(), args.out);
+    for (const auto& layer : layers) {
+      const layer_sinks sinks{append_to(*writer, layer.path + ".weight"), append_to(*writer, layer.path + ".scales"),
+                              append_to(*writer, layer.path + ".biases")};
+      if (auto s = write_layer(*in, layer, p, sinks); !s) return fail(s.err(), args.in);
+      progress.step(layer.source->name);
+    }
+    for (const auto& t : in->meta().tensors()) {
+      if (is_layer(t)) continue;
+      if (auto s = copy_tensor(*in->view(t.name), append_to(*writer, std::string(t.name))); !s) {
+        return fail(s.err(), args.out);
+      }
+      progress.step(t.name);
+    }
+    if (auto s = writer->commit(); !s) return fail(s.err(), args.out);
   }
-  for (const auto& t : in->tensors()) {
-    if (std::any_of(layers.begin(), layers.end(), [&](const planned_layer& l) { return l.source == &t; })) continue;
-    if (auto s = copy_tensor(*in, t, *writer); !s) return fail(s.err(), args.out);
-    progress.step(t.name);
-  }
-  if (auto s = writer->commit(); !s) return fail(s.err(), args.out);
   if (!args.config_out.empty()) {
     std::ofstream cfg(args.config_out, std::ios::trunc);
     cfg << config_fragment(p);
@@ -171,14 +242,20 @@ const command_registrar registrar{
     "quantize", "Quantize linear and embedding weights into an MLX checkpoint",
     [](CLI::App& app) -> std::function<int()> {
       auto args = std::make_shared<quantize_args>();
-      app.add_option("in", args->in, "SafeTensors file with F32/F16/BF16 weights")->required();
-      app.add_option("out", args->out, "Output MLX file")->required();
+      app.add_option("in", args->in,
+                     "SafeTensors file with F32/F16/BF16 weights, or a sharded checkpoint's directory or index")
+          ->required();
+      app.add_option("out", args->out, "Output MLX file; for a sharded input, the output checkpoint directory")
+          ->required();
       app.add_option("--bits", args->bits, "Bits per weight (affine: 2, 3, 4, 5, 6, 8; default per mode)");
       app.add_option("--group-size", args->group_size, "Group size (affine: 32, 64, 128; default per mode)");
       app.add_option("--mode", args->mode, "affine (default), mxfp4, mxfp8 or nvfp4");
       app.add_option("--only", args->only, "Quantize only tensors matching this glob (repeatable)");
       app.add_option("--exclude", args->exclude, "Leave tensors matching this glob unquantized (repeatable)");
       app.add_option("--config-out", args->config_out, "Write an mlx-lm style quantization config fragment here");
+      app.add_option("--max-shard-size", args->max_shard_size,
+                     "Sharded input only: largest output shard, decimal (5GB) or binary (2GiB) units")
+          ->capture_default_str();
       return [args] { return run_quantize(*args); };
     }};
 

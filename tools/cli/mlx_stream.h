@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Helpers shared by `dequantize` and `quantize`: chunked tensor copies into a
-// stream_writer, and a progress line on a terminal.
+// Helpers shared by `dequantize` and `quantize`: their input (one file or a sharded
+// checkpoint), chunked tensor copies, and a progress line on a terminal.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "safetensors/checkpoint.h"
 #include "safetensors/file.h"
 #include "safetensors/writer.h"
 
@@ -15,9 +17,42 @@ namespace st_cli {
 /// Bytes of input or output a command holds in memory per chunk.
 inline constexpr std::size_t mlx_chunk_bytes = 32U << 20;
 
-/// Appends a tensor's bytes from `in` to `out` unchanged, `mlx_chunk_bytes` at a time.
-[[nodiscard]] safetensors::status copy_tensor(const safetensors::file& in, const safetensors::tensor_info& t,
-                                              safetensors::stream_writer& out);
+/// The input of an MLX command: a `.safetensors` file, or a checkpoint directory / index.
+class mlx_input {
+ public:
+  [[nodiscard]] static safetensors::result<mlx_input> open(const std::string& path);
+
+  [[nodiscard]] bool sharded() const noexcept { return checkpoint_.sharded(); }
+  /// Every tensor of the input (for a sharded one: byte offsets are meaningless) and the
+  /// `__metadata__` its shards share.
+  [[nodiscard]] const safetensors::header& meta() const noexcept {
+    return combined_ ? *combined_ : checkpoint_.shards()[0].file.meta();
+  }
+  [[nodiscard]] const safetensors::checkpoint& checkpoint() const noexcept { return checkpoint_; }
+  /// A path in the checkpoint's directory, for finding config.json beside it.
+  [[nodiscard]] const std::string& anchor() const noexcept { return anchor_; }
+  /// The shard holding `name` and its entry there; nullopt when absent.
+  [[nodiscard]] std::optional<safetensors::tensor_view> view(std::string_view name) const;
+
+ private:
+  safetensors::checkpoint checkpoint_;
+  std::optional<safetensors::header> combined_;
+  std::string anchor_;
+};
+
+/// Writes `specs` into the directory `out` (created if missing) as a sharded checkpoint
+/// with `write_checkpoint`, keeping the input index's extra metadata; prints nothing.
+[[nodiscard]] safetensors::status write_sharded(const std::string& out, const mlx_input& in,
+                                                std::span<const safetensors::tensor_spec> specs,
+                                                const safetensors::tensor_producer& produce,
+                                                std::uint64_t max_shard_bytes,
+                                                const std::optional<safetensors::metadata_map>& metadata);
+
+/// A sink appending to tensor `name` of `out`.
+[[nodiscard]] safetensors::chunk_sink append_to(safetensors::stream_writer& out, std::string name);
+
+/// Passes a tensor's bytes to `sink` unchanged, `mlx_chunk_bytes` at a time.
+[[nodiscard]] safetensors::status copy_tensor(const safetensors::tensor_view& t, const safetensors::chunk_sink& sink);
 
 /// "verb: i/n tensors" on stderr, rewritten in place; silent unless stderr is a terminal.
 class progress_line {

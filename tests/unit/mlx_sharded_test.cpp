@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: Apache-2.0
+// `safetensors quantize` / `dequantize` of sharded checkpoints: the same tensors, byte for
+// byte, as for the single file; and the streaming write_checkpoint they use.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "safetensors/checkpoint.h"
+#include "safetensors/convert.h"
+#include "safetensors/file.h"
+#include "safetensors/writer.h"
+#include "support/paths.h"
+
+namespace {
+
+using safetensors::dtype;
+namespace fs = std::filesystem;
+
+std::string cli(const std::string& args) { return st_test::shell_quote(st_test::cli_path()) + " " + args; }
+std::string q(const fs::path& p) { return st_test::shell_quote(p.string()); }
+
+void run_ok(const std::string& args) {
+  auto run = st_test::run_command(cli(args), true);
+  ASSERT_EQ(run.status, 0) << args << "\n" << run.out;
+}
+
+/// A small BF16 model: linear weights, an embedding, a norm and a bias.
+fs::path write_model(const fs::path& dir) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0F, 0.05F);
+  static std::vector<std::vector<std::uint16_t>> keep;
+  keep.clear();
+  for (std::size_t n : {64U * 128U, 32U * 128U, 96U * 128U, 48U * 64U, 128U, 32U}) {
+    std::vector<std::uint16_t> v(n);
+    for (auto& x : v) x = safetensors::f32_to_bf16(normal(rng));
+    keep.push_back(std::move(v));
+  }
+  std::vector<safetensors::tensor_data> t = {
+      {"model.embed_tokens.weight", dtype::BF16, {64, 128}, std::as_bytes(std::span(keep[0]))},
+      {"model.layers.0.self_attn.q_proj.weight", dtype::BF16, {32, 128}, std::as_bytes(std::span(keep[1]))},
+      {"model.layers.0.mlp.up_proj.weight", dtype::BF16, {96, 128}, std::as_bytes(std::span(keep[2]))},
+      {"model.layers.1.mlp.down_proj.weight", dtype::BF16, {48, 64}, std::as_bytes(std::span(keep[3]))},
+      {"model.norm.weight", dtype::BF16, {128}, std::as_bytes(std::span(keep[4]))},
+      {"model.layers.0.self_attn.q_proj.bias", dtype::BF16, {32}, std::as_bytes(std::span(keep[5]))},
+  };
+  safetensors::write_options o;
+  o.metadata = safetensors::metadata_map{{"source", "test"}};
+  fs::create_directories(dir);
+  const auto path = dir / "model.safetensors";
+  EXPECT_TRUE(safetensors::write_file(path.string(), t, o));
+  return path;
+}
+
+/// `sharded` (a checkpoint) holds exactly the tensors of the file `single`, byte for byte,
+/// with the same `__metadata__` in every shard, and passes verify (sorted index, total_size).
+void expect_same_tensors(const fs::path& single, const fs::path& sharded, std::size_t min_shards) {
+  auto one = safetensors::file::open(single.string());
+  ASSERT_TRUE(one) << one.err().to_string();
+  auto many = safetensors::checkpoint::open(sharded.string());
+  ASSERT_TRUE(many) << many.err().to_string();
+  EXPECT_TRUE(many->sharded());
+  EXPECT_GE(many->shards().size(), min_shards);
+  ASSERT_EQ(many->tensors().size(), one->tensors().size());
+  for (const auto& t : one->tensors()) {
+    SCOPED_TRACE(std::string(t.name));
+    const auto* loc = many->find(t.name);
+    ASSERT_NE(loc, nullptr);
+    EXPECT_EQ(loc->info->type, t.type);
+    EXPECT_TRUE(std::ranges::equal(loc->info->shape, t.shape));
+    EXPECT_TRUE(std::ranges::equal(many->file_of(*loc).view(*loc->info).data, one->view(t).data));
+  }
+  for (const auto& shard : many->shards()) EXPECT_EQ(shard.file.meta().metadata(), one->meta().metadata());
+  auto report = safetensors::verify_checkpoint(sharded.string());
+  ASSERT_TRUE(report) << report.err().to_string();
+  EXPECT_TRUE(report->ok());
+  std::ostringstream read;
+  read << std::ifstream(many->index_path()).rdbuf();
+  const std::string text = read.str();
+  std::vector<std::string> keys;
+  for (std::size_t at = text.find("\"weight_map\""); (at = text.find("\n    \"", at)) != std::string::npos; ++at) {
+    keys.push_back(text.substr(at + 6, text.find('"', at + 6) - at - 6));
+  }
+  EXPECT_EQ(keys.size(), one->tensors().size());
+  EXPECT_TRUE(std::is_sorted(keys.begin(), keys.end()));
+}
+
+TEST(MlxSharded, DequantizeMatchesSingleFile) {
+  const auto dir = st_test::scratch_dir();
+  const auto model = write_model(dir / "bf16");
+  fs::create_directories(dir / "q");
+  run_ok("quantize " + q(model) + " " + q(dir / "q" / "model.safetensors") + " --config-out " +
+         q(dir / "q" / "config.json"));
+  // Small shards, so some layers' codes and scales land in different shards.
+  run_ok("shard " + q(dir / "q" / "model.safetensors") + " " + q(dir / "qs") + " --max-shard-size 6KB");
+  fs::copy_file(dir / "q" / "config.json", dir / "qs" / "config.json");
+  auto in = safetensors::checkpoint::open((dir / "qs").string());
+  ASSERT_TRUE(in) << in.err().to_string();
+  ASSERT_GE(in->shards().size(), 3U);
+  const auto* w = in->find("model.layers.0.mlp.up_proj.weight");
+  const auto* s = in->find("model.layers.0.mlp.up_proj.scales");
+  ASSERT_TRUE(w != nullptr && s != nullptr);
+  EXPECT_NE(w->shard, s->shard);
+
+  run_ok("dequantize " + q(dir / "q" / "model.safetensors") + " " + q(dir / "single.safetensors"));
+  run_ok("dequantize " + q(dir / "qs") + " " + q(dir / "out") + " --max-shard-size 20KB");
+  expect_same_tensors(dir / "single.safetensors", dir / "out", 3);
+
+  // The index as input, and --dtype, work the same way.
+  run_ok("dequantize " + q(dir / "q" / "model.safetensors") + " " + q(dir / "single32.safetensors") + " --dtype F32");
+  run_ok("dequantize " + q(dir / "qs" / "model.safetensors.index.json") + " " + q(dir / "out32") +
+         " --dtype F32 --max-shard-size 40KB");
+  expect_same_tensors(dir / "single32.safetensors", dir / "out32", 2);
+}
+
+TEST(MlxSharded, QuantizeMatchesSingleFile) {
+  const auto dir = st_test::scratch_dir();
+  const auto model = write_model(dir / "bf16");
+  run_ok("shard " + q(model) + " " + q(dir / "s") + " --max-shard-size 20KB");
+  for (const char* mode : {"affine", "mxfp4"}) {
+    SCOPED_TRACE(mode);
+    const std::string m = std::string(" --mode ") + mode;
+    run_ok("quantize " + q(model) + " " + q(dir / (std::string(mode) + ".safetensors")) + m);
+    run_ok("quantize " + q(dir / "s" / "model.safetensors.index.json") + " " + q(dir / mode) + m +
+           " --max-shard-size 3KB");
+    expect_same_tensors(dir / (std::string(mode) + ".safetensors"), dir / mode, 3);
+  }
+}
+
+TEST(MlxSharded, ConfigJsonOfTheCheckpointDirectoryIsRead) {
+  const auto dir = st_test::scratch_dir();
+  const auto model = write_model(dir / "bf16");
+  run_ok("shard " + q(model) + " " + q(dir / "s") + " --max-shard-size 20KB");
+  // Read from the checkpoint's directory (whether named directly or by its index), and
+  // checked before anything is written.
+  std::ofstream(dir / "s" / "config.json") << R"({"quantization": {"bits": 4, "mode": "int4"}})";
+  auto run = st_test::run_command(cli("dequantize " + q(dir / "s") + " " + q(dir / "out")), true);
+  EXPECT_NE(run.status, 0) << run.out;
+  EXPECT_NE(run.out.find("int4"), std::string::npos) << run.out;
+  EXPECT_TRUE(!fs::exists(dir / "out") || fs::is_empty(dir / "out"));
+  run = st_test::run_command(cli("dequantize " + q(dir / "s" / "model.safetensors.index.json") + " " + q(dir / "out")),
+                             true);
+  EXPECT_NE(run.out.find("int4"), std::string::npos) << run.out;
+}
+
+TEST(CheckpointProducer, WrongSizeOrErrorWritesNothing) {
+  const auto dir = st_test::scratch_dir();
+  const std::vector<safetensors::tensor_spec> specs = {{"a", dtype::F32, {4}}, {"b", dtype::F32, {1000}}};
+  safetensors::shard_write_options options;
+  options.max_shard_bytes = 100;  // two shards
+  const std::vector<std::byte> zeros(5000);
+  // Chunked production of the right sizes works.
+  auto ok = safetensors::write_checkpoint(
+      (dir).string(), specs,
+      [&](std::size_t i, const safetensors::chunk_sink& sink) -> safetensors::status {
+        const std::size_t n = i == 0 ? 16 : 4000;
+        for (std::size_t at = 0; at < n; at += 7) {
+          if (auto s = sink(std::span(zeros).subspan(at, std::min<std::size_t>(7, n - at))); !s) return s;
+        }
+        return {};
+      },
+      options);
+  ASSERT_TRUE(ok) << ok.err().to_string();
+  EXPECT_EQ(ok->shards.size(), 2U);
+  auto c = safetensors::checkpoint::open(dir.string());
+  ASSERT_TRUE(c) << c.err().to_string();
+  EXPECT_EQ(c->data_size(), 4016U);
+
+  const auto empty = dir / "empty";
+  fs::create_directories(empty);
+  for (std::size_t bytes : {std::size_t{3999}, std::size_t{4001}}) {
+    auto bad = safetensors::write_checkpoint(
+        empty.string(), specs,
+        [&](std::size_t i, const safetensors::chunk_sink& sink) {
+          return sink(std::span(zeros.data(), i == 0 ? std::size_t{16} : bytes));
+        },
+        options);
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.err().code, safetensors::error_code::invalid_argument);
+    EXPECT_EQ(bad.err().tensor, "b");
+    EXPECT_TRUE(fs::is_empty(empty));
+  }
+  auto failed = safetensors::write_checkpoint(
+      empty.string(), specs,
+      [&](std::size_t i, const safetensors::chunk_sink& sink) -> safetensors::status {
+        if (i == 1) return safetensors::make_error(safetensors::error_code::io, "disk on fire");
+        return sink(std::span(zeros.data(), 16));
+      },
+      options);
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.err().tensor, "b");
+  EXPECT_TRUE(fs::is_empty(empty));
+}
+
+}  // namespace
