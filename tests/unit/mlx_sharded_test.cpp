@@ -126,6 +126,19 @@ TEST(MlxSharded, QuantizeMatchesSingleFile) {
            " --max-shard-size 3KB");
     expect_same_tensors(dir / (std::string(mode) + ".safetensors"), dir / mode, 3);
   }
+  // A directory holding one file is a checkpoint too: OUT is a directory with one file.
+  run_ok("quantize " + q(dir / "bf16") + " " + q(dir / "one"));
+  auto one = safetensors::file::open((dir / "one" / "model.safetensors").string());
+  ASSERT_TRUE(one) << one.err().to_string();
+  auto want = safetensors::file::open((dir / "affine.safetensors").string());
+  ASSERT_TRUE(want);
+  EXPECT_FALSE(fs::exists(dir / "one" / "model.safetensors.index.json"));
+  ASSERT_EQ(one->tensors().size(), want->tensors().size());
+  for (const auto& t : want->tensors()) {
+    auto got = one->view(t.name);
+    ASSERT_TRUE(got) << t.name;
+    EXPECT_TRUE(std::ranges::equal(got->data, want->view(t).data)) << t.name;
+  }
 }
 
 TEST(MlxSharded, ConfigJsonOfTheCheckpointDirectoryIsRead) {

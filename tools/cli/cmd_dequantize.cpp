@@ -98,7 +98,7 @@ int run_dequantize(const dequantize_args& args) {
   auto in = mlx_input::open(args.in);
   if (!in) return fail(in.err(), args.in);
   std::uint64_t max_shard_bytes = safetensors::default_max_shard_bytes;
-  if (in->sharded()) {
+  if (in->directory_output()) {
     auto max = safetensors::parse_byte_size(args.max_shard_size);
     if (!max) {
       print_error(max.err());
@@ -143,7 +143,7 @@ int run_dequantize(const dequantize_args& args) {
     return s;
   };
 
-  if (in->sharded()) {
+  if (in->directory_output()) {
     const auto s = write_sharded(
         args.out, *in, specs,
         [&](std::size_t i, const safetensors::chunk_sink& sink) { return produce(specs[i].name, specs[i].type, sink); },

@@ -107,7 +107,7 @@ int run_quantize(const quantize_args& args) {
   auto in = mlx_input::open(args.in);
   if (!in) return fail(in.err(), args.in);
   std::uint64_t max_shard_bytes = safetensors::default_max_shard_bytes;
-  if (in->sharded()) {
+  if (in->directory_output()) {
     auto max = safetensors::parse_byte_size(args.max_shard_size);
     if (!max) {
       print_error(max.err());
@@ -162,7 +162,7 @@ int run_quantize(const quantize_args& args) {
     return std::any_of(layers.begin(), layers.end(), [&](const planned_layer& l) { return l.source == &t; });
   };
 
-  if (in->sharded()) {
+  if (in->directory_output()) {
     // Tensors are written one after the other, so while a layer's codes stream out its
     // scales and biases (at most half the codes' size, 1/8 for 4-bit g64) are kept for
     // their turn.

@@ -18,7 +18,10 @@ safetensors::result<mlx_input> mlx_input::open(const std::string& path) {
   if (!c) return std::move(c).err();
   mlx_input in;
   in.checkpoint_ = std::move(c).value();
-  in.anchor_ = in.checkpoint_.sharded() ? in.checkpoint_.index_path() : path;
+  in.directory_output_ = in.checkpoint_.sharded() || std::filesystem::is_directory(path);
+  in.anchor_ = in.checkpoint_.sharded()     ? in.checkpoint_.index_path()
+               : in.directory_output_ ? in.checkpoint_.directory() + "/" + in.checkpoint_.shards()[0].name
+                                      : path;
   if (!in.checkpoint_.sharded()) return in;
   // One header over all shards, so layers split across shards are still found: the
   // header a single file with every tensor would have.

@@ -22,7 +22,8 @@ class mlx_input {
  public:
   [[nodiscard]] static safetensors::result<mlx_input> open(const std::string& path);
 
-  [[nodiscard]] bool sharded() const noexcept { return checkpoint_.sharded(); }
+  /// True for a directory or an index (even of one shard): the output is then a directory.
+  [[nodiscard]] bool directory_output() const noexcept { return directory_output_; }
   /// Every tensor of the input (for a sharded one: byte offsets are meaningless) and the
   /// `__metadata__` its shards share.
   [[nodiscard]] const safetensors::header& meta() const noexcept {
@@ -38,6 +39,7 @@ class mlx_input {
   safetensors::checkpoint checkpoint_;
   std::optional<safetensors::header> combined_;
   std::string anchor_;
+  bool directory_output_ = false;
 };
 
 /// Writes `specs` into the directory `out` (created if missing) as a sharded checkpoint
