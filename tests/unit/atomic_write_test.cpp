@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: Apache-2.0
+// Atomic and streaming writes: the target only ever holds a complete file, a failed or
+// abandoned write leaves the old file and no temporary, and streaming memory is bounded.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "safetensors/file.h"
+#include "safetensors/writer.h"
+#include "support/paths.h"
+
+namespace {
+
+using safetensors::dtype;
+
+std::size_t entries_in(const std::filesystem::path& dir) {
+  return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(dir), {}));
+}
+
+safetensors::write_plan plan_of(std::vector<safetensors::tensor_spec> specs) {
+  auto plan = safetensors::write_plan::make(std::move(specs));
+  EXPECT_TRUE(plan.ok());
+  return std::move(plan).value();
+}
+
+std::vector<std::byte> old_file_bytes() {
+  const std::uint8_t v[4] = {1, 2, 3, 4};
+  safetensors::tensor_data t{"old", dtype::U8, {4}, std::as_bytes(std::span(v))};
+  return *safetensors::serialize(std::span(&t, 1));
+}
+
+TEST(AtomicWrite, ReplacesTheTargetOnCommit) {
+  const auto dir = st_test::scratch_dir();
+  const auto target = dir / "model.safetensors";
+  st_test::write_bytes(target, old_file_bytes());
+  const float v[2] = {1.5F, -2.0F};
+  safetensors::tensor_data t{"new", dtype::F32, {2}, std::as_bytes(std::span(v))};
+  ASSERT_TRUE(safetensors::write_file(target.string(), std::span(&t, 1)).ok());
+  auto f = safetensors::file::open(target.string());
+  ASSERT_TRUE(f.ok());
+  EXPECT_NE(f->find("new"), nullptr);
+  EXPECT_EQ(entries_in(dir), 1U) << "no temporary may remain";
+}
+
+TEST(AtomicWrite, AbandonedStreamLeavesOldFileAndNoTemporary) {
+  const auto dir = st_test::scratch_dir();
+  const auto target = dir / "model.safetensors";
+  const auto old_bytes = old_file_bytes();
+  st_test::write_bytes(target, old_bytes);
+  {
+    auto w = safetensors::stream_writer::create(target.string(), plan_of({{"w", dtype::U8, {1024}}}));
+    ASSERT_TRUE(w.ok());
+    std::vector<std::byte> half(512, std::byte{7});
+    ASSERT_TRUE(w->append("w", half).ok());
+    EXPECT_EQ(entries_in(dir), 2U) << "the temporary lives beside the target while writing";
+  }  // destroyed without commit
+  EXPECT_EQ(st_test::read_bytes(target), old_bytes);
+  EXPECT_EQ(entries_in(dir), 1U);
+}
+
+TEST(AtomicWrite, IncompleteCommitFailsAndCleansUp) {
+  const auto dir = st_test::scratch_dir();
+  const auto target = dir / "model.safetensors";
+  const auto old_bytes = old_file_bytes();
+  st_test::write_bytes(target, old_bytes);
+  auto w = safetensors::stream_writer::create(target.string(), plan_of({{"a", dtype::U8, {8}}, {"b", dtype::U8, {8}}}));
+  ASSERT_TRUE(w.ok());
+  std::vector<std::byte> eight(8);
+  ASSERT_TRUE(w->append("a", eight).ok());
+  auto s = w->commit();
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.err().code, safetensors::error_code::invalid_argument);
+  EXPECT_EQ(s.err().tensor.value_or(""), "b");
+  EXPECT_EQ(st_test::read_bytes(target), old_bytes);
+  EXPECT_EQ(entries_in(dir), 1U);
+}
+
+TEST(AtomicWrite, OverfullTensorAndUnknownNameAreErrors) {
+  const auto dir = st_test::scratch_dir();
+  auto w = safetensors::stream_writer::create((dir / "x.safetensors").string(), plan_of({{"a", dtype::U8, {4}}}));
+  ASSERT_TRUE(w.ok());
+  std::vector<std::byte> five(5);
+  auto unknown = w->append("nope", five);
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.err().code, safetensors::error_code::tensor_not_found);
+  auto overfull = w->append("a", five);
+  ASSERT_FALSE(overfull.ok());
+  EXPECT_EQ(overfull.err().code, safetensors::error_code::invalid_argument);
+  EXPECT_EQ(entries_in(dir), 0U) << "a failed write removes its temporary";
+}
+
+TEST(AtomicWrite, MissingDirectoryIsAnIoErrorWithThePath) {
+  const auto target = (st_test::scratch_dir() / "no" / "such" / "dir" / "m.safetensors").string();
+  auto s = safetensors::write_file(target, {});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.err().code, safetensors::error_code::io);
+  EXPECT_EQ(s.err().path, target);
+  EXPECT_NE(s.err().message.find("No such file"), std::string::npos) << s.err().message;
+}
+
+TEST(AtomicWrite, StreamsInAnyTensorOrderAndMatchesSerialize) {
+  const auto dir = st_test::scratch_dir();
+  std::vector<std::byte> a(3000);
+  std::vector<std::byte> b(1000);
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<std::byte>(i % 251);
+  for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::byte>(i % 13);
+  auto w = safetensors::stream_writer::create((dir / "s.safetensors").string(),
+                                              plan_of({{"a", dtype::F32, {750}}, {"b", dtype::U8, {1000}}}));
+  ASSERT_TRUE(w.ok());
+  // b first, then a in uneven chunks.
+  ASSERT_TRUE(w->append("b", b).ok());
+  for (std::size_t at = 0; at < a.size(); at += 777) {
+    ASSERT_TRUE(w->append("a", std::span(a).subspan(at, std::min<std::size_t>(777, a.size() - at))).ok());
+  }
+  ASSERT_TRUE(w->commit().ok());
+  std::vector<safetensors::tensor_data> same = {{"a", dtype::F32, {750}, a}, {"b", dtype::U8, {1000}, b}};
+  EXPECT_EQ(st_test::read_bytes(dir / "s.safetensors"), *safetensors::serialize(same));
+}
+
+/// A 256 MiB file streamed in 1 MiB chunks from a child process: its peak RSS stays far
+/// below the file size (the writer holds no data, only the plan).
+TEST(AtomicWrite, StreamingMemoryIsBoundedByTheChunkNotTheFile) {
+  const auto path = (st_test::scratch_dir() / "big.safetensors").string();
+  constexpr std::uint64_t total = 256ULL << 20;
+  constexpr std::size_t chunk = 1 << 20;
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto plan = safetensors::write_plan::make({{"a", dtype::U8, {total / 2}}, {"b", dtype::U8, {total / 2}}});
+    if (!plan) ::_exit(3);
+    auto w = safetensors::stream_writer::create(path, std::move(plan).value());
+    if (!w) ::_exit(4);
+    std::vector<std::byte> buffer(chunk, std::byte{1});
+    for (const char* name : {"a", "b"}) {
+      for (std::uint64_t done = 0; done < total / 2; done += chunk) {
+        if (!w->append(name, buffer)) ::_exit(5);
+      }
+    }
+    ::_exit(w->commit() ? 0 : 6);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  struct rusage usage {};
+  ASSERT_EQ(::getrusage(RUSAGE_CHILDREN, &usage), 0);
+  const std::uint64_t peak_bytes = static_cast<std::uint64_t>(usage.ru_maxrss) * 1024;
+  EXPECT_LT(peak_bytes, 64ULL << 20) << "peak RSS " << peak_bytes << " for a " << total << "-byte file";
+  EXPECT_EQ(std::filesystem::file_size(path), total + 8 + safetensors::read_header(path)->header_length());
+  std::filesystem::remove(path);
+}
+
+}  // namespace

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: Apache-2.0
+// The reader: backends agree, header-only opening reads 8 + N bytes, lookups and
+// copies check their arguments, and errors say where.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+
+#include "platform/sys.h"
+#include "safetensors/file.h"
+#include "safetensors/writer.h"
+#include "support/paths.h"
+
+namespace {
+
+using safetensors::dtype;
+
+std::string write_sample(const std::filesystem::path& dir) {
+  static const float w[6] = {1, 2, 3, 4, 5, 6};
+  static const std::uint16_t b[2] = {0x3F80, 0x4000};
+  std::vector<safetensors::tensor_data> t = {{"w", dtype::F32, {2, 3}, std::as_bytes(std::span(w))},
+                                             {"b", dtype::BF16, {2}, std::as_bytes(std::span(b))}};
+  const auto path = (dir / "sample.safetensors").string();
+  EXPECT_TRUE(safetensors::write_file(path, t).ok());
+  return path;
+}
+
+safetensors::result<safetensors::file> open_with(const std::string& path, safetensors::io_backend backend) {
+  safetensors::open_options o;
+  o.backend = backend;
+  return safetensors::file::open(path, o);
+}
+
+TEST(File, MmapAndPreadGiveIdenticalTensorsOnEveryValidCorpusFile) {
+  const auto dir = st_test::conformance_dir() / "format";
+  int files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".safetensors") continue;
+    auto mapped = open_with(entry.path().string(), safetensors::io_backend::mmap);
+    if (!mapped) continue;
+    auto preaded = open_with(entry.path().string(), safetensors::io_backend::pread);
+    ASSERT_TRUE(preaded.ok()) << entry.path();
+    ASSERT_EQ(mapped->tensors().size(), preaded->tensors().size());
+    for (const auto& info : mapped->tensors()) {
+      auto view = mapped->view(info.name);
+      ASSERT_TRUE(view.ok());
+      std::vector<std::byte> copy(info.byte_size());
+      ASSERT_TRUE(preaded->read_into(info.name, copy).ok());
+      EXPECT_TRUE(std::equal(copy.begin(), copy.end(), view->data.begin(), view->data.end()))
+          << entry.path() << " " << info.name;
+    }
+    ++files;
+  }
+  EXPECT_GE(files, 59);
+}
+
+std::atomic<std::uint64_t> pread_bytes{0};
+ssize_t counting_pread(int fd, void* buf, std::size_t n, off_t offset) {
+  ssize_t got = safetensors::sys::real().pread(fd, buf, n, offset);
+  if (got > 0) pread_bytes += static_cast<std::uint64_t>(got);
+  return got;
+}
+
+TEST(File, HeaderOnlyOpeningReadsJustThePrefixAndTheHeader) {
+  const auto path = write_sample(st_test::scratch_dir());
+  safetensors::sys::table counting = safetensors::sys::real();
+  counting.pread = counting_pread;
+  counting.mmap = [](void*, std::size_t, int, int, int, off_t) -> void* {
+    ADD_FAILURE() << "header-only opening must not map the file";
+    return reinterpret_cast<void*>(-1);
+  };
+  safetensors::sys::scoped_override guard(counting);
+  pread_bytes = 0;
+  auto h = safetensors::read_header(path);
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(pread_bytes.load(), h->data_start());
+  EXPECT_LT(h->data_start(), std::filesystem::file_size(path));
+}
+
+TEST(File, LookupsAndCopiesCheckTheirArguments) {
+  const auto path = write_sample(st_test::scratch_dir());
+  auto f = safetensors::file::open(path);
+  ASSERT_TRUE(f.ok());
+  auto missing = f->view("nope");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.err().code, safetensors::error_code::tensor_not_found);
+  EXPECT_EQ(missing.err().path, path);
+  std::vector<std::byte> small(3);
+  auto wrong = f->read_into("w", small);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.err().code, safetensors::error_code::invalid_argument);
+  EXPECT_EQ(wrong.err().tensor.value_or(""), "w");
+  std::vector<std::byte> past(16);
+  EXPECT_FALSE(f->read_range(f->file_size() - 8, past).ok());
+
+  auto p = open_with(path, safetensors::io_backend::pread);
+  ASSERT_TRUE(p.ok());
+  EXPECT_FALSE(p->resident());
+  auto no_view = p->view("w");
+  ASSERT_FALSE(no_view.ok());
+  EXPECT_EQ(no_view.err().code, safetensors::error_code::invalid_argument);
+  auto loaded = p->load("w");
+  ASSERT_TRUE(loaded.ok());
+  EXPECT_EQ(loaded->size(), 24U);
+}
+
+TEST(File, TensorsAreInDataOrderAndFoundByName) {
+  const auto path = write_sample(st_test::scratch_dir());
+  auto f = safetensors::file::open(path);
+  ASSERT_TRUE(f.ok());
+  ASSERT_EQ(f->tensors().size(), 2U);
+  EXPECT_EQ(f->tensors()[0].name, "w");  // F32 sorts before BF16 in the writer
+  EXPECT_EQ(f->tensors()[1].name, "b");
+  EXPECT_EQ(f->find("b")->begin, 24U);
+  auto v = f->view("w");
+  ASSERT_TRUE(v.ok());
+  float first = 0;
+  std::memcpy(&first, v->data.data(), 4);
+  EXPECT_EQ(first, 1.0F);
+}
+
+TEST(File, OpenErrorsCarryThePathAndTheOsReason) {
+  const auto path = (st_test::scratch_dir() / "absent.safetensors").string();
+  for (auto backend : {safetensors::io_backend::mmap, safetensors::io_backend::pread}) {
+    auto f = open_with(path, backend);
+    ASSERT_FALSE(f.ok());
+    EXPECT_EQ(f.err().code, safetensors::error_code::io);
+    EXPECT_EQ(f.err().path, path);
+    EXPECT_EQ(f.err().os_errno, ENOENT);
+    EXPECT_EQ(f.err().to_string(), path + ": cannot open file: No such file or directory");
+  }
+  auto dir = open_with(st_test::scratch_dir().string(), safetensors::io_backend::mmap);
+  ASSERT_FALSE(dir.ok());
+  EXPECT_EQ(dir.err().os_errno, EISDIR);
+}
+
+TEST(File, ValidationErrorsSayWhichTensorAndWhere) {
+  // F32 [2] claims 8 bytes but covers 4: TensorInvalidInfo at the tensor's data.
+  const std::string json = R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}})";
+  std::vector<std::byte> file(8 + json.size() + 4);
+  file[0] = static_cast<std::byte>(json.size());
+  std::memcpy(file.data() + 8, json.data(), json.size());
+  auto r = safetensors::parse_file_bytes(file);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.err().code, safetensors::error_code::tensor_invalid_info);
+  EXPECT_EQ(r.err().tensor.value_or(""), "x");
+  EXPECT_EQ(r.err().offset.value_or(0), 8 + json.size());
+}
+
+TEST(File, FromBufferMovesKeepViewsValid) {
+  const float w[2] = {7, 8};
+  safetensors::tensor_data t{"w", dtype::F32, {2}, std::as_bytes(std::span(w))};
+  auto bytes = safetensors::serialize(std::span(&t, 1));
+  ASSERT_TRUE(bytes.ok());
+  auto f = safetensors::file::from_buffer(*bytes);
+  ASSERT_TRUE(f.ok());
+  safetensors::file moved = std::move(f).value();
+  auto v = moved.view("w");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ(v->name(), "w");
+  EXPECT_EQ(v->shape()[0], 2U);
+}
+
+}  // namespace
