@@ -352,6 +352,7 @@ result<header> parse_header(std::span<const std::byte> header_json, std::uint64_
     return make_error(error_code::invalid_header,
                       fmt::format("invalid UTF-8 in header at header byte {}", *bad), 8 + *bad);
   }
+  if (n == 0) return json_error("EOF while parsing a value (the header is empty)");
   dom::parser parser;
   if (auto err = parser.allocate(std::max<std::size_t>(n, 64), max_json_depth); err != simdjson::SUCCESS) {
     return make_error(error_code::io, fmt::format("cannot allocate JSON parser: {}", simdjson::error_message(err)));

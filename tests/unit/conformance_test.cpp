@@ -76,7 +76,7 @@ TEST(Conformance, ValidateJsonAgreesOnEveryFile) {
   auto rows = load_verdicts();
   ASSERT_FALSE(rows.empty());
   std::string command = st_test::shell_quote(st_test::cli_path()) + " validate --json";
-  for (const verdict_row& row : rows) command += " " + st_test::shell_quote((dir / row.file).string());
+  for (const verdict_row& row : rows) command.append(" ").append(st_test::shell_quote((dir / row.file).string()));
   auto run = st_test::run_command(command);
   EXPECT_EQ(run.status, 1) << "some corpus files are invalid, so validate must exit 1";
 
