@@ -345,9 +345,8 @@ result<std::uint64_t> read_header_length(std::span<const std::byte> prefix, std:
 
 result<header> parse_header(std::span<const std::byte> header_json, std::uint64_t file_size,
                             const parse_options& options) {
-  // An empty span may carry a null pointer, which simdjson's copy must not see.
+  const char* text = reinterpret_cast<const char*>(header_json.data());
   const std::size_t n = header_json.size();
-  const char* text = n == 0 ? "" : reinterpret_cast<const char*>(header_json.data());
   if (auto bad = first_invalid_utf8(std::string_view(text, n))) {
     return make_error(error_code::invalid_header,
                       fmt::format("invalid UTF-8 in header at header byte {}", *bad), 8 + *bad);
