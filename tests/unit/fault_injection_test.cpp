@@ -5,8 +5,13 @@
 // writer leaves the old target or the new one and never a stray temporary.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
+#include <thread>
 
 #include "safetensors/file.h"
 #include "safetensors/writer.h"
@@ -158,6 +163,41 @@ TEST_F(FaultInjection, ReadErrorsAreCleanIoErrors) {
   expect_io(s.err(), EIO, target_, "read failed");
   EXPECT_EQ(s.err().tensor, "bias");
   EXPECT_EQ(s.err().offset, f->meta().data_start() + f->find("bias")->begin);
+}
+
+TEST_F(FaultInjection, StreamReadsRetryEintrAndReportEio) {
+  // A FIFO cannot be mapped: the mmap backend reads it whole with read(2).
+  const std::string fifo = (dir_ / "pipe.safetensors").string();
+  const auto bytes = old_.bytes();
+  struct sigaction ignore {}, previous {};
+  ignore.sa_handler = SIG_IGN;
+  ASSERT_EQ(::sigaction(SIGPIPE, &ignore, &previous), 0);  // the reader may leave early
+  for (int err : {EINTR, EIO}) {
+    SCOPED_TRACE(std::strerror(err));
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    std::thread writer([&] {
+      FILE* out = std::fopen(fifo.c_str(), "wb");
+      if (out == nullptr) return;
+      (void)std::fwrite(bytes.data(), 1, bytes.size(), out);
+      std::fclose(out);
+    });
+    {
+      fault_injector inject({{sys_call::read, err, 0, 2, 2}});
+      auto f = file::open(fifo);
+      if (err == EINTR) {
+        ASSERT_TRUE(f.ok()) << f.err().to_string();
+        auto w = f->load("weight");
+        ASSERT_TRUE(w.ok());
+        EXPECT_EQ(*w, old_.buffers[0]);
+      } else {
+        ASSERT_FALSE(f.ok());
+        expect_io(f.err(), EIO, fifo, "read failed");
+      }
+    }
+    writer.join();
+    std::filesystem::remove(fifo);
+  }
+  ::sigaction(SIGPIPE, &previous, nullptr);
 }
 
 TEST_F(FaultInjection, EveryFailingCallOnOpenIsCleanAndLeaksNothing) {
