@@ -92,7 +92,12 @@ status atomic_file::write_at(std::uint64_t offset, std::span<const std::byte> by
 }
 
 status atomic_file::commit() {
-  if (fd_ < 0) return sys::io_error("commit after commit or abort", EBADF, target_);
+  if (auto s = sync(); !s) return s;
+  return publish();
+}
+
+status atomic_file::sync() {
+  if (fd_ < 0) return sys::io_error("sync after sync, commit or abort", EBADF, target_);
   while (sys::current().fsync(fd_) != 0) {
     if (errno == EINTR) continue;
     error e = sys::io_error("cannot flush the file to disk", errno, target_);
@@ -106,6 +111,11 @@ status atomic_file::commit() {
     return e;
   }
   fd_ = -1;
+  return {};
+}
+
+status atomic_file::publish() {
+  if (fd_ >= 0 || temp_.empty()) return sys::io_error("publish before sync or after abort", EBADF, target_);
   if (sys::current().rename(temp_.c_str(), target_.c_str()) != 0) {
     error e = sys::io_error("cannot rename the temporary file over the target", errno, target_);
     abort();

@@ -24,7 +24,13 @@ class atomic_file {
   ~atomic_file();
 
   [[nodiscard]] status write_at(std::uint64_t offset, std::span<const std::byte> bytes);
+  /// sync() then publish().
   [[nodiscard]] status commit();
+  /// Phase one of commit: fsync and close the temporary; it stays unpublished (and is
+  /// still removed by abort() or the destructor).
+  [[nodiscard]] status sync();
+  /// Phase two: rename the synced temporary over the target, fsync the directory.
+  [[nodiscard]] status publish();
   void abort() noexcept;
 
   [[nodiscard]] const std::string& target() const noexcept { return target_; }

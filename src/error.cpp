@@ -24,6 +24,10 @@ std::string_view error_code_name(error_code code) noexcept {
     case error_code::tensor_not_found: return "TensorNotFound";
     case error_code::invalid_argument: return "InvalidArgument";
     case error_code::io: return "IoError";
+    case error_code::invalid_slice: return "InvalidSlice";
+    case error_code::invalid_index: return "InvalidIndex";
+    case error_code::unsafe_path: return "UnsafePath";
+    case error_code::shard_mismatch: return "ShardMismatch";
   }
   return "Unknown";
 }

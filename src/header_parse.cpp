@@ -8,6 +8,7 @@
 #include <simdjson.h>
 
 #include "header_builder.h"
+#include "json_keys.h"
 #include "utf8.h"
 
 namespace safetensors {
@@ -37,43 +38,13 @@ std::string_view type_word(dom::element_type t) {
   return "a value";
 }
 
-/// The key that two entries of `obj` share, if any. Keys are already unescaped.
-std::optional<std::string_view> find_duplicate_key(dom::object obj) {
-  const std::size_t n = obj.size();
-  if (n < 2) return std::nullopt;
-  std::vector<std::string_view> keys;
-  keys.reserve(n);
-  for (dom::key_value_pair kv : obj) keys.push_back(kv.key);
-  if (n <= 16) {
-    for (std::size_t i = 1; i < n; ++i) {
-      for (std::size_t j = 0; j < i; ++j) {
-        if (keys[i] == keys[j]) return keys[i];
-      }
-    }
-    return std::nullopt;
-  }
-  std::sort(keys.begin(), keys.end());
-  auto it = std::adjacent_find(keys.begin(), keys.end());
-  if (it != keys.end()) return *it;
-  return std::nullopt;
-}
+using detail::find_duplicate_key;
 
 /// Walks a value nobody reads (an unknown field) for duplicate keys at any depth.
 std::optional<error> check_ignored_value(dom::element value, std::string_view tensor) {
-  if (value.type() == dom::element_type::OBJECT) {
-    dom::object obj = value.get_object().value_unsafe();
-    if (auto dup = find_duplicate_key(obj)) {
-      return make_error(error_code::duplicate_key, fmt::format("duplicate key '{}' in an ignored field", *dup),
-                        std::nullopt, std::string(tensor));
-    }
-    for (dom::key_value_pair kv : obj) {
-      if (auto e = check_ignored_value(kv.value, tensor)) return e;
-    }
-  } else if (value.type() == dom::element_type::ARRAY) {
-    dom::array items = value.get_array().value_unsafe();
-    for (dom::element item : items) {
-      if (auto e = check_ignored_value(item, tensor)) return e;
-    }
+  if (auto dup = detail::find_duplicate_key_deep(value)) {
+    return make_error(error_code::duplicate_key, fmt::format("duplicate key '{}' in an ignored field", *dup),
+                      std::nullopt, std::string(tensor));
   }
   return std::nullopt;
 }

@@ -12,10 +12,11 @@
 
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
+#include "safetensors/minifloat.h"  // IWYU pragma: export
 
 namespace safetensors {
 
-/// bfloat16 bits to float32 (exact).
+/// bfloat16 bits to float32 (exact, a plain shift: NaN payloads pass unchanged).
 [[nodiscard]] inline float bf16_to_f32(std::uint16_t bits) noexcept {
   return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
 }
@@ -28,12 +29,13 @@ namespace safetensors {
   return static_cast<std::uint16_t>((u + rounding) >> 16);
 }
 
-/// IEEE binary16 bits to float32 (exact).
+/// IEEE binary16 bits to float32 (exact). A NaN keeps its sign and payload and comes
+/// out quiet, as the F16C instruction gives it.
 [[nodiscard]] inline float f16_to_f32(std::uint16_t bits) noexcept {
   const std::uint32_t sign = static_cast<std::uint32_t>(bits & 0x8000U) << 16;
   const std::uint32_t exp = (bits >> 10) & 0x1FU;
   const std::uint32_t mant = bits & 0x3FFU;
-  if (exp == 0x1F) return std::bit_cast<float>(sign | 0x7F800000U | (mant << 13));
+  if (exp == 0x1F) return std::bit_cast<float>(sign | 0x7F800000U | (mant << 13) | (mant != 0 ? 0x400000U : 0U));
   if (exp == 0) {
     // Zero or subnormal: mant * 2^-24, exact in float32.
     const float magnitude = static_cast<float>(mant) * 0x1p-24F;
@@ -60,17 +62,28 @@ namespace safetensors {
 
 /// How encode_from_f32 treats values the target cannot hold.
 struct encode_options {
-  /// Integer targets: report out-of-range or NaN inputs as an error instead of the C++
-  /// conversion's wraparound. Float targets always follow their format's saturation rule.
+  /// Integer and BOOL targets: report an out-of-range or NaN input as an error
+  /// (invalid_argument naming the element index and value). Without it the value is
+  /// truncated toward zero and clamped to the type's range, NaN giving 0 (BOOL: x != 0).
   bool check_range = false;
+  /// F8_E4M3, F8_E5M2 and the FNUZ types: finite overflow and Inf give the largest
+  /// finite value of the input's sign (the OCP "saturating" mode) instead of torch's
+  /// NaN / Inf. NaN stays NaN. F6 and F4 always saturate; F8_E8M0 ignores it.
+  bool saturate = false;
 };
 
-/// Decodes `src` (packed elements of `from`, any dtype except C64) into `dst`, one
-/// float per element. `dst.size()` must be the element count that `src.size()` holds.
+/// Decodes `src` (packed elements of `from`) into `dst`, one float per element.
+/// `src.size()` must be exactly the bytes of `dst.size()` elements of `from`
+/// (F4: an even count; F6: a multiple of 4). F4 element 0 is the low nibble of byte 0;
+/// F6 is an LSB-first bit stream (element 0 in the low 6 bits of byte 0). C64 is
+/// rejected (invalid_argument): decode its bytes as F32 to get (real, imag) pairs.
+/// F64, I32/U32 and I64/U64 round to the nearest float.
 [[nodiscard]] status decode_to_f32(dtype from, std::span<const std::byte> src, std::span<float> dst);
 /// As decode_to_f32, into float64 (exact for every type but U64/I64 beyond 2^53).
 [[nodiscard]] status decode_to_f64(dtype from, std::span<const std::byte> src, std::span<double> dst);
-/// Encodes float32 values as `to` (round to nearest even, per-format saturation).
+/// Encodes float32 values as `to` (round to nearest even, per-format saturation; see
+/// encode_options and docs/dtypes.md). C64 is rejected; NaN input for F6/F4, which have
+/// no NaN, is an invalid_argument error naming the element.
 [[nodiscard]] status encode_from_f32(dtype to, std::span<const float> src, std::span<std::byte> dst,
                                      const encode_options& options = {});
 

@@ -33,6 +33,10 @@ enum class error_code : std::uint8_t {
   tensor_not_found,               ///< lookup by a name the file does not have
   invalid_argument,               ///< caller passed something unusable (writer input, slice, ...)
   io,                             ///< the operating system reported an error
+  invalid_slice,                  ///< slice spec unparsable, too many indices, index out of bounds
+  invalid_index,                  ///< checkpoint index JSON malformed (syntax or schema)
+  unsafe_path,                    ///< a shard name would leave the checkpoint's directory
+  shard_mismatch,                 ///< index and shards disagree (missing, duplicated, unmapped, total_size)
 };
 
 /// The reference's variant name ("InvalidOffset", ...) or ours ("DuplicateKey", ...).

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "checkpoint_input.h"
 #include "command.h"
 #include "report.h"
 #include "safetensors/file.h"
@@ -71,6 +72,7 @@ struct inspect_args {
 };
 
 int run_inspect(const inspect_args& args) {
+  if (is_checkpoint_path(args.file)) return inspect_checkpoint(args.file, args.json);
   safetensors::open_options options;
   options.backend = safetensors::io_backend::pread;  // the header is all inspect needs
   auto f = safetensors::file::open(args.file, options);
@@ -89,7 +91,7 @@ int run_inspect(const inspect_args& args) {
 const command_registrar registrar{"inspect", "Summarise a file: tensors, dtypes, parameters, metadata",
                                   [](CLI::App& app) -> std::function<int()> {
                                     auto args = std::make_shared<inspect_args>();
-                                    app.add_option("file", args->file, "SafeTensors file")->required();
+                                    app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")->required();
                                     app.add_flag("--json", args->json, "Print the parsed header as JSON");
                                     return [args] { return run_inspect(*args); };
                                   }};

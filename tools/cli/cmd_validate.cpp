@@ -3,6 +3,7 @@
 // (8 + N bytes are read; the data is never touched).
 #include <fmt/format.h>
 
+#include "checkpoint_input.h"
 #include "command.h"
 #include "report.h"
 #include "safetensors/file.h"
@@ -51,6 +52,10 @@ int run_validate(const validate_args& args) {
   options.policy = *policy;
   int status = exit_ok;
   for (const std::string& path : args.files) {
+    if (is_checkpoint_path(path)) {
+      status = std::max(status, validate_checkpoint(path, *policy, args.json));
+      continue;
+    }
     auto h = safetensors::read_header(path, options);
     if (args.json) {
       fmt::print("{}\n", json_line(path, h));
@@ -69,7 +74,7 @@ const command_registrar registrar{
     "validate", "Check files against the format rules (exit 0 valid, 1 invalid, 2 I/O error)",
     [](CLI::App& app) -> std::function<int()> {
       auto args = std::make_shared<validate_args>();
-      app.add_option("files", args->files, "SafeTensors files")->required();
+      app.add_option("files", args->files, "SafeTensors files, checkpoint directories or indexes")->required();
       app.add_option("--policy", args->policy, "reference (default), strict (upload checks) or lenient")
           ->check(CLI::IsMember({"reference", "strict", "lenient"}));
       app.add_flag("--json", args->json, "One JSON object per line per file");

@@ -16,6 +16,7 @@ int exit_code_for(const safetensors::error& e) noexcept {
   switch (e.code) {
     case error_code::io:
     case error_code::invalid_argument:
+    case error_code::invalid_slice:
     case error_code::tensor_not_found: return exit_usage;
     default: return exit_failed;
   }

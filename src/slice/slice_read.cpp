@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+// Executing a slice plan into caller memory.
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "slice/read_ranges.h"
+
+namespace safetensors {
+namespace {
+
+/// Ranges closer than this are fetched by one pread through a bounce buffer: one system
+/// call per tiny range (e.g. a column of a matrix) would dominate.
+constexpr std::uint64_t window_bytes = std::uint64_t{1} << 20;
+/// ... but only while at least 1/min_density of the window is wanted: copying the gaps
+/// out of the page cache costs more than the system calls saved (measured in
+/// bench/load_bench.cpp, BM_SliceLoad/pread/dim:1).
+constexpr std::uint64_t min_density = 2;
+
+}  // namespace
+
+status read_slice(const file& f, const slice_plan& plan, std::span<std::byte> destination) {
+  if (destination.size() != plan.byte_size) {
+    error e = make_error(error_code::invalid_argument,
+                         fmt::format("destination has {} bytes, the slice has {}", destination.size(), plan.byte_size));
+    e.path = f.path();
+    return e;
+  }
+  return detail::read_ranges(f, plan.ranges, destination);
+}
+
+namespace detail {
+
+status read_ranges(const file& f, std::span<const byte_range> r, std::span<std::byte> destination) {
+  std::vector<std::byte> bounce;
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < r.size();) {
+    // Extend a window over following ranges that ascend and stay within window_bytes.
+    std::size_t j = i + 1;
+    if (!f.resident()) {
+      std::uint64_t useful = r[i].length;
+      while (j < r.size() && r[j].offset >= r[j - 1].offset + r[j - 1].length &&
+             r[j].offset + r[j].length - r[i].offset <= window_bytes &&
+             (useful + r[j].length) * min_density >= r[j].offset + r[j].length - r[i].offset) {
+        useful += r[j].length;
+        ++j;
+      }
+    }
+    if (j == i + 1) {
+      if (auto s = f.read_range(r[i].offset, destination.subspan(out, r[i].length)); !s) return s;
+      out += r[i].length;
+      i = j;
+      continue;
+    }
+    const std::uint64_t base = r[i].offset;
+    bounce.resize(r[j - 1].offset + r[j - 1].length - base);
+    if (auto s = f.read_range(base, bounce); !s) return s;
+    for (; i < j; ++i) {
+      std::memcpy(destination.data() + out, bounce.data() + (r[i].offset - base), r[i].length);
+      out += r[i].length;
+    }
+  }
+  return {};
+}
+
+}  // namespace detail
+}  // namespace safetensors

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: Apache-2.0
+// Checkpoints: writing shards, opening by file/index/directory, every verification
+// problem, shard-name confinement, index parsing, and atomic writes.
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "checkpoint/index.h"
+#include "platform/sys.h"
+#include "safetensors/checkpoint.h"
+#include "support/paths.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using safetensors::checkpoint;
+using safetensors::checkpoint_problem;
+using safetensors::dtype;
+using safetensors::error_code;
+
+/// Tensors t0..t{n-1}, U8 of `size` bytes each, filled with their index.
+struct tensor_set {
+  std::vector<std::vector<std::byte>> storage;
+  std::vector<safetensors::tensor_data> tensors;
+  tensor_set(std::size_t n, std::uint64_t size) {
+    for (std::size_t i = 0; i < n; ++i) storage.emplace_back(size, static_cast<std::byte>(i + 1));
+    for (std::size_t i = 0; i < n; ++i) tensors.push_back({fmt::format("t{}", i), dtype::U8, {size}, storage[i]});
+  }
+};
+
+void write_text(const fs::path& p, const std::string& text) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+std::string read_text(const fs::path& p) {
+  const auto bytes = st_test::read_bytes(p);
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+/// Writes one shard file holding U8 tensors of 4 bytes with the given names.
+void write_shard(const fs::path& p, const std::vector<std::string>& names) {
+  static const std::vector<std::byte> bytes(4, std::byte{7});
+  std::vector<safetensors::tensor_data> t;
+  for (const auto& n : names) t.push_back({n, dtype::U8, {4}, bytes});
+  ASSERT_TRUE(safetensors::write_file(p.string(), t).ok());
+}
+
+std::vector<std::string> listing(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(ByteSize, DecimalAndBinaryUnits) {
+  EXPECT_EQ(safetensors::parse_byte_size("5GB").value(), 5'000'000'000U);
+  EXPECT_EQ(safetensors::parse_byte_size("500MB").value(), 500'000'000U);
+  EXPECT_EQ(safetensors::parse_byte_size("2GiB").value(), 2147483648U);
+  EXPECT_EQ(safetensors::parse_byte_size("10kb").value(), 10'000U);
+  EXPECT_EQ(safetensors::parse_byte_size("1.5GB").value(), 1'500'000'000U);
+  EXPECT_EQ(safetensors::parse_byte_size("123").value(), 123U);
+  EXPECT_EQ(safetensors::parse_byte_size("64 KiB").value(), 65536U);
+  for (const char* bad : {"", "GB", "5XB", "0", "-1GB", "99999999999999999999", "20000000TB", "1..5GB"}) {
+    auto r = safetensors::parse_byte_size(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.err().code, error_code::invalid_argument) << bad;
+  }
+}
+
+TEST(ShardAssignment, GreedyAsHuggingfaceHub) {
+  std::vector<safetensors::tensor_spec> specs{{"a", dtype::U8, {100}}, {"b", dtype::U8, {400}},
+                                              {"c", dtype::U8, {100}}, {"d", dtype::U8, {60}},
+                                              {"e", dtype::F32, {25}}};
+  safetensors::shard_write_options o;
+  o.max_shard_bytes = 250;
+  auto a = safetensors::assign_shards(specs, o);
+  ASSERT_TRUE(a.ok());
+  // b is over the limit: a shard of its own, emitted at once; a + c fit 250, d would not.
+  EXPECT_EQ(a->shards, (std::vector<std::vector<std::size_t>>{{1}, {0, 2}, {3, 4}}));
+  EXPECT_EQ(a->file_names[0], "model-00001-of-00003.safetensors");
+  EXPECT_EQ(a->file_names[2], "model-00003-of-00003.safetensors");
+  o.max_shard_bytes = 5'000'000'000;
+  auto one = safetensors::assign_shards(specs, o);
+  EXPECT_EQ(one->file_names, std::vector<std::string>{"model.safetensors"});
+}
+
+TEST(Checkpoint, WritesShardsAndOpensThemAsOneNamespace) {
+  const auto dir = st_test::scratch_dir();
+  tensor_set set(5, 100);
+  safetensors::shard_write_options o;
+  o.max_shard_bytes = 250;
+  o.file.metadata = safetensors::metadata_map{{"format", "pt"}};
+  ASSERT_TRUE(safetensors::write_checkpoint(dir.string(), set.tensors, o).ok());
+  EXPECT_EQ(listing(dir), (std::vector<std::string>{"model-00001-of-00003.safetensors",
+                                                     "model-00002-of-00003.safetensors",
+                                                     "model-00003-of-00003.safetensors",
+                                                     "model.safetensors.index.json"}));
+  EXPECT_EQ(read_text(dir / "model.safetensors.index.json"),
+            "{\n  \"metadata\": {\n    \"total_size\": 500\n  },\n  \"weight_map\": {\n"
+            "    \"t0\": \"model-00001-of-00003.safetensors\",\n    \"t1\": \"model-00001-of-00003.safetensors\",\n"
+            "    \"t2\": \"model-00002-of-00003.safetensors\",\n    \"t3\": \"model-00002-of-00003.safetensors\",\n"
+            "    \"t4\": \"model-00003-of-00003.safetensors\"\n  }\n}\n");
+  for (const std::string& path : {dir.string(), (dir / "model.safetensors.index.json").string()}) {
+    auto c = checkpoint::open(path);
+    ASSERT_TRUE(c.ok()) << c.err().to_string();
+    EXPECT_TRUE(c->sharded());
+    EXPECT_EQ(c->shards().size(), 3U);
+    EXPECT_EQ(c->tensors().size(), 5U);
+    EXPECT_EQ(c->total_size(), 500U);
+    EXPECT_EQ(c->data_size(), 500U);
+    EXPECT_EQ(c->index_metadata().at("total_size"), "500");
+    const auto* t3 = c->find("t3");
+    ASSERT_NE(t3, nullptr);
+    EXPECT_EQ(c->shards()[t3->shard].name, "model-00002-of-00003.safetensors");
+    EXPECT_EQ(c->file_of(*t3).meta().metadata()->at("format"), "pt");
+    std::vector<std::byte> got(100);
+    ASSERT_TRUE(c->read_into("t3", got).ok());
+    EXPECT_EQ(got, set.storage[3]);
+    EXPECT_EQ(c->find("nope"), nullptr);
+    EXPECT_EQ(c->read_into("nope", got).err().code, error_code::tensor_not_found);
+  }
+  auto report = safetensors::verify_checkpoint(dir.string(), {{}, true});
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok());
+  EXPECT_EQ(report->tensors, 5U);
+  EXPECT_EQ(report->shards.size(), 3U);
+  EXPECT_EQ(report->shards[0].sha256.size(), 64U);
+}
+
+TEST(Checkpoint, SingleShardHasNoIndex) {
+  const auto dir = st_test::scratch_dir();
+  tensor_set set(3, 10);
+  ASSERT_TRUE(safetensors::write_checkpoint(dir.string(), set.tensors).ok());
+  EXPECT_EQ(listing(dir), std::vector<std::string>{"model.safetensors"});
+  auto c = checkpoint::open(dir.string());
+  ASSERT_TRUE(c.ok());
+  EXPECT_FALSE(c->sharded());
+  EXPECT_EQ(c->tensors().size(), 3U);
+  EXPECT_EQ(c->total_size(), std::nullopt);
+  EXPECT_TRUE(checkpoint::open((dir / "model.safetensors").string()).ok());
+}
+
+TEST(Checkpoint, DirectoryMustNameOneCheckpoint) {
+  const auto dir = st_test::scratch_dir();
+  EXPECT_EQ(checkpoint::open(dir.string()).err().code, error_code::invalid_argument);
+  write_shard(dir / "a.safetensors", {"x"});
+  write_shard(dir / "b.safetensors", {"y"});
+  auto two = checkpoint::open(dir.string());
+  ASSERT_FALSE(two.ok());
+  EXPECT_EQ(two.err().code, error_code::invalid_argument);
+  EXPECT_EQ(checkpoint::open((dir / "missing").string()).err().code, error_code::io);
+}
+
+/// A directory with shards a (x, y) and b (z) and an index written by the test.
+struct broken_checkpoint {
+  fs::path dir = st_test::scratch_dir();
+  broken_checkpoint() {
+    write_shard(dir / "a.safetensors", {"x", "y"});
+    write_shard(dir / "b.safetensors", {"z"});
+  }
+  std::string index(const std::string& json) {
+    write_text(dir / "model.safetensors.index.json", json);
+    return (dir / "model.safetensors.index.json").string();
+  }
+};
+
+struct problem_case {
+  const char* what;
+  const char* index;
+  checkpoint_problem kind;
+  const char* tensor;
+  const char* shard;
+};
+
+TEST(CheckpointVerify, EachMismatchIsNamedWithTensorAndShard) {
+  const problem_case cases[] = {
+      {"mapped tensor absent from its shard",
+       R"({"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors","w":"b.safetensors"}})",
+       checkpoint_problem::tensor_missing_from_shard, "w", "b.safetensors"},
+      {"shard tensor missing from the map", R"({"weight_map":{"x":"a.safetensors","z":"b.safetensors"}})",
+       checkpoint_problem::tensor_not_in_weight_map, "y", "a.safetensors"},
+      {"tensor mapped to the wrong shard",
+       R"({"weight_map":{"x":"a.safetensors","y":"b.safetensors","z":"b.safetensors"}})",
+       checkpoint_problem::tensor_missing_from_shard, "y", "b.safetensors"},
+      {"wrong total_size",
+       R"({"metadata":{"total_size":13},"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors"}})",
+       checkpoint_problem::total_size_mismatch, nullptr, "model.safetensors.index.json"},
+      {"missing shard file",
+       R"({"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors","q":"c.safetensors"}})",
+       checkpoint_problem::shard_invalid, nullptr, "c.safetensors"},
+  };
+  for (const problem_case& pc : cases) {
+    SCOPED_TRACE(pc.what);
+    broken_checkpoint b;
+    const std::string index = b.index(pc.index);
+    auto report = safetensors::verify_checkpoint(index);
+    ASSERT_TRUE(report.ok()) << report.err().to_string();
+    ASSERT_FALSE(report->issues.empty());
+    const auto& issue = report->issues.front();
+    EXPECT_EQ(issue.kind, pc.kind) << issue.error.to_string();
+    if (pc.tensor != nullptr) {
+      EXPECT_EQ(issue.error.tensor, std::string(pc.tensor));
+    }
+    EXPECT_EQ(fs::path(issue.error.path).filename(), pc.shard) << issue.error.to_string();
+    // Opening fails with the same first problem.
+    auto c = checkpoint::open(index);
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.err().code, issue.error.code);
+    EXPECT_EQ(c.err().message, issue.error.message);
+  }
+  // The correct total_size passes.
+  broken_checkpoint ok;
+  auto good = ok.index(R"({"metadata":{"total_size":12,"format":"pt"},)"
+                       R"("weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors"}})");
+  EXPECT_TRUE(safetensors::verify_checkpoint(good)->ok());
+  EXPECT_TRUE(checkpoint::open(good).ok());
+}
+
+TEST(CheckpointVerify, TensorInTwoShards) {
+  broken_checkpoint b;
+  write_shard(b.dir / "c.safetensors", {"x"});
+  const auto index = b.index(
+      R"({"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors","q":"c.safetensors"}})");
+  auto report = safetensors::verify_checkpoint(index);
+  ASSERT_TRUE(report.ok());
+  bool seen = false;
+  for (const auto& issue : report->issues) {
+    if (issue.kind != checkpoint_problem::tensor_in_several_shards) continue;
+    seen = true;
+    EXPECT_EQ(issue.error.tensor, "x");
+    EXPECT_NE(issue.error.message.find("a.safetensors, c.safetensors"), std::string::npos) << issue.error.message;
+  }
+  EXPECT_TRUE(seen);
+  EXPECT_EQ(checkpoint::open(index).err().code, error_code::shard_mismatch);
+}
+
+TEST(CheckpointVerify, ShardInvalidUnderPolicyIsReported) {
+  broken_checkpoint b;
+  auto bytes = st_test::read_bytes(b.dir / "b.safetensors");
+  bytes.push_back(std::byte{0});  // a trailing byte: invalid by default, a warning when lenient
+  st_test::write_bytes(b.dir / "b.safetensors", bytes);
+  const auto index = b.index(R"({"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors"}})");
+  auto report = safetensors::verify_checkpoint(index);
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->issues.size(), 1U);
+  EXPECT_EQ(report->issues[0].kind, checkpoint_problem::shard_invalid);
+  EXPECT_EQ(report->issues[0].error.code, error_code::metadata_incomplete_buffer);
+  safetensors::verify_options lenient;
+  lenient.open.shard.parse.policy = safetensors::validation_policy::lenient;
+  EXPECT_TRUE(safetensors::verify_checkpoint(index, lenient)->ok());
+}
+
+/// An index mapping tensor x to a shard name given as JSON string content.
+std::string fmt_index(const std::string& json_name) {
+  return R"({"weight_map":{"x":")" + json_name + R"("}})";
+}
+
+TEST(CheckpointSecurity, ShardNamesStayInTheDirectory) {
+  broken_checkpoint b;
+  const auto outside = b.dir.parent_path() / "outside.safetensors";
+  write_shard(outside, {"x"});
+  fs::create_symlink(outside, b.dir / "link.safetensors");
+  fs::create_directories(b.dir / "sub");
+  write_shard(b.dir / "sub" / "in.safetensors", {"x"});
+  const char* attacks[] = {"../outside.safetensors", "/etc/passwd", "", "sub/../../outside.safetensors",
+                           "C:outside.safetensors", "..\\\\outside.safetensors", "a\\u0000.safetensors",
+                           "link.safetensors", ".."};
+  for (const char* name : attacks) {
+    SCOPED_TRACE(name);
+    const auto index = b.index(fmt_index(name));
+    auto c = checkpoint::open(index);
+    ASSERT_FALSE(c.ok());
+    EXPECT_EQ(c.err().code, error_code::unsafe_path) << c.err().to_string();
+    auto report = safetensors::verify_checkpoint(index);
+    ASSERT_TRUE(report.ok());
+    ASSERT_FALSE(report->issues.empty());
+    EXPECT_EQ(report->issues[0].error.code, error_code::unsafe_path);
+  }
+  // A subdirectory inside is fine.
+  EXPECT_TRUE(checkpoint::open(b.index(fmt_index("sub/in.safetensors"))).ok());
+}
+
+TEST(CheckpointIndex, DuplicateKeysAnywhereAreRejected) {
+  const char* duplicates[] = {
+      R"({"weight_map":{"x":"a.safetensors"},"weight_map":{"x":"a.safetensors"}})",
+      R"({"weight_map":{"x":"a.safetensors","x":"b.safetensors"}})",
+      R"({"weight_map":{"x":"a.safetensors","\u0078":"a.safetensors"}})",
+      R"({"metadata":{"total_size":1,"total_size":2},"weight_map":{}})",
+      R"({"extra":[{"k":1,"k":2}],"weight_map":{}})",
+  };
+  for (const char* json : duplicates) {
+    SCOPED_TRACE(json);
+    auto r = safetensors::detail::parse_index(std::as_bytes(std::span(std::string_view(json))));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.err().code, error_code::duplicate_key);
+  }
+}
+
+TEST(CheckpointIndex, SchemaAndSizeCap) {
+  const char* malformed[] = {"", "[]", "{", R"({"metadata":{}})", R"({"weight_map":[]})", R"({"weight_map":{"x":1}})",
+                             R"({"metadata":{"total_size":-1},"weight_map":{}})",
+                             R"({"metadata":{"total_size":"12"},"weight_map":{}})", R"({"metadata":3,"weight_map":{}})"};
+  for (const char* json : malformed) {
+    SCOPED_TRACE(json);
+    auto r = safetensors::detail::parse_index(std::as_bytes(std::span(std::string_view(json))));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.err().code, error_code::invalid_index);
+  }
+  auto ok = safetensors::detail::parse_index(std::as_bytes(std::span(std::string_view(
+      R"({"metadata":{"total_size":1.2e1,"total_parameters":3,"note":"hi"},"weight_map":{"b":"s","a":"s"}})"))));
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->total_size, 12U);
+  EXPECT_EQ(ok->metadata.at("note"), "hi");
+  EXPECT_EQ(ok->metadata.at("total_parameters"), "3");
+  EXPECT_EQ(ok->weight_map.front().first, "a");
+
+  broken_checkpoint b;
+  EXPECT_EQ(checkpoint::open(b.index("")).err().code, error_code::invalid_index);
+  const auto index = b.index(R"({"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors"}})");
+  safetensors::checkpoint_options small;
+  small.max_index_bytes = 16;
+  auto c = checkpoint::open(index, small);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.err().code, error_code::limit_exceeded);
+  EXPECT_EQ(c.err().path, index);
+}
+
+// ---- atomic writes -----------------------------------------------------------------
+
+int failing_pwrite_budget = 0;
+ssize_t failing_pwrite(int fd, const void* buf, std::size_t n, off_t offset) {
+  if (failing_pwrite_budget-- <= 0) {
+    errno = ENOSPC;
+    return -1;
+  }
+  return safetensors::sys::real().pwrite(fd, buf, n, offset);
+}
+
+TEST(CheckpointWrite, FailureLeavesTheDirectoryUnchanged) {
+  const auto dir = st_test::scratch_dir();
+  write_text(dir / "model-00001-of-00003.safetensors", "old shard");
+  write_text(dir / "model.safetensors.index.json", "old index");
+  tensor_set set(5, 100);
+  safetensors::shard_write_options o;
+  o.max_shard_bytes = 250;
+  // Fail at every write in turn: each shard takes a header and two or one data writes.
+  for (int budget = 0; budget < 9; ++budget) {
+    SCOPED_TRACE(budget);
+    safetensors::sys::table t = safetensors::sys::real();
+    t.pwrite = &failing_pwrite;
+    failing_pwrite_budget = budget;
+    auto s = [&] {
+      safetensors::sys::scoped_override guard(t);
+      return safetensors::write_checkpoint(dir.string(), set.tensors, o);
+    }();
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.err().code, error_code::io);
+    EXPECT_EQ(listing(dir), (std::vector<std::string>{"model-00001-of-00003.safetensors",
+                                                       "model.safetensors.index.json"}));
+    EXPECT_EQ(read_text(dir / "model.safetensors.index.json"), "old index");
+  }
+  ASSERT_TRUE(safetensors::write_checkpoint(dir.string(), set.tensors, o).ok());
+  EXPECT_EQ(listing(dir).size(), 4U);
+  EXPECT_TRUE(checkpoint::open(dir.string()).ok());
+}
+
+TEST(CheckpointWrite, RejectsDuplicateNamesAcrossShards) {
+  const auto dir = st_test::scratch_dir();
+  tensor_set set(3, 100);
+  set.tensors[2].name = "t0";
+  safetensors::shard_write_options o;
+  o.max_shard_bytes = 150;
+  auto s = safetensors::write_checkpoint(dir.string(), set.tensors, o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.err().code, error_code::invalid_argument);
+  EXPECT_TRUE(listing(dir).empty());
+}
+
+}  // namespace

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: Apache-2.0
+// `inspect` and `validate` of a checkpoint directory or index.
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "checkpoint_input.h"
+#include "command.h"
+#include "report.h"
+#include "safetensors/json_text.h"
+
+namespace st_cli {
+
+bool is_checkpoint_path(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec) ||
+         (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0);
+}
+
+int inspect_checkpoint(const std::string& path, bool json) {
+  safetensors::checkpoint_options options;
+  options.shard.backend = safetensors::io_backend::pread;  // headers are all inspect needs
+  auto c = safetensors::checkpoint::open(path, options);
+  if (!c) {
+    print_error(c.err());
+    return exit_code_for(c.err());
+  }
+  if (json) {
+    std::vector<std::string> metadata;
+    for (const auto& [k, v] : c->index_metadata()) {
+      metadata.push_back(fmt::format("{}:{}", safetensors::json_quote(k), safetensors::json_quote(v)));
+    }
+    std::vector<std::string> shards;
+    for (const auto& s : c->shards()) {
+      shards.push_back(fmt::format(R"({{"name":{},"header":{}}})", safetensors::json_quote(s.name),
+                                   safetensors::header_to_json(s.file.meta())));
+    }
+    fmt::print(R"({{"index":{},"metadata":{{{}}},"shards":[{}]}})"
+               "\n",
+               c->sharded() ? safetensors::json_quote(c->index_path()) : "null", fmt::join(metadata, ","),
+               fmt::join(shards, ","));
+    return exit_ok;
+  }
+  std::uint64_t params = 0;
+  for (const auto& t : c->tensors()) params += t.info->element_count();
+  fmt::print("checkpoint:  {}\n", c->directory());
+  fmt::print("index:       {}\n", c->sharded() ? c->index_path() : "none (single file)");
+  fmt::print("shards:      {}\n", c->shards().size());
+  fmt::print("tensors:     {}\n", c->tensors().size());
+  fmt::print("parameters:  {}\n", params);
+  fmt::print("data:        {} bytes", c->data_size());
+  if (c->total_size()) fmt::print(" (index total_size {})", *c->total_size());
+  fmt::print("\n");
+  for (const auto& [k, v] : c->index_metadata()) fmt::print("  {}: {}\n", k, v);
+  fmt::print("\n{:<40}  {:>8}  {:>14}  {}\n", "shard", "tensors", "bytes", "__metadata__");
+  for (const auto& s : c->shards()) {
+    std::vector<std::string> meta;
+    if (s.file.meta().metadata()) {
+      for (const auto& [k, v] : *s.file.meta().metadata()) meta.push_back(fmt::format("{}={}", k, v));
+    }
+    fmt::print("{:<40}  {:>8}  {:>14}  {}\n", s.name, s.file.tensors().size(), s.file.file_size(),
+               fmt::join(meta, " "));
+  }
+  std::size_t width = 4;
+  for (const auto& t : c->tensors()) width = std::max(width, t.name.size());
+  width = std::min<std::size_t>(width, 80);
+  fmt::print("\n{:<{}}  {:<11}  {:<20}  {:>12}  {}\n", "name", width, "dtype", "shape", "bytes", "shard");
+  for (const auto& t : c->tensors()) {
+    fmt::print("{:<{}}  {:<11}  {:<20}  {:>12}  {}\n", t.name, width, safetensors::dtype_name(t.info->type),
+               fmt::format("[{}]", fmt::join(t.info->shape, ", ")), t.info->byte_size(), c->shards()[t.shard].name);
+  }
+  return exit_ok;
+}
+
+int validate_checkpoint(const std::string& path, safetensors::validation_policy policy, bool json) {
+  safetensors::verify_options options;
+  options.open.shard.backend = safetensors::io_backend::pread;
+  options.open.shard.parse.policy = policy;
+  auto report = safetensors::verify_checkpoint(path, options);
+  const safetensors::error* first = nullptr;
+  if (!report) {
+    first = &report.err();
+  } else if (!report->issues.empty()) {
+    first = &report->issues.front().error;
+  }
+  if (json) {
+    if (first == nullptr) {
+      fmt::print(R"({{"file":{},"ok":true,"code":null,"message":null,"offset":null,"tensor":null,"warnings":[]}})"
+                 "\n",
+                 safetensors::json_quote(path));
+    } else {
+      fmt::print(R"({{"file":{},"ok":false,"code":"{}","message":{},"offset":{},"tensor":{},"warnings":[]}})"
+                 "\n",
+                 safetensors::json_quote(path), safetensors::error_code_name(first->code),
+                 safetensors::json_quote(first->to_string()),
+                 first->offset ? std::to_string(*first->offset) : "null",
+                 first->tensor ? safetensors::json_quote(*first->tensor) : "null");
+    }
+  } else if (!report) {
+    fmt::print("{}: {}: {}\n", path, safetensors::error_code_name(first->code), first->to_string());
+  } else if (report->ok()) {
+    fmt::print("{}: ok ({} tensors in {} shard{})\n", path, report->tensors, report->shards.size(),
+               report->shards.size() == 1 ? "" : "s");
+  } else {
+    for (const auto& issue : report->issues) {
+      fmt::print("{}: {}: {}\n", path, safetensors::error_code_name(issue.error.code), issue.error.to_string());
+    }
+  }
+  if (first == nullptr) return exit_ok;
+  if (!report) return exit_code_for(*first);
+  int status = exit_failed;
+  for (const auto& issue : report->issues) {
+    if (issue.error.code == safetensors::error_code::io) status = exit_usage;
+  }
+  return status;
+}
+
+}  // namespace st_cli

@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// `safetensors merge DIR|INDEX OUT`: joins a sharded checkpoint into one file, atomically.
+#include <fmt/format.h>
+
+#include "checkpoint_input.h"
+#include "command.h"
+#include "report.h"
+
+namespace st_cli {
+namespace {
+
+struct merge_args {
+  std::string input;
+  std::string output;
+};
+
+int run_merge(const merge_args& args) {
+  auto c = safetensors::checkpoint::open(args.input);
+  if (!c) {
+    print_error(c.err());
+    return exit_code_for(c.err());
+  }
+  std::vector<safetensors::tensor_data> tensors;
+  append_tensors(*c, tensors);
+  safetensors::write_options options;
+  options.metadata = common_metadata(std::span(&c.value(), 1));
+  if (auto s = safetensors::write_file(args.output, tensors, options); !s) {
+    print_error(s.err());
+    return exit_code_for(s.err());
+  }
+  fmt::print("wrote {} tensors ({} bytes) from {} shard{} to {}\n", tensors.size(), c->data_size(),
+             c->shards().size(), c->shards().size() == 1 ? "" : "s", args.output);
+  return exit_ok;
+}
+
+const command_registrar registrar{"merge", "Join a sharded checkpoint (directory or index) into one file",
+                                  [](CLI::App& app) -> std::function<int()> {
+                                    auto args = std::make_shared<merge_args>();
+                                    app.add_option("input", args->input, "Checkpoint directory or index")
+                                        ->required();
+                                    app.add_option("output", args->output, "Output .safetensors file")->required();
+                                    return [args] { return run_merge(*args); };
+                                  }};
+
+}  // namespace
+}  // namespace st_cli
