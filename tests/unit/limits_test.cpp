@@ -4,6 +4,8 @@
 // prefixes. Each asserts the documented peak-heap bound (SECURITY.md, "Memory"):
 //   parse_file_bytes / from_buffer:  peak <= 32 * N + 64 KiB
 //   file::open (pread):              peak <= 33 * N + 64 KiB
+//   checkpoint index parse:          peak <= 32 * N + 64 KiB
+//   slice spec parse:                peak <= 32 * N + 64 KiB
 // where N is the header length, measured by counting operator new (not by timing).
 // simdjson's DOM takes about 14.7 * N (tape, structural index, string buffer, padded
 // copy); the parsed entries and shape arenas add up to 12 * N for shapes like "1,1,1".
@@ -13,7 +15,9 @@
 #include <cstring>
 #include <string>
 
+#include "checkpoint/index.h"
 #include "safetensors/file.h"
+#include "safetensors/slice.h"
 #include "safetensors/header.h"
 #include "support/alloc_counter.h"
 #include "support/paths.h"
@@ -147,6 +151,45 @@ TEST(Limits, PreadOpenWithinBound) {
   auto f = file::open(path, {io_backend::pread, {}});
   ASSERT_TRUE(f.ok()) << f.err().to_string();
   EXPECT_LE(probe.peak(), 33 * n + slack);
+}
+
+TEST(Limits, CheckpointIndexWithinBound) {
+  REQUIRE_COUNTER();
+  std::string json = "{\"metadata\":{\"total_size\":1},\"weight_map\":{";
+  for (int i = 0; i < 1'000'000; ++i) {
+    json += (i ? ",\"" : "\"") + std::to_string(i) + "\":\"model-" + std::to_string(i % 7) + ".safetensors\"";
+  }
+  json += "}}";
+  const auto bytes = std::as_bytes(std::span(json));
+  st_test::alloc_probe probe;
+  auto index = safetensors::detail::parse_index(bytes);
+  ASSERT_TRUE(index.ok());
+  EXPECT_EQ(index->weight_map.size(), 1'000'000U);
+  const std::size_t peak = probe.peak();
+  EXPECT_LE(peak, parse_bound(json.size()));
+  std::printf("index N = %zu bytes: peak heap %zu bytes (%.2f x N)\n", json.size(), peak,
+              double(peak) / double(json.size()));
+  // Nesting past 127 levels is refused without deep recursion.
+  std::string nest(10'000'000, '[');
+  nest.append(10'000'000, ']');
+  json = "{\"weight_map\":{},\"x\":" + nest + "}";
+  nest = {};
+  st_test::alloc_probe probe2;
+  auto deep = safetensors::detail::parse_index(std::as_bytes(std::span(json)));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.err().code, error_code::invalid_index);
+  EXPECT_LE(probe2.peak(), parse_bound(json.size()));
+}
+
+TEST(Limits, SliceSpecWithinBound) {
+  REQUIRE_COUNTER();
+  std::string spec;
+  for (int i = 0; i < 200'000; ++i) spec += i ? ",1:2:3" : "1:2:3";
+  st_test::alloc_probe probe;
+  auto parsed = parse_slice_spec(spec);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->size(), 200'000U);
+  EXPECT_LE(probe.peak(), parse_bound(spec.size()));
 }
 
 }  // namespace
