@@ -117,6 +117,10 @@ result<file> file::open(const std::string& path, const open_options& options) {
       f.mapping_length_ = f.size_;
       f.bytes_ = {static_cast<const std::byte*>(p), f.size_};
     }
+    // The mapping (or the copy) keeps the bytes; the descriptor is not needed any more, so
+    // a checkpoint with thousands of shards does not run out of descriptors.
+    sys::close_quietly(f.fd_);
+    f.fd_ = -1;
     auto h = parse_file_bytes(f.bytes_, options.parse);
     if (!h) return f.with_path(std::move(h).err());
     f.header_ = std::move(h).value();

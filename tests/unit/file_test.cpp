@@ -3,6 +3,10 @@
 // copies check their arguments, and errors say where.
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstring>
 #include <filesystem>
@@ -160,6 +164,32 @@ TEST(File, FromBufferMovesKeepViewsValid) {
   ASSERT_TRUE(v.ok());
   EXPECT_EQ(v->name(), "w");
   EXPECT_EQ(v->shape()[0], 2U);
+}
+
+}  // namespace
+
+namespace {
+
+/// A mapped file holds no descriptor: far more files than the descriptor limit stay open.
+TEST(File, MappedFilesDoNotHoldDescriptors) {
+  const auto path = write_sample(st_test::scratch_dir());
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    struct rlimit low {64, 64};
+    if (::setrlimit(RLIMIT_NOFILE, &low) != 0) ::_exit(3);
+    std::vector<safetensors::file> open_files;
+    for (int i = 0; i < 500; ++i) {
+      auto f = safetensors::file::open(path);
+      if (!f) ::_exit(4);
+      open_files.push_back(std::move(f).value());
+    }
+    ::_exit(open_files.back().view("w").ok() ? 0 : 5);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace

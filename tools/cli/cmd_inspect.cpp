@@ -6,6 +6,7 @@
 
 #include "checkpoint_input.h"
 #include "command.h"
+#include "mlx_summary.h"
 #include "report.h"
 #include "safetensors/file.h"
 #include "safetensors/json_text.h"
@@ -84,6 +85,7 @@ int run_inspect(const inspect_args& args) {
     fmt::print("{}\n", safetensors::header_to_json(f->meta()));
   } else {
     print_summary(args.file, f->meta(), f->file_size());
+    print_mlx_summary(args.file, f->meta());
   }
   return exit_ok;
 }

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// MLX dequantization throughput in bytes of OUTPUT per second, beside a plain memcpy of
+// the same output size in the same run. Arg 0: kernel threads (1, or 0 = automatic).
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "safetensors/convert.h"
+#include "safetensors/mlx_quant.h"
+
+namespace {
+
+namespace mlx = safetensors::mlx;
+using safetensors::dtype;
+
+constexpr std::uint64_t rows = 4096;
+constexpr std::uint64_t cols = 4096;  // 16M weights: 32 MiB of BF16, 64 MiB of F32 output
+
+struct layer {
+  mlx::quant_params params;
+  std::vector<std::byte> weight, scales, biases;
+  mlx::quantized_ref ref() const {
+    return {params, rows, cols, weight, params.mode == mlx::quant_mode::affine ? dtype::BF16 : dtype::U8,
+            scales, biases, std::nullopt};
+  }
+};
+
+/// Quantizes random BF16 weights once per parameter set.
+const layer& make_layer(const mlx::quant_params& p) {
+  static std::vector<std::unique_ptr<layer>> cache;
+  for (const auto& l : cache) {
+    if (l->params == p) return *l;
+  }
+  std::vector<std::uint16_t> in(rows * cols);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0F, 0.02F);
+  for (auto& x : in) x = safetensors::f32_to_bf16(normal(rng));
+  auto l = std::make_unique<layer>();
+  l->params = p;
+  const bool affine = p.mode == mlx::quant_mode::affine;
+  const std::uint64_t groups = rows * cols / p.group_size;
+  l->weight.resize(rows * cols * p.bits / 8);
+  l->scales.resize(groups * (affine ? 2 : 1));
+  l->biases.resize(affine ? groups * 2 : 0);
+  if (!mlx::quantize(dtype::BF16, std::as_bytes(std::span(in)), rows, cols, p, {l->weight, l->scales, l->biases})) {
+    std::abort();
+  }
+  cache.push_back(std::move(l));
+  return *cache.back();
+}
+
+void run_dequantize(benchmark::State& state, mlx::quant_params p, dtype out_type) {
+  const layer& l = make_layer(p);
+  const auto ref = l.ref();
+  std::vector<std::byte> out(rows * cols * (safetensors::dtype_bits(out_type) / 8));
+  const mlx::kernel_options options{static_cast<unsigned>(state.range(0))};
+  for (auto _ : state) {
+    if (!mlx::dequantize(ref, out_type, out, options)) state.SkipWithError("dequantize failed");
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(out.size()));
+}
+
+void run_memcpy(benchmark::State& state, std::size_t bytes) {
+  std::vector<std::byte> src(bytes, std::byte{1}), dst(bytes);
+  for (auto _ : state) {
+    std::memcpy(dst.data(), src.data(), bytes);
+    benchmark::DoNotOptimize(dst.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes));
+}
+
+constexpr mlx::quant_params affine4{mlx::quant_mode::affine, 4, 64};
+constexpr mlx::quant_params affine8{mlx::quant_mode::affine, 8, 64};
+constexpr mlx::quant_params mxfp4{mlx::quant_mode::mxfp4, 4, 32};
+
+void BM_memcpy_bf16_out(benchmark::State& s) { run_memcpy(s, rows * cols * 2); }
+void BM_memcpy_f32_out(benchmark::State& s) { run_memcpy(s, rows * cols * 4); }
+void BM_dequant_affine4_g64_to_bf16(benchmark::State& s) { run_dequantize(s, affine4, dtype::BF16); }
+void BM_dequant_affine4_g64_to_f32(benchmark::State& s) { run_dequantize(s, affine4, dtype::F32); }
+void BM_dequant_affine8_g64_to_bf16(benchmark::State& s) { run_dequantize(s, affine8, dtype::BF16); }
+void BM_dequant_affine8_g64_to_f32(benchmark::State& s) { run_dequantize(s, affine8, dtype::F32); }
+void BM_dequant_mxfp4_to_bf16(benchmark::State& s) { run_dequantize(s, mxfp4, dtype::BF16); }
+void BM_dequant_mxfp4_to_f32(benchmark::State& s) { run_dequantize(s, mxfp4, dtype::F32); }
+
+BENCHMARK(BM_memcpy_bf16_out)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_memcpy_f32_out)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_affine4_g64_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_affine4_g64_to_f32)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_affine8_g64_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_affine8_g64_to_f32)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_mxfp4_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_mxfp4_to_f32)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: Apache-2.0
+// `safetensors quantize IN OUT [--bits B] [--group-size G] [--mode M] [--only GLOB]...
+// [--exclude GLOB]... [--config-out PATH]`: writes an MLX-layout checkpoint (P.weight as
+// U32 codes, P.scales, P.biases) with MLX's CPU quantizer, streamed in row chunks.
+#include <algorithm>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "mlx_stream.h"
+#include "report.h"
+#include "safetensors/file.h"
+#include "safetensors/json_text.h"
+#include "safetensors/mlx_checkpoint.h"
+#include "safetensors/writer.h"
+
+namespace st_cli {
+namespace {
+
+namespace mlx = safetensors::mlx;
+using safetensors::dtype;
+
+struct quantize_args {
+  std::string in;
+  std::string out;
+  std::optional<unsigned> bits;
+  std::optional<unsigned> group_size;
+  std::string mode = "affine";
+  std::vector<std::string> only;
+  std::vector<std::string> exclude;
+  std::string config_out;
+};
+
+struct planned_layer {
+  const safetensors::tensor_info* source = nullptr;
+  std::string path;
+  std::uint64_t rows = 0;
+  std::uint64_t cols = 0;
+};
+
+int fail(const safetensors::error& e, const std::string& path) {
+  safetensors::error shown = e;
+  if (shown.path.empty()) shown.path = path;
+  print_error(shown);
+  return exit_code_for(shown);
+}
+
+safetensors::status write_layer(const safetensors::file& in, const planned_layer& layer, const mlx::quant_params& p,
+                                safetensors::stream_writer& out) {
+  const auto data = in.view(*layer.source).data;
+  if (layer.rows == 0) return {};
+  const std::size_t in_row = data.size() / layer.rows;
+  const std::size_t w_row = layer.cols * p.bits / 8;
+  const dtype st = mlx::scale_dtype_for(p.mode, layer.source->type);
+  const std::size_t s_row = layer.cols / p.group_size * (safetensors::dtype_bits(st) / 8);
+  const bool affine = p.mode == mlx::quant_mode::affine;
+  const std::uint64_t chunk_rows = std::max<std::uint64_t>(1, mlx_chunk_bytes / std::max<std::size_t>(1, in_row));
+  const auto max_rows = static_cast<std::size_t>(std::min(chunk_rows, layer.rows));
+  std::vector<std::byte> w(max_rows * w_row), s(max_rows * s_row), b(affine ? max_rows * s_row : 0);
+  for (std::uint64_t r = 0; r < layer.rows; r += chunk_rows) {
+    const auto n = static_cast<std::size_t>(std::min(chunk_rows, layer.rows - r));
+    const mlx::quantized_out parts{{w.data(), n * w_row}, {s.data(), n * s_row}, {b.data(), affine ? n * s_row : 0}};
+    if (auto st2 = mlx::quantize(layer.source->type, data.subspan(r * in_row, n * in_row), n, layer.cols, p, parts);
+        !st2) {
+      safetensors::error e = std::move(st2).err();
+      e.tensor = std::string(layer.source->name);
+      return e;
+    }
+    for (auto [suffix, span] : {std::pair{".weight", parts.weight}, std::pair{".scales", parts.scales},
+                                std::pair{".biases", parts.biases}}) {
+      if (span.empty() && !affine && std::string_view(suffix) == ".biases") continue;
+      if (auto st2 = out.append(layer.path + suffix, span); !st2) return st2;
+    }
+  }
+  return {};
+}
+
+std::string config_fragment(const mlx::quant_params& p) {
+  const std::string body =
+      fmt::format("{{\"group_size\": {}, \"bits\": {}, \"mode\": {}}}", p.group_size, p.bits,
+                  safetensors::json_quote(mlx::mode_name(p.mode)));
+  return fmt::format("{{\n  \"quantization\": {},\n  \"quantization_config\": {}\n}}\n", body, body);
+}
+
+int run_quantize(const quantize_args& args) {
+  auto mode = mlx::parse_mode(args.mode);
+  if (!mode) {
+    print_error(fmt::format("unknown --mode '{}': use affine, mxfp4, mxfp8 or nvfp4", args.mode));
+    return exit_usage;
+  }
+  mlx::quant_params p = mlx::default_params(*mode);
+  if (args.bits) p.bits = *args.bits;
+  if (args.group_size) p.group_size = *args.group_size;
+  if (auto s = mlx::check_quantize_params(p); !s) {
+    print_error(s.err().message);
+    return exit_usage;
+  }
+  auto in = safetensors::file::open(args.in);
+  if (!in) return fail(in.err(), args.in);
+  auto config = mlx::read_config_beside(args.in);
+  if (!config) return fail(config.err(), args.in);
+  auto info = mlx::describe_checkpoint(in->meta(), *config ? &**config : nullptr);
+  if (!info) return fail(info.err(), args.in);
+
+  const mlx::selection_rules rules{args.only, args.exclude};
+  std::vector<safetensors::tensor_spec> specs;
+  std::vector<planned_layer> layers;
+  for (const auto& t : in->tensors()) {
+    const bool already = info->find_weight(t.name) != nullptr || info->is_companion(t.name);
+    if (!already && mlx::selected_for_quantization(t, p, rules)) {
+      planned_layer layer{&t, std::string(t.name.substr(0, t.name.size() - 7)), 1, t.shape.back()};
+      for (std::size_t i = 0; i + 1 < t.shape.size(); ++i) layer.rows *= t.shape[i];
+      std::vector<std::uint64_t> shape(t.shape.begin(), t.shape.end());
+      shape.back() = layer.cols * p.bits / 32;
+      specs.push_back({layer.path + ".weight", dtype::U32, shape});
+      shape.back() = layer.cols / p.group_size;
+      const dtype st = mlx::scale_dtype_for(p.mode, t.type);
+      specs.push_back({layer.path + ".scales", st, shape});
+      if (p.mode == mlx::quant_mode::affine) specs.push_back({layer.path + ".biases", st, shape});
+      layers.push_back(layer);
+      continue;
+    }
+    if (!already && !rules.only.empty() && t.name.ends_with(".weight") && t.shape.size() >= 2 &&
+        std::any_of(rules.only.begin(), rules.only.end(), [&](const std::string& g) { return mlx::glob_match(g, t.name); }) &&
+        !std::any_of(rules.exclude.begin(), rules.exclude.end(),
+                     [&](const std::string& g) { return mlx::glob_match(g, t.name); }) &&
+        t.shape.back() % p.group_size != 0) {
+      // Asked for by name but impossible: say so instead of silently skipping it.
+      return fail(safetensors::make_error(safetensors::error_code::invalid_argument,
+                                          fmt::format("group size {} does not divide the row length {}", p.group_size,
+                                                      t.shape.back()),
+                                          std::nullopt, std::string(t.name)),
+                  args.in);
+    }
+    specs.push_back({std::string(t.name), t.type, {t.shape.begin(), t.shape.end()}});
+  }
+  safetensors::write_options options;
+  options.metadata = in->meta().metadata().value_or(safetensors::metadata_map{});
+  (*options.metadata)["format"] = "mlx";
+  (*options.metadata)["quantization_bits"] = std::to_string(p.bits);
+  (*options.metadata)["quantization_group_size"] = std::to_string(p.group_size);
+  (*options.metadata)["quantization_mode"] = std::string(mlx::mode_name(p.mode));
+  auto plan = safetensors::write_plan::make(std::move(specs), options);
+  if (!plan) return fail(plan.err(), args.out);
+  auto writer = safetensors::stream_writer::create(args.out, std::move(plan).value());
+  if (!writer) return fail(writer.err(), args.out);
+  progress_line progress("quantize", in->tensors().size());
+  for (const auto& layer : layers) {
+    if (auto s = write_layer(*in, layer, p, *writer); !s) return fail(s.err(), args.in);
+    progress.step(layer.source->name);
+  }
+  for (const auto& t : in->tensors()) {
+    if (std::any_of(layers.begin(), layers.end(), [&](const planned_layer& l) { return l.source == &t; })) continue;
+    if (auto s = copy_tensor(*in, t, *writer); !s) return fail(s.err(), args.out);
+    progress.step(t.name);
+  }
+  if (auto s = writer->commit(); !s) return fail(s.err(), args.out);
+  if (!args.config_out.empty()) {
+    std::ofstream cfg(args.config_out, std::ios::trunc);
+    cfg << config_fragment(p);
+    if (!cfg.flush()) {
+      print_error(fmt::format("{}: cannot write the config fragment", args.config_out));
+      return exit_usage;
+    }
+  }
+  return exit_ok;
+}
+
+const command_registrar registrar{
+    "quantize", "Quantize linear and embedding weights into an MLX checkpoint",
+    [](CLI::App& app) -> std::function<int()> {
+      auto args = std::make_shared<quantize_args>();
+      app.add_option("in", args->in, "SafeTensors file with F32/F16/BF16 weights")->required();
+      app.add_option("out", args->out, "Output MLX file")->required();
+      app.add_option("--bits", args->bits, "Bits per weight (affine: 2, 3, 4, 5, 6, 8; default per mode)");
+      app.add_option("--group-size", args->group_size, "Group size (affine: 32, 64, 128; default per mode)");
+      app.add_option("--mode", args->mode, "affine (default), mxfp4, mxfp8 or nvfp4");
+      app.add_option("--only", args->only, "Quantize only tensors matching this glob (repeatable)");
+      app.add_option("--exclude", args->exclude, "Leave tensors matching this glob unquantized (repeatable)");
+      app.add_option("--config-out", args->config_out, "Write an mlx-lm style quantization config fragment here");
+      return [args] { return run_quantize(*args); };
+    }};
+
+}  // namespace
+}  // namespace st_cli
