@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "header_builder.h"
 #include "platform/sys.h"
 
 namespace safetensors {
@@ -134,9 +135,11 @@ result<file> file::open(const std::string& path, const open_options& options) {
   }
   auto n = read_header_length(prefix, f.size_, options.parse);
   if (!n) return f.with_path(std::move(n).err());
-  std::vector<std::byte> json(static_cast<std::size_t>(*n));
-  if (auto s = sys::pread_exact(f.fd_, json.data(), json.size(), 8, path); !s) return std::move(s).err();
-  auto h = parse_header(json, f.size_, options.parse);
+  // Spare bytes after the JSON let the parser read it in place (see parse_header_padded).
+  const auto json_size = static_cast<std::size_t>(*n);
+  std::vector<std::byte> json(json_size + json_padding);
+  if (auto s = sys::pread_exact(f.fd_, json.data(), json_size, 8, path); !s) return std::move(s).err();
+  auto h = parse_header_padded(std::span(json).first(json_size), f.size_, options.parse);
   if (!h) return f.with_path(std::move(h).err());
   f.header_ = std::move(h).value();
   return f;

@@ -3,6 +3,7 @@
 // `header` with its name and shape arenas, and runs the offset checks (stages 6-7).
 #pragma once
 
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -30,5 +31,12 @@ struct header_builder {
   [[nodiscard]] result<header> finish(std::uint64_t header_length, std::uint64_t file_size,
                                       validation_policy policy);
 };
+
+/// simdjson::SIMDJSON_PADDING: how many readable bytes parse_header_padded needs after the JSON.
+inline constexpr std::size_t json_padding = 64;
+
+/// parse_header for JSON followed by at least `json_padding` readable bytes of any content: the parser reads them in place instead of copying the JSON.
+[[nodiscard]] result<header> parse_header_padded(std::span<const std::byte> header_json, std::uint64_t file_size,
+                                                 const parse_options& options);
 
 }  // namespace safetensors

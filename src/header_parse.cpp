@@ -2,6 +2,7 @@
 // Stages 1-5 of validation: length prefix, UTF-8, and the JSON schema walk over a
 // simdjson DOM. Duplicate keys anywhere are rejected (our deviation from the reference).
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -69,6 +70,7 @@ class schema_walker {
     }
     dom::object top = root.get_object().value_unsafe();
     out_.entries.reserve(top.size());
+    out_.dims.reserve(2 * top.size());  // most tensors have rank <= 2
     bool metadata_seen = false;
     std::uint64_t tensor_count = 0;
     for (dom::key_value_pair kv : top) {
@@ -128,50 +130,76 @@ class schema_walker {
   }
 
   std::optional<error> read_tensor(std::string_view name, dom::element value) {
-    const std::string tensor(name);
     if (value.type() != dom::element_type::OBJECT) {
       return json_error(
           fmt::format("tensor '{}': invalid type: {}, expected a tensor entry object", name, type_word(value.type())),
-          tensor);
+          std::string(name));
     }
     dom::object entry = value.get_object().value_unsafe();
-    if (auto dup = find_duplicate_key(entry)) {
-      return make_error(error_code::duplicate_key, fmt::format("duplicate field '{}' in tensor entry", *dup),
-                        std::nullopt, tensor);
+    // Entries usually have three fields: one pass over them names each key and finds a
+    // repeated one (the first key equal to an earlier key, as find_duplicate_key does for
+    // small objects), keeping the fields on the stack; large objects take the general path.
+    std::array<entry_field, 16> on_stack;
+    std::vector<entry_field> on_heap;
+    std::size_t count = 0;
+    if (entry.size() <= on_stack.size()) {
+      unsigned seen = 0;  // bits of the known fields met so far
+      for (dom::key_value_pair kv : entry) {
+        const field_kind kind = classify(kv.key);
+        if (kind != field_kind::other) {
+          const unsigned bit = 1U << static_cast<unsigned>(kind);
+          if ((seen & bit) != 0) return duplicate_field(name, kv.key);
+          seen |= bit;
+        } else {
+          for (std::size_t j = 0; j < count; ++j) {
+            if (on_stack[j].kind == field_kind::other && kv.key == on_stack[j].key) return duplicate_field(name, kv.key);
+          }
+        }
+        on_stack[count++] = {kv.key, kv.value, kind};
+      }
+    } else {
+      if (auto dup = find_duplicate_key(entry)) return duplicate_field(name, *dup);
+      for (dom::key_value_pair kv : entry) on_heap.push_back({kv.key, kv.value, classify(kv.key)});
     }
+    const std::span<const entry_field> fields =
+        on_heap.empty() ? std::span<const entry_field>(on_stack.data(), count) : std::span<const entry_field>(on_heap);
     raw_entry raw;
     raw.name = name;
     bool has_dtype = false;
     bool has_shape = false;
     bool has_offsets = false;
-    for (dom::key_value_pair kv : entry) {
-      if (kv.key == "dtype") {
+    for (const entry_field& kv : fields) {
+      if (kv.kind == field_kind::dtype) {
         if (kv.value.type() != dom::element_type::STRING) {
           return json_error(fmt::format("tensor '{}': dtype: invalid type: {}, expected a dtype name", name,
                                         type_word(kv.value.type())),
-                            tensor);
+                            std::string(name));
         }
         std::string_view text = kv.value.get_string().value_unsafe();
-        auto t = parse_dtype(text);
-        if (!t) return json_error(fmt::format("tensor '{}': unknown dtype '{}'", name, text), tensor);
-        raw.type = *t;
+        if (text.empty() || text != last_dtype_text_) {  // files hold few dtypes: skip the table scan
+          auto t = parse_dtype(text);
+          if (!t) return json_error(fmt::format("tensor '{}': unknown dtype '{}'", name, text), std::string(name));
+          last_dtype_text_ = text;
+          last_dtype_ = *t;
+        }
+        raw.type = last_dtype_;
         has_dtype = true;
-      } else if (kv.key == "shape") {
+      } else if (kv.kind == field_kind::shape) {
         if (auto e = read_shape(name, kv.value, raw)) return e;
         has_shape = true;
-      } else if (kv.key == "data_offsets") {
+      } else if (kv.kind == field_kind::data_offsets) {
         if (auto e = read_offsets(name, kv.value, raw)) return e;
         has_offsets = true;
       } else if (policy_ == validation_policy::strict) {
         return make_error(error_code::unknown_field, fmt::format("unknown field '{}' in tensor entry", kv.key),
-                          std::nullopt, tensor);
+                          std::nullopt, std::string(name));
       } else if (auto e = check_ignored_value(kv.value, name)) {
         return e;
       }
     }
     for (auto [present, field] : {std::pair{has_dtype, "dtype"}, std::pair{has_shape, "shape"},
                                   std::pair{has_offsets, "data_offsets"}}) {
-      if (!present) return json_error(fmt::format("tensor '{}': missing field `{}`", name, field), tensor);
+      if (!present) return json_error(fmt::format("tensor '{}': missing field `{}`", name, field), std::string(name));
     }
     out_.entries.push_back(raw);
     return std::nullopt;
@@ -230,9 +258,31 @@ class schema_walker {
     return std::nullopt;
   }
 
+  enum class field_kind : std::uint8_t { dtype, shape, data_offsets, other };
+
+  static field_kind classify(std::string_view key) noexcept {
+    if (key == "dtype") return field_kind::dtype;
+    if (key == "shape") return field_kind::shape;
+    if (key == "data_offsets") return field_kind::data_offsets;
+    return field_kind::other;
+  }
+
+  struct entry_field {
+    std::string_view key;
+    dom::element value;
+    field_kind kind = field_kind::other;
+  };
+
+  static error duplicate_field(std::string_view tensor, std::string_view key) {
+    return make_error(error_code::duplicate_key, fmt::format("duplicate field '{}' in tensor entry", key),
+                      std::nullopt, std::string(tensor));
+  }
+
   header_builder& out_;
   validation_policy policy_;
   limits caps_;
+  std::string_view last_dtype_text_;  // the last dtype name parsed (never "")
+  dtype last_dtype_ = dtype::U8;
 };
 
 /// True when a `-0` integer token may stand where a number can (after `[`, `,`, `:` or
@@ -289,6 +339,25 @@ std::optional<error> find_negative_zero(std::string_view text) {
   return std::nullopt;
 }
 
+/// The calling thread's JSON parser, reused across headers: allocating and first-touching
+/// a parser's buffers costs more than parsing a small header. Buffers grown past
+/// `max_retained_capacity` bytes of JSON are released when the lease ends, so one huge
+/// header does not pin memory for the thread's lifetime.
+struct parser_lease {
+  static constexpr std::size_t max_retained_capacity = std::size_t{16} << 20;
+  dom::parser& parser = cached();
+  parser_lease() = default;
+  parser_lease(const parser_lease&) = delete;
+  parser_lease& operator=(const parser_lease&) = delete;
+  ~parser_lease() {
+    if (parser.capacity() > max_retained_capacity) parser = dom::parser{};
+  }
+  static dom::parser& cached() {
+    thread_local dom::parser p;
+    return p;
+  }
+};
+
 }  // namespace
 
 result<std::uint64_t> read_header_length(std::span<const std::byte> prefix, std::uint64_t file_size,
@@ -314,21 +383,37 @@ result<std::uint64_t> read_header_length(std::span<const std::byte> prefix, std:
   return n;
 }
 
-result<header> parse_header(std::span<const std::byte> header_json, std::uint64_t file_size,
-                            const parse_options& options) {
+namespace {
+
+static_assert(json_padding == simdjson::SIMDJSON_PADDING);
+
+/// Stages 4-7; `padded` says SIMDJSON_PADDING readable bytes follow the JSON (their
+/// content does not matter to simdjson), so the parser need not copy it.
+result<header> parse_header_json(std::span<const std::byte> header_json, std::uint64_t file_size,
+                                 const parse_options& options, bool padded) {
   const char* text = reinterpret_cast<const char*>(header_json.data());
   const std::size_t n = header_json.size();
-  if (auto bad = first_invalid_utf8(std::string_view(text, n))) {
-    return make_error(error_code::invalid_header,
-                      fmt::format("invalid UTF-8 in header at header byte {}", *bad), 8 + *bad);
-  }
-  if (n == 0) return json_error("EOF while parsing a value (the header is empty)");
-  dom::parser parser;
-  if (auto err = parser.allocate(std::max<std::size_t>(n, 64), max_json_depth); err != simdjson::SUCCESS) {
-    return make_error(error_code::io, fmt::format("cannot allocate JSON parser: {}", simdjson::error_message(err)));
+  // The DOM parse validates UTF-8 itself, so the separate scan (which finds the position
+  // and takes precedence over JSON errors) only runs when something failed.
+  auto utf8_error = [&]() -> std::optional<error> {
+    if (auto bad = first_invalid_utf8(std::string_view(text, n))) {
+      return make_error(error_code::invalid_header,
+                        fmt::format("invalid UTF-8 in header at header byte {}", *bad), 8 + *bad);
+    }
+    return std::nullopt;
+  };
+  if (n == 0) return json_error("EOF while parsing a value (the header is empty)");  // valid UTF-8
+  parser_lease lease;
+  dom::parser& parser = lease.parser;
+  if (std::max<std::size_t>(n, 64) > parser.capacity() || parser.max_depth() != max_json_depth) {
+    if (auto err = parser.allocate(std::max<std::size_t>(n, 64), max_json_depth); err != simdjson::SUCCESS) {
+      if (auto e = utf8_error()) return std::move(*e);
+      return make_error(error_code::io, fmt::format("cannot allocate JSON parser: {}", simdjson::error_message(err)));
+    }
   }
   dom::element root;
-  if (auto err = parser.parse(text, n, true).get(root); err != simdjson::SUCCESS) {
+  if (auto err = parser.parse(text, n, !padded).get(root); err != simdjson::SUCCESS) {
+    if (auto e = utf8_error()) return std::move(*e);
     return json_error(simdjson::error_message(err));
   }
   header_builder builder;
@@ -340,10 +425,24 @@ result<header> parse_header(std::span<const std::byte> header_json, std::uint64_
   return builder.finish(n, file_size, options.policy);
 }
 
+}  // namespace
+
+result<header> parse_header(std::span<const std::byte> header_json, std::uint64_t file_size,
+                            const parse_options& options) {
+  return parse_header_json(header_json, file_size, options, false);
+}
+
+result<header> parse_header_padded(std::span<const std::byte> header_json, std::uint64_t file_size,
+                                   const parse_options& options) {
+  return parse_header_json(header_json, file_size, options, true);
+}
+
 result<header> parse_file_bytes(std::span<const std::byte> file, const parse_options& options) {
   auto n = read_header_length(file, file.size(), options);
   if (!n) return std::move(n).err();
-  return parse_header(file.subspan(8, static_cast<std::size_t>(*n)), file.size(), options);
+  // The data after the header pads the JSON for simdjson when there are enough bytes.
+  const bool padded = file.size() - 8 - *n >= json_padding;
+  return parse_header_json(file.subspan(8, static_cast<std::size_t>(*n)), file.size(), options, padded);
 }
 
 }  // namespace safetensors

@@ -23,6 +23,34 @@ error tensor_error(error_code code, std::string message, std::optional<std::uint
   return make_error(code, std::move(message), offset, std::string(name));
 }
 
+/// Sorts `v` by `less`, a strict total order. Headers written by any common writer list
+/// tensors in runs that are already in name order and in data order, so the runs are
+/// found in one pass and merged (O(n log runs)) instead of sorting from scratch.
+template <class Less>
+void sort_runs(std::vector<std::uint32_t>& v, Less less) {
+  std::vector<std::size_t> bounds{0};
+  for (std::size_t i = 1; i < v.size(); ++i) {
+    if (less(v[i], v[i - 1])) bounds.push_back(i);
+  }
+  if (bounds.size() == 1) return;  // already sorted
+  if (bounds.size() > 64) {
+    std::sort(v.begin(), v.end(), less);
+    return;
+  }
+  bounds.push_back(v.size());
+  while (bounds.size() > 2) {
+    std::vector<std::size_t> merged{0};
+    for (std::size_t r = 0; r + 2 < bounds.size(); r += 2) {
+      const auto first = v.begin() + static_cast<std::ptrdiff_t>(bounds[r]);
+      std::inplace_merge(first, v.begin() + static_cast<std::ptrdiff_t>(bounds[r + 1]),
+                         v.begin() + static_cast<std::ptrdiff_t>(bounds[r + 2]), less);
+      merged.push_back(bounds[r + 2]);
+    }
+    if (bounds.size() % 2 == 0) merged.push_back(bounds.back());  // an odd run left over
+    bounds = std::move(merged);
+  }
+}
+
 }  // namespace
 
 std::uint64_t tensor_info::element_count() const noexcept {
@@ -61,28 +89,38 @@ result<header> header_builder::finish(std::uint64_t header_length, std::uint64_t
     at += e.name.size();
   }
 
-  // Stage 5 (ours): duplicate tensor names, found through the by-name index lookups need anyway.
+  // Stage 5 (ours): duplicate tensor names, found through the by-name index lookups need
+  // anyway. Names that arrive strictly increasing (any sorting writer) need neither a
+  // sort nor a second pass.
   h.by_name_.resize(h.tensors_.size());
   std::iota(h.by_name_.begin(), h.by_name_.end(), 0U);
-  auto name_less = [&h](std::uint32_t a, std::uint32_t b) {
-    return h.tensors_[a].name != h.tensors_[b].name ? h.tensors_[a].name < h.tensors_[b].name : a < b;
-  };
-  std::sort(h.by_name_.begin(), h.by_name_.end(), name_less);
-  for (std::size_t i = 1; i < h.by_name_.size(); ++i) {
-    const tensor_info& t = h.tensors_[h.by_name_[i]];
-    if (t.name == h.tensors_[h.by_name_[i - 1]].name) {
-      return tensor_error(error_code::duplicate_key, fmt::format("duplicate tensor name '{}'", t.name),
-                          std::nullopt, t.name);
+  bool strictly_increasing = true;
+  for (std::size_t i = 1; i < h.tensors_.size() && strictly_increasing; ++i) {
+    strictly_increasing = h.tensors_[i - 1].name.compare(h.tensors_[i].name) < 0;
+  }
+  if (!strictly_increasing) {
+    auto name_less = [&h](std::uint32_t a, std::uint32_t b) {
+      const int c = h.tensors_[a].name.compare(h.tensors_[b].name);
+      return c != 0 ? c < 0 : a < b;
+    };
+    sort_runs(h.by_name_, name_less);
+    for (std::size_t i = 1; i < h.by_name_.size(); ++i) {
+      const tensor_info& t = h.tensors_[h.by_name_[i]];
+      if (t.name == h.tensors_[h.by_name_[i - 1]].name) {
+        return tensor_error(error_code::duplicate_key, fmt::format("duplicate tensor name '{}'", t.name),
+                            std::nullopt, t.name);
+      }
     }
   }
 
   // Stage 6: sort by (begin, end) and require the tensors to tile the buffer exactly.
   std::vector<std::uint32_t> order(h.tensors_.size());
   std::iota(order.begin(), order.end(), 0U);
-  std::stable_sort(order.begin(), order.end(), [&h](std::uint32_t a, std::uint32_t b) {
+  sort_runs(order, [&h](std::uint32_t a, std::uint32_t b) {  // ties by index: a stable sort
     const tensor_info& x = h.tensors_[a];
     const tensor_info& y = h.tensors_[b];
-    return x.begin != y.begin ? x.begin < y.begin : x.end < y.end;
+    if (x.begin != y.begin) return x.begin < y.begin;
+    return x.end != y.end ? x.end < y.end : a < b;
   });
   const std::uint64_t data_start = h.data_start();
   std::uint64_t expected = 0;
@@ -115,14 +153,16 @@ result<header> header_builder::finish(std::uint64_t header_length, std::uint64_t
     }
     expected = t.end;
   }
-  // Tensors are kept in data order: that is file order.
-  std::vector<tensor_info> sorted;
-  sorted.reserve(order.size());
-  for (std::uint32_t i : order) sorted.push_back(h.tensors_[i]);
-  std::vector<std::uint32_t> rank_of(order.size());
-  for (std::uint32_t pos = 0; pos < order.size(); ++pos) rank_of[order[pos]] = pos;
-  for (std::uint32_t& i : h.by_name_) i = rank_of[i];
-  h.tensors_ = std::move(sorted);
+  // Tensors are kept in data order: that is file order (usually JSON order already).
+  if (!std::is_sorted(order.begin(), order.end())) {
+    std::vector<tensor_info> sorted;
+    sorted.reserve(order.size());
+    for (std::uint32_t i : order) sorted.push_back(h.tensors_[i]);
+    std::vector<std::uint32_t> rank_of(order.size());
+    for (std::uint32_t pos = 0; pos < order.size(); ++pos) rank_of[order[pos]] = pos;
+    for (std::uint32_t& i : h.by_name_) i = rank_of[i];
+    h.tensors_ = std::move(sorted);
+  }
   h.data_size_ = expected;
 
   // Stage 7: the buffer must end exactly at the end of the file. The sum is unchecked in

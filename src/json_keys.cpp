@@ -3,6 +3,7 @@
 #include "json_keys.h"
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 namespace safetensors::detail {
@@ -12,18 +13,21 @@ namespace dom = simdjson::dom;
 std::optional<std::string_view> find_duplicate_key(dom::object obj) {
   const std::size_t n = obj.size();
   if (n < 2) return std::nullopt;
-  std::vector<std::string_view> keys;
-  keys.reserve(n);
-  for (dom::key_value_pair kv : obj) keys.push_back(kv.key);
   if (n <= 16) {
-    // Quadratic beats sorting for the small objects that dominate (tensor entries).
-    for (std::size_t i = 1; i < n; ++i) {
-      for (std::size_t j = 0; j < i; ++j) {
-        if (keys[i] == keys[j]) return keys[i];
+    // Quadratic beats sorting for the small objects that dominate; on the stack, no allocation.
+    std::array<std::string_view, 16> small;
+    std::size_t seen = 0;
+    for (dom::key_value_pair kv : obj) {
+      for (std::size_t j = 0; j < seen; ++j) {
+        if (kv.key == small[j]) return kv.key;
       }
+      small[seen++] = kv.key;
     }
     return std::nullopt;
   }
+  std::vector<std::string_view> keys;
+  keys.reserve(n);
+  for (dom::key_value_pair kv : obj) keys.push_back(kv.key);
   std::sort(keys.begin(), keys.end());
   auto it = std::adjacent_find(keys.begin(), keys.end());
   if (it != keys.end()) return *it;

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // verify_checkpoint: every problem of an index and its shards, plus optional SHA-256.
 #include <fcntl.h>
-#include <openssl/evp.h>
 
 #include <algorithm>
 #include <memory>
 
-#include <fmt/format.h>
 
 #include "checkpoint/assemble.h"
 #include "platform/sys.h"
+#include "safetensors/sha256.h"
 
 namespace safetensors {
 namespace {
@@ -24,23 +23,16 @@ result<std::string> sha256_file(const std::string& path) {
   } guard{*fd};
   auto size = sys::file_size(*fd, path);
   if (!size) return std::move(size).err();
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) {
-    return make_error(error_code::io, "cannot initialise SHA-256");
-  }
+  auto hasher = sha256_hasher::create();
+  if (!hasher) return std::move(hasher).err();
   std::vector<std::byte> buffer(std::size_t{4} << 20);
   for (std::uint64_t at = 0; at < *size;) {
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), *size - at));
     if (auto s = sys::pread_exact(*fd, buffer.data(), n, at, path); !s) return std::move(s).err();
-    if (EVP_DigestUpdate(ctx.get(), buffer.data(), n) != 1) return make_error(error_code::io, "SHA-256 failed");
+    hasher->update(std::span<const std::byte>(buffer.data(), n));
     at += n;
   }
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int length = 0;
-  if (EVP_DigestFinal_ex(ctx.get(), digest, &length) != 1) return make_error(error_code::io, "SHA-256 failed");
-  std::string hex;
-  for (unsigned i = 0; i < length; ++i) hex += fmt::format("{:02x}", digest[i]);
-  return hex;
+  return to_hex(hasher->finish());
 }
 
 void add_shard(verify_report& report, std::string name, const std::string& path, const result<file>& f,

@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// `safetensors inspect FILE [--json]`: summary and tensor table.
+// `safetensors inspect FILE [--tree [--depth N]] [--json]`: summary, per-dtype totals,
+// tensor table with the alignment of each tensor's data, or a tree of name groups.
 #include <map>
+#include <memory>
 
 #include <fmt/format.h>
 
 #include "checkpoint_input.h"
 #include "command.h"
+#include "input.h"
 #include "mlx_summary.h"
+#include "progress.h"
 #include "report.h"
 #include "safetensors/file.h"
 #include "safetensors/json_text.h"
+#include "tree.h"
 
 namespace st_cli {
 namespace {
@@ -21,34 +26,62 @@ std::uint64_t alignment_of(std::uint64_t offset) {
   return a;
 }
 
-std::string human_bytes(std::uint64_t n) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(n);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
+/// The alignment a tensor's data needs for direct use: its element size (1 for sub-byte types).
+std::uint64_t required_alignment(safetensors::dtype t) { return std::max(1U, safetensors::dtype_bits(t) / 8); }
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+/// "MLX quantized (N weights)" when the file follows MLX's layout, else empty.
+std::string detect_layout(const safetensors::header& h) {
+  std::size_t quantized = 0;
+  for (const auto& t : h.tensors()) {
+    if (!ends_with(t.name, ".scales")) continue;
+    const std::string stem(t.name.substr(0, t.name.size() - 7));
+    if (h.find(stem + ".weight") != nullptr && h.find(stem + ".weight")->type == safetensors::dtype::U32) ++quantized;
   }
-  return u == 0 ? fmt::format("{} B", n) : fmt::format("{:.1f} {}", v, units[u]);
+  const bool mlx_meta = h.metadata() && h.metadata()->count("format") != 0 && h.metadata()->at("format") == "mlx";
+  if (quantized > 0) return fmt::format("MLX quantized ({} packed U32 weights with .scales)", quantized);
+  if (mlx_meta) return "MLX (format = mlx)";
+  return {};
 }
 
 void print_summary(const std::string& path, const safetensors::header& h, std::uint64_t file_size) {
-  std::map<safetensors::dtype, std::pair<std::uint64_t, std::uint64_t>> per_dtype;  // params, bytes
+  struct totals {
+    std::uint64_t tensors = 0, params = 0, bytes = 0;
+  };
+  std::map<safetensors::dtype, totals> per_dtype;
   std::uint64_t params = 0;
+  std::size_t misaligned = 0;
+  std::uint64_t min_alignment = 4096;
   for (const auto& t : h.tensors()) {
     params += t.element_count();
-    auto& [p, b] = per_dtype[t.type];
-    p += t.element_count();
-    b += t.byte_size();
+    auto& d = per_dtype[t.type];
+    ++d.tensors;
+    d.params += t.element_count();
+    d.bytes += t.byte_size();
+    const std::uint64_t offset = h.data_start() + t.begin;
+    if (offset % required_alignment(t.type) != 0) ++misaligned;
+    if (t.byte_size() > 0) min_alignment = std::min(min_alignment, alignment_of(offset));
   }
   fmt::print("file:        {}\n", path);
   fmt::print("size:        {} ({} bytes)\n", human_bytes(file_size), file_size);
   fmt::print("header:      {} bytes, data starts at byte {} (aligned to {})\n", h.header_length(), h.data_start(),
              alignment_of(h.data_start()));
+  const std::string layout = detect_layout(h);
+  if (!layout.empty()) fmt::print("layout:      {}\n", layout);
   fmt::print("tensors:     {}\n", h.tensors().size());
   fmt::print("parameters:  {}\n", params);
-  for (const auto& [type, pb] : per_dtype) {
-    fmt::print("  {:<12} {:>14} params  {:>12}\n", safetensors::dtype_name(type), pb.first, human_bytes(pb.second));
+  for (const auto& [type, d] : per_dtype) {
+    fmt::print("  {:<12} {:>6} tensors {:>14} params  {:>12}\n", safetensors::dtype_name(type), d.tensors, d.params,
+               human_bytes(d.bytes));
+  }
+  if (misaligned > 0) {
+    fmt::print("alignment:   {} tensors not aligned to their element size (marked !)\n", misaligned);
+  } else if (!h.tensors().empty()) {
+    fmt::print("alignment:   every tensor aligned to its element size (all data at least {}-byte aligned)\n",
+               min_alignment);
   }
   if (h.metadata()) {
     fmt::print("metadata:\n");
@@ -60,28 +93,43 @@ void print_summary(const std::string& path, const safetensors::header& h, std::u
   std::size_t width = 4;
   for (const auto& t : h.tensors()) width = std::max(width, t.name.size());
   width = std::min<std::size_t>(width, 80);
-  fmt::print("\n{:<{}}  {:<11}  {:<20}  {:>12}  {}\n", "name", width, "dtype", "shape", "bytes", "data_offsets");
+  fmt::print("\n{:<{}}  {:<11}  {:<20}  {:>12}  {:>6}  {}\n", "name", width, "dtype", "shape", "bytes", "align",
+             "data_offsets");
   for (const auto& t : h.tensors()) {
-    fmt::print("{:<{}}  {:<11}  {:<20}  {:>12}  [{}, {}]\n", t.name, width, safetensors::dtype_name(t.type),
-               fmt::format("[{}]", fmt::join(t.shape, ", ")), t.byte_size(), t.begin, t.end);
+    const std::uint64_t offset = h.data_start() + t.begin;
+    const bool bad = offset % required_alignment(t.type) != 0;
+    fmt::print("{:<{}}  {:<11}  {:<20}  {:>12}  {:>5}{}  [{}, {}]\n", t.name, width, safetensors::dtype_name(t.type),
+               fmt::format("[{}]", fmt::join(t.shape, ", ")), t.byte_size(), alignment_of(offset), bad ? "!" : " ",
+               t.begin, t.end);
   }
 }
 
 struct inspect_args {
   std::string file;
   bool json = false;
+  bool tree = false;
+  int depth = -1;
 };
 
 int run_inspect(const inspect_args& args) {
+  if (args.depth < -1) {
+    print_error("--depth must be >= 0");
+    return exit_usage;
+  }
   if (is_checkpoint_path(args.file)) return inspect_checkpoint(args.file, args.json);
-  safetensors::open_options options;
-  options.backend = safetensors::io_backend::pread;  // the header is all inspect needs
-  auto f = safetensors::file::open(args.file, options);
+  auto f = open_input(args.file);
   if (!f) {
     print_error(f.err());
     return exit_code_for(f.err());
   }
-  if (args.json) {
+  if (args.tree) {
+    const name_tree tree = build_name_tree(f->meta().tensors());
+    if (args.json) {
+      fmt::print("{}\n", name_tree_json(tree));
+    } else {
+      print_name_tree(tree, args.depth);
+    }
+  } else if (args.json) {
     fmt::print("{}\n", safetensors::header_to_json(f->meta()));
   } else {
     print_summary(args.file, f->meta(), f->file_size());
@@ -90,13 +138,16 @@ int run_inspect(const inspect_args& args) {
   return exit_ok;
 }
 
-const command_registrar registrar{"inspect", "Summarise a file: tensors, dtypes, parameters, metadata",
-                                  [](CLI::App& app) -> std::function<int()> {
-                                    auto args = std::make_shared<inspect_args>();
-                                    app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")->required();
-                                    app.add_flag("--json", args->json, "Print the parsed header as JSON");
-                                    return [args] { return run_inspect(*args); };
-                                  }};
+const command_registrar registrar{
+    "inspect", "Summarise a file: tensors, dtypes, parameters, alignment, metadata",
+    [](CLI::App& app) -> std::function<int()> {
+      auto args = std::make_shared<inspect_args>();
+      app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")->required();
+      app.add_flag("--json", args->json, "Print the parsed header as JSON (with --tree: the tree as JSON)");
+      app.add_flag("--tree", args->tree, "Group tensors by dotted name prefix, with parameter counts per group");
+      app.add_option("--depth", args->depth, "With --tree: show groups down to this depth only (default: all)");
+      return [args] { return run_inspect(*args); };
+    }};
 
 }  // namespace
 }  // namespace st_cli

@@ -42,7 +42,8 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
       return app.exit(e);
     } catch (const CLI::ParseError& e) {
-      (void)app.exit(e);
+      // Same one-line shape as every other error, so scripts parse one format.
+      print_error(fmt::format("{} (see 'safetensors --help')", e.what()));
       return exit_usage;
     }
     for (auto& [sub, run] : runners) {

@@ -1,0 +1,42 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file sniff.h
+/// Telling file formats apart by their first bytes, so a tool handed a GGUF, PyTorch,
+/// pickle or NumPy file can say so instead of reporting a meaningless header error.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "safetensors/error.h"
+
+namespace safetensors {
+
+enum class file_format : std::uint8_t {
+  safetensors,  ///< plausible length prefix followed by '{' (not a validity verdict)
+  gguf,         ///< "GGUF"
+  pytorch_zip,  ///< zip whose first member sits in a folder (torch.save since 1.6)
+  npz,          ///< zip whose first member ends in ".npy"
+  zip,          ///< any other zip
+  pickle,       ///< pickle protocol 2-5 (legacy torch.save, .ckpt, .pkl)
+  npy,          ///< "\x93NUMPY"
+  hdf5,         ///< "\x89HDF\r\n\x1a\n" (Keras .h5)
+  unknown,
+};
+
+/// The bytes sniff_format wants to see (fewer is fine; short files sniff as unknown).
+inline constexpr std::size_t sniff_prefix_bytes = 512;
+
+/// Classifies a file from its first bytes (up to sniff_prefix_bytes).
+[[nodiscard]] file_format sniff_format(std::span<const std::byte> prefix) noexcept;
+
+/// Reads the first bytes of `path` and classifies them. Errors: IoError.
+[[nodiscard]] result<file_format> sniff_file(const std::string& path);
+
+/// Human name: "SafeTensors", "GGUF", "PyTorch (zip)", "NumPy .npz", "zip", "pickle",
+/// "NumPy .npy", "HDF5", "unknown".
+[[nodiscard]] std::string_view file_format_name(file_format f) noexcept;
+
+}  // namespace safetensors

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// `safetensors cast IN OUT --dtype T [--only GLOB]... [--exclude GLOB]...`: converts the
+// floating-point tensors to T (round to nearest even, T's saturation rule), streamed in
+// chunks; other tensors are copied unchanged.
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "input.h"
+#include "report.h"
+#include "rewrite.h"
+#include "select.h"
+#include "values.h"
+
+namespace st_cli {
+namespace {
+
+struct cast_args {
+  std::string in;
+  std::string out;
+  std::string dtype;
+  std::vector<std::string> only;
+  std::vector<std::string> exclude;
+  bool quiet = false;
+  bool saturate = false;
+};
+
+int run_cast(const cast_args& args) {
+  const auto target = safetensors::parse_dtype(args.dtype);
+  if (!target || !castable(*target)) {
+    print_error(fmt::format("--dtype '{}': expected a floating-point dtype (F64, F32, F16, BF16, F8_E4M3, F8_E5M2, "
+                            "F8_E4M3FNUZ, F8_E5M2FNUZ, F8_E8M0, F6_E2M3, F6_E3M2, F4)",
+                            args.dtype));
+    return exit_usage;
+  }
+  auto f = open_input(args.in);
+  if (!f) {
+    print_error(f.err());
+    return exit_code_for(f.err());
+  }
+  auto chosen = select_tensors(*f, args.only, args.exclude);
+  if (!chosen) {
+    print_error(chosen.err());
+    return exit_code_for(chosen.err());
+  }
+  std::vector<bool> selected(f->tensors().size(), false);
+  for (const auto* t : *chosen) selected[static_cast<std::size_t>(t - f->tensors().data())] = true;
+
+  std::vector<output_tensor> outputs;
+  for (std::size_t i = 0; i < f->tensors().size(); ++i) {
+    const auto& t = f->tensors()[i];
+    const bool convert = selected[i] && castable(t.type);
+    outputs.push_back({&t, std::string(t.name), convert ? *target : t.type});
+  }
+  safetensors::write_options options;
+  options.metadata = f->meta().metadata();
+  safetensors::encode_options encode;
+  encode.saturate = args.saturate;
+  if (auto s = write_rewritten(*f, args.out, outputs, options, !args.quiet, "cast", encode); !s) {
+    print_error(s.err());
+    return exit_code_for(s.err());
+  }
+  return exit_ok;
+}
+
+const command_registrar registrar{
+    "cast", "Convert floating-point tensors to another float dtype (streamed, atomic)",
+    [](CLI::App& app) -> std::function<int()> {
+      auto args = std::make_shared<cast_args>();
+      app.add_option("in", args->in, "Input SafeTensors file")->required();
+      app.add_option("out", args->out, "Output file (replaced atomically)")->required();
+      app.add_option("--dtype", args->dtype, "Target dtype: F64, F32, F16, BF16, F8_*, F6_*, F4")->required();
+      app.add_option("--only", args->only, "Convert only tensors matching this glob or name (repeatable)")
+          ->allow_extra_args(false);
+      app.add_option("--exclude", args->exclude, "Leave tensors matching this glob or name unchanged (repeatable)")
+          ->allow_extra_args(false);
+      app.add_flag("--saturate", args->saturate,
+                   "F8 targets: values beyond the range become the largest finite value, not NaN/Inf");
+      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
+      return [args] { return run_cast(*args); };
+    }};
+
+}  // namespace
+}  // namespace st_cli

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// `safetensors meta FILE [KEY] [--json]`: the `__metadata__` map, or one value.
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "input.h"
+#include "report.h"
+#include "safetensors/json_text.h"
+
+namespace st_cli {
+namespace {
+
+struct meta_args {
+  std::string file;
+  std::string key;
+  bool has_key = false;
+  bool json = false;
+};
+
+int run_meta(const meta_args& args) {
+  auto f = open_input(args.file);
+  if (!f) {
+    print_error(f.err());
+    return exit_code_for(f.err());
+  }
+  const auto& metadata = f->meta().metadata();
+  if (args.has_key) {
+    const auto it = metadata ? metadata->find(args.key) : safetensors::metadata_map::const_iterator{};
+    if (!metadata || it == metadata->end()) {
+      print_error(fmt::format("{}: metadata key '{}' not found", args.file, args.key));
+      return exit_failed;
+    }
+    fmt::print("{}\n", args.json ? safetensors::json_quote(it->second) : it->second);
+    return exit_ok;
+  }
+  if (args.json) {
+    std::string out = "{";
+    if (metadata) {
+      for (const auto& [k, v] : *metadata) {
+        if (out.size() > 1) out += ',';
+        out += safetensors::json_quote(k) + ":" + safetensors::json_quote(v);
+      }
+    }
+    fmt::print("{}}}\n", out);
+  } else if (metadata) {
+    for (const auto& [k, v] : *metadata) fmt::print("{}: {}\n", k, v);
+  }
+  return exit_ok;
+}
+
+const command_registrar registrar{
+    "meta", "Print the metadata (__metadata__), or the value of one KEY (exit 1 if absent)",
+    [](CLI::App& app) -> std::function<int()> {
+      auto args = std::make_shared<meta_args>();
+      app.add_option("file", args->file, "SafeTensors file")->required();
+      app.add_option("key", args->key, "Print only this key's value")->each([args](const std::string&) {
+        args->has_key = true;
+      });
+      app.add_flag("--json", args->json, "Print a JSON object (with KEY: a JSON string)");
+      return [args] { return run_meta(*args); };
+    }};
+
+}  // namespace
+}  // namespace st_cli

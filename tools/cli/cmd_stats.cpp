@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+// `safetensors stats FILE [TENSOR|GLOB]... [--json] [--quiet]`: min, max, mean, std and
+// NaN / infinity / zero counts per tensor, in one streaming pass with bounded memory.
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "command.h"
+#include "input.h"
+#include "json_util.h"
+#include "progress.h"
+#include "report.h"
+#include "safetensors/stats.h"
+#include "select.h"
+#include "values.h"
+
+namespace st_cli {
+namespace {
+
+struct stats_args {
+  std::string file;
+  std::vector<std::string> tensors;
+  bool json = false;
+  bool quiet = false;
+};
+
+/// Compact number for the table: up to 6 significant digits.
+std::string short_number(double v) { return std::isnan(v) ? "-" : fmt::format("{:.6g}", v); }
+
+int run_stats(const stats_args& args) {
+  auto f = open_input(args.file);
+  if (!f) {
+    print_error(f.err());
+    return exit_code_for(f.err());
+  }
+  auto chosen = select_tensors(*f, args.tensors, {});
+  if (!chosen) {
+    print_error(chosen.err());
+    return exit_code_for(chosen.err());
+  }
+  std::uint64_t total = 0;
+  for (const auto* t : *chosen) total += t->byte_size();
+
+  std::vector<safetensors::tensor_stats> results;
+  {
+    progress bar("stats", total, !args.quiet);
+    std::vector<std::byte> buffer;
+    std::vector<double> values;
+    for (const auto* t : *chosen) {
+      safetensors::stats_accumulator acc;
+      auto s = for_each_chunk(
+          *f, *t, buffer,
+          [&](std::span<const std::byte> chunk) -> safetensors::status {
+            if (auto d = decode_values(t->type, chunk, values); !d) {
+              safetensors::error e = std::move(d).err();
+              e.path = f->path();
+              e.tensor = std::string(t->name);
+              return e;
+            }
+            acc.add(values);
+            bar.advance(chunk.size());
+            return {};
+          },
+          element_chunk_bytes(t->type));
+      if (!s) {
+        bar.finish();
+        print_error(s.err());
+        return exit_code_for(s.err());
+      }
+      results.push_back(acc.result());
+    }
+  }
+
+  if (args.json) {
+    std::string out = fmt::format(R"({{"file":{},"tensors":[)", safetensors::json_quote(args.file));
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      const auto& r = results[i];
+      const auto* t = (*chosen)[i];
+      if (i > 0) out += ',';
+      out += fmt::format(
+          R"({{"name":{},"dtype":"{}","shape":[{}],"count":{},"min":{},"max":{},"mean":{},"std":{},"nan":{},"pos_inf":{},"neg_inf":{},"zeros":{}}})",
+          safetensors::json_quote(t->name), safetensors::dtype_name(t->type), fmt::join(t->shape, ","), r.count,
+          json_number(r.min), json_number(r.max), json_number(r.mean), json_number(r.std), r.nan, r.pos_inf,
+          r.neg_inf, r.zeros);
+    }
+    fmt::print("{}]}}\n", out);
+    return exit_ok;
+  }
+  std::size_t width = 4;
+  for (const auto* t : *chosen) width = std::max(width, t->name.size());
+  width = std::min<std::size_t>(width, 60);
+  fmt::print("{:<{}}  {:<7}  {:>10}  {:>12}  {:>12}  {:>12}  {:>12}  {:>6}  {:>6}  {:>8}\n", "name", width, "dtype",
+             "count", "min", "max", "mean", "std", "nan", "inf", "zeros");
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const auto& r = results[i];
+    const auto* t = (*chosen)[i];
+    fmt::print("{:<{}}  {:<7}  {:>10}  {:>12}  {:>12}  {:>12}  {:>12}  {:>6}  {:>6}  {:>8}\n", t->name, width,
+               safetensors::dtype_name(t->type), r.count, short_number(r.min), short_number(r.max),
+               short_number(r.mean), short_number(r.std), r.nan, r.pos_inf + r.neg_inf, r.zeros);
+  }
+  return exit_ok;
+}
+
+const command_registrar registrar{
+    "stats", "Per-tensor min, max, mean, std and NaN/Inf/zero counts (one streaming pass)",
+    [](CLI::App& app) -> std::function<int()> {
+      auto args = std::make_shared<stats_args>();
+      app.add_option("file", args->file, "SafeTensors file")->required();
+      app.add_option("tensors", args->tensors, "Tensor names or globs (default: all)");
+      app.add_flag("--json", args->json, "Print a JSON object (non-finite statistics are null)");
+      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
+      return [args] { return run_stats(*args); };
+    }};
+
+}  // namespace
+}  // namespace st_cli

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "input.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "safetensors/sniff.h"
+
+namespace st_cli {
+
+safetensors::result<safetensors::file> open_input(const std::string& path) {
+  safetensors::open_options options;
+  options.backend = safetensors::io_backend::pread;
+  auto f = safetensors::file::open(path, options);
+  if (f || f.err().code == safetensors::error_code::io) return f;
+  auto format = safetensors::sniff_file(path);
+  if (format && *format != safetensors::file_format::safetensors && *format != safetensors::file_format::unknown) {
+    safetensors::error e = std::move(f).err();
+    e.message = fmt::format("this is a {} file, not SafeTensors", safetensors::file_format_name(*format));
+    e.offset.reset();
+    e.tensor.reset();
+    return e;
+  }
+  return f;
+}
+
+safetensors::status for_each_chunk(const safetensors::file& f, const safetensors::tensor_info& t,
+                                   std::vector<std::byte>& buffer,
+                                   const std::function<safetensors::status(std::span<const std::byte>)>& consume,
+                                   std::size_t max_bytes) {
+  const std::uint64_t start = f.meta().data_start() + t.begin;
+  const std::uint64_t size = t.byte_size();
+  buffer.resize(static_cast<std::size_t>(std::min<std::uint64_t>(size, max_bytes)));
+  for (std::uint64_t done = 0; done < size;) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(size - done, max_bytes));
+    std::span<std::byte> piece(buffer.data(), n);
+    if (auto s = f.read_range(start + done, piece); !s) {
+      safetensors::error e = std::move(s).err();
+      e.tensor = std::string(t.name);
+      return e;
+    }
+    if (auto s = consume(piece); !s) return s;
+    done += n;
+  }
+  return {};
+}
+
+std::size_t element_chunk_bytes(safetensors::dtype t) {
+  return chunk_elements * safetensors::dtype_bits(t) / 8;
+}
+
+std::uint64_t total_tensor_bytes(const safetensors::file& f) { return f.meta().data_size(); }
+
+}  // namespace st_cli

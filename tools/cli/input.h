@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// Opening input files for the subcommands, and reading tensors in bounded chunks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "safetensors/file.h"
+
+namespace st_cli {
+
+/// Bytes per chunk when streaming tensor data: a multiple of 24, so every chunk boundary
+/// falls between whole elements (8-byte types, and 3-byte groups of four F6 values).
+inline constexpr std::size_t chunk_bytes = std::size_t{24} << 17;  // 3 MiB
+
+/// Opens `path` with the pread backend (nothing mapped: memory stays bounded however
+/// large the file). When the file is not SafeTensors but a recognisable other format,
+/// the error says so: "this is a GGUF file, not SafeTensors".
+[[nodiscard]] safetensors::result<safetensors::file> open_input(const std::string& path);
+
+/// Calls `consume(chunk)` for consecutive pieces of at most `max_bytes` of tensor `t`,
+/// reusing `buffer`. Stops at the first error from reading or from `consume`.
+/// `max_bytes` must hold whole elements (whole groups of sub-byte elements).
+[[nodiscard]] safetensors::status for_each_chunk(
+    const safetensors::file& f, const safetensors::tensor_info& t, std::vector<std::byte>& buffer,
+    const std::function<safetensors::status(std::span<const std::byte>)>& consume, std::size_t max_bytes = chunk_bytes);
+
+/// Elements per chunk when decoding values (a multiple of 8, so sub-byte chunks fill whole bytes).
+inline constexpr std::size_t chunk_elements = std::size_t{1} << 19;
+
+/// Bytes that chunk_elements elements of `t` occupy.
+[[nodiscard]] std::size_t element_chunk_bytes(safetensors::dtype t);
+
+/// Bytes of all tensors in `f` (what a full streaming pass reads).
+[[nodiscard]] std::uint64_t total_tensor_bytes(const safetensors::file& f);
+
+}  // namespace st_cli

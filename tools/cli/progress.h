@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: Apache-2.0
+// A one-line progress bar on stderr for long operations: bytes done, rate, ETA.
+// Silent unless stderr is a terminal, and with --quiet.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace st_cli {
+
+class progress {
+ public:
+  /// `total` bytes of work; `enabled` false (or stderr not a terminal) prints nothing.
+  progress(std::string label, std::uint64_t total, bool enabled);
+  ~progress();
+  progress(const progress&) = delete;
+  progress& operator=(const progress&) = delete;
+
+  void advance(std::uint64_t bytes);
+  /// Clears the line; called by the destructor too.
+  void finish();
+
+ private:
+  void draw(bool force);
+  std::string label_;
+  std::uint64_t total_;
+  std::uint64_t done_ = 0;
+  bool active_;
+  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point last_draw_;
+};
+
+/// "1.5 MiB", "812 B": binary units, one decimal.
+std::string human_bytes(std::uint64_t n);
+
+}  // namespace st_cli

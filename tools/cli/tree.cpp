@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "tree.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "safetensors/json_text.h"
+
+namespace st_cli {
+namespace {
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+void merge_chains(name_tree& node) {
+  for (auto& [key, child] : node.children) {
+    while (child.leaf == nullptr && child.children.size() == 1) {
+      auto only = std::move(child.children.begin()->second);
+      only.label = child.label + "." + only.label;
+      child = std::move(only);
+    }
+    merge_chains(child);
+  }
+}
+
+std::string with_commas(std::uint64_t n) {
+  std::string digits = std::to_string(n);
+  std::string out;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+struct line {
+  std::string left;
+  std::string params;
+  std::string right;
+};
+
+void collect(const name_tree& node, int depth, int max_depth, std::vector<line>& out) {
+  for (const auto& [key, child] : node.children) {
+    std::string indent(static_cast<std::size_t>(depth) * 2, ' ');
+    std::string right = child.leaf != nullptr
+                            ? fmt::format("{} [{}]", safetensors::dtype_name(child.leaf->type),
+                                          fmt::join(child.leaf->shape, ", "))
+                            : fmt::format("{} tensors", child.tensors);
+    if (child.leaf != nullptr && !child.children.empty()) right += fmt::format(" (+{} below)", child.tensors - 1);
+    out.push_back({indent + child.label, with_commas(child.params), right});
+    if (max_depth < 0 || depth + 1 <= max_depth) collect(child, depth + 1, max_depth, out);
+  }
+}
+
+void append_json(const name_tree& node, std::string& out) {
+  out += fmt::format(R"({{"name":{},"params":{},"bytes":{},"tensors":{})", safetensors::json_quote(node.label),
+                     node.params, node.bytes, node.tensors);
+  if (node.leaf != nullptr) {
+    out += fmt::format(R"(,"dtype":"{}","shape":[{}])", safetensors::dtype_name(node.leaf->type),
+                       fmt::join(node.leaf->shape, ","));
+  }
+  out += R"(,"children":[)";
+  bool first = true;
+  for (const auto& [key, child] : node.children) {
+    if (!first) out += ',';
+    first = false;
+    append_json(child, out);
+  }
+  out += "]}";
+}
+
+}  // namespace
+
+bool natural_less::operator()(const std::string& a, const std::string& b) const {
+  const bool da = all_digits(a);
+  const bool db = all_digits(b);
+  if (da && db) return a.size() != b.size() ? a.size() < b.size() : a < b;
+  if (da != db) return da;  // numbered groups (layers) first
+  return a < b;
+}
+
+name_tree build_name_tree(std::span<const safetensors::tensor_info> tensors) {
+  name_tree root;
+  for (const auto& t : tensors) {
+    name_tree* node = &root;
+    const auto add = [&t](name_tree& n) {
+      n.params += t.element_count();
+      n.bytes += t.byte_size();
+      ++n.tensors;
+    };
+    add(root);
+    std::size_t start = 0;
+    for (;;) {
+      const std::size_t dot = t.name.find('.', start);
+      std::string part(t.name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+      name_tree& child = node->children[part];
+      if (child.label.empty()) child.label = part;
+      add(child);
+      node = &child;
+      if (dot == std::string_view::npos) break;
+      start = dot + 1;
+    }
+    node->leaf = &t;
+  }
+  merge_chains(root);
+  return root;
+}
+
+void print_name_tree(const name_tree& root, int max_depth) {
+  std::vector<line> lines;
+  lines.push_back({"(all)", with_commas(root.params), fmt::format("{} tensors", root.tensors)});
+  if (max_depth != 0) collect(root, 1, max_depth, lines);
+  std::size_t left = 0;
+  std::size_t params = 0;
+  for (const line& l : lines) {
+    left = std::max(left, l.left.size());
+    params = std::max(params, l.params.size());
+  }
+  left = std::min<std::size_t>(left, 80);
+  for (const line& l : lines) fmt::print("{:<{}}  {:>{}}  {}\n", l.left, left, l.params, params, l.right);
+}
+
+std::string name_tree_json(const name_tree& root) {
+  std::string out;
+  append_json(root, out);
+  return out;
+}
+
+}  // namespace st_cli
