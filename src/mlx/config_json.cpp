@@ -77,6 +77,8 @@ result<std::optional<quant_config>> parse_config_json(std::string_view text) {
                       fmt::format("config.json has {} bytes, more than the {}-byte limit", text.size(),
                                   max_config_json_bytes));
   }
+  // An empty view may hold a null pointer, which simdjson's copy must not see.
+  if (text.empty()) return config_error(simdjson::error_message(simdjson::EMPTY));
   dom::parser parser;
   dom::element root;
   if (auto err = parser.parse(text.data(), text.size(), true).get(root); err != simdjson::SUCCESS) {
