@@ -30,6 +30,7 @@
 
 namespace safetensors {
 class file;
+class checkpoint;
 }
 
 namespace safetensors::mlx {
@@ -97,6 +98,10 @@ struct checkpoint_info {
 
 /// The kernel view of a layer in an open file (mmap or memory backend).
 [[nodiscard]] result<quantized_ref> layer_ref(const file& f, const quantized_layer& layer);
+/// The same for a checkpoint, whose shards may hold a layer's weight, scales and biases
+/// separately (describe it with a header over all shards). Errors: TensorNotFound, and
+/// InvalidArgument for a shard that is not resident.
+[[nodiscard]] result<quantized_ref> layer_ref(const checkpoint& c, const quantized_layer& layer);
 
 /// Glob match with `*` (any run, `.` included) and `?` (one character).
 [[nodiscard]] bool glob_match(std::string_view pattern, std::string_view text) noexcept;

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "safetensors/checkpoint.h"
 #include "safetensors/file.h"
 #include "safetensors/mlx_checkpoint.h"
 
@@ -219,11 +220,11 @@ result<checkpoint_info> describe_checkpoint(const header& h, const quant_config*
   return info;
 }
 
-result<quantized_ref> layer_ref(const file& f, const quantized_layer& layer) {
-  if (!f.resident()) {
-    return make_error(error_code::invalid_argument, "layer_ref needs a resident (mmap or memory) file", std::nullopt,
-                      layer.weight);
-  }
+namespace {
+
+/// A layer's spans, each found by `view(name)` -> result<std::span<const std::byte>>.
+template <class View>
+result<quantized_ref> make_ref(const quantized_layer& layer, View view) {
   quantized_ref q;
   q.params = layer.params;
   q.rows = layer.rows;
@@ -232,11 +233,38 @@ result<quantized_ref> layer_ref(const file& f, const quantized_layer& layer) {
   for (auto [name, span] : {std::pair{&layer.weight, &q.weight}, std::pair{&layer.scales, &q.scales},
                             std::pair{&layer.biases, &q.biases}}) {
     if (name->empty()) continue;
-    auto v = f.view(*name);
+    auto v = view(*name);
     if (!v) return std::move(v).err();
-    *span = v->data;
+    *span = *v;
   }
   return q;
+}
+
+error not_resident(const std::string& tensor) {
+  return make_error(error_code::invalid_argument, "layer_ref needs a resident (mmap or memory) file", std::nullopt,
+                    tensor);
+}
+
+}  // namespace
+
+result<quantized_ref> layer_ref(const file& f, const quantized_layer& layer) {
+  if (!f.resident()) return not_resident(layer.weight);
+  return make_ref(layer, [&](const std::string& name) -> result<std::span<const std::byte>> {
+    auto v = f.view(name);
+    if (!v) return std::move(v).err();
+    return v->data;
+  });
+}
+
+result<quantized_ref> layer_ref(const checkpoint& c, const quantized_layer& layer) {
+  return make_ref(layer, [&](const std::string& name) -> result<std::span<const std::byte>> {
+    const tensor_location* t = c.find(name);
+    if (t == nullptr) {
+      return make_error(error_code::tensor_not_found, fmt::format("tensor '{}' not found", name), std::nullopt, name);
+    }
+    if (!c.file_of(*t).resident()) return not_resident(name);
+    return c.file_of(*t).view(*t->info).data;
+  });
 }
 
 bool glob_match(std::string_view pattern, std::string_view text) noexcept {

@@ -32,27 +32,10 @@ bool is_quantization_key(std::string_view k) {
   return k == "quantization_bits" || k == "quantization_group_size" || k == "quantization_mode";
 }
 
-/// The kernel view of a layer whose tensors may sit in different shards.
-safetensors::result<mlx::quantized_ref> layer_view(const mlx_input& in, const mlx::quantized_layer& layer) {
-  mlx::quantized_ref q;
-  q.params = layer.params;
-  q.rows = layer.rows;
-  q.cols = layer.cols;
-  q.scale_type = layer.scale_type;
-  for (auto [name, span] : {std::pair{&layer.weight, &q.weight}, std::pair{&layer.scales, &q.scales},
-                            std::pair{&layer.biases, &q.biases}}) {
-    if (name->empty()) continue;
-    auto v = in.view(*name);
-    if (!v) return safetensors::make_error(safetensors::error_code::tensor_not_found, "tensor not found", std::nullopt, *name);
-    *span = v->data;
-  }
-  return q;
-}
-
 /// Dequantizes one layer into `out`, a chunk of rows at a time.
 safetensors::status write_layer(const mlx_input& in, const mlx::quantized_layer& layer, dtype out_type,
                                 const safetensors::chunk_sink& out) {
-  auto whole = layer_view(in, layer);
+  auto whole = mlx::layer_ref(in.checkpoint(), layer);
   if (!whole) return std::move(whole).err();
   if (layer.rows == 0 || layer.cols == 0) return {};
   const std::size_t out_row = layer.cols * (safetensors::dtype_bits(out_type) / 8);
