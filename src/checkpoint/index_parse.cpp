@@ -99,23 +99,9 @@ result<parsed_index> parse_index(std::span<const std::byte> json) {
 }
 
 result<parsed_index> read_index(const std::string& path, std::uint64_t max_bytes) {
-  auto fd = sys::open_file(path, O_RDONLY);
-  if (!fd) return std::move(fd).err();
-  struct closer {
-    int fd;
-    ~closer() { sys::close_quietly(fd); }
-  } guard{*fd};
-  auto size = sys::file_size(*fd, path);
-  if (!size) return std::move(size).err();
-  if (*size > max_bytes) {
-    error e = make_error(error_code::limit_exceeded,
-                         fmt::format("limit exceeded: the index has {} bytes, the limit is {}", *size, max_bytes));
-    e.path = path;
-    return e;
-  }
-  std::vector<std::byte> bytes(static_cast<std::size_t>(*size));
-  if (auto s = sys::pread_exact(*fd, bytes.data(), bytes.size(), 0, path); !s) return std::move(s).err();
-  auto parsed = parse_index(bytes);
+  auto text = sys::read_small_file(path, max_bytes, "the index");
+  if (!text) return std::move(text).err();
+  auto parsed = parse_index(std::as_bytes(std::span(text->data(), text->size())));
   if (!parsed) {
     error e = std::move(parsed).err();
     e.path = path;

@@ -17,10 +17,7 @@ namespace {
 result<std::string> sha256_file(const std::string& path) {
   auto fd = sys::open_file(path, O_RDONLY);
   if (!fd) return std::move(fd).err();
-  struct closer {
-    int fd;
-    ~closer() { sys::close_quietly(fd); }
-  } guard{*fd};
+  sys::unique_fd guard(*fd);
   auto size = sys::file_size(*fd, path);
   if (!size) return std::move(size).err();
   auto hasher = sha256_hasher::create();

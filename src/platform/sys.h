@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "safetensors/error.h"
 
@@ -55,6 +56,24 @@ class scoped_override {
 [[nodiscard]] result<int> open_file(const std::string& path, int flags, mode_t mode = 0);
 /// Closes, ignoring errors (for cleanup paths).
 void close_quietly(int fd) noexcept;
+
+/// Owns a descriptor and closes it quietly on destruction.
+class unique_fd {
+ public:
+  explicit unique_fd(int fd) noexcept : fd_(fd) {}
+  unique_fd(const unique_fd&) = delete;
+  unique_fd& operator=(const unique_fd&) = delete;
+  ~unique_fd() { close_quietly(fd_); }
+  [[nodiscard]] int get() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
+
+/// Reads a whole small file (a JSON index or config). A file over `max_bytes` is
+/// LimitExceeded ("<what> has N bytes, the limit is M") before anything is allocated.
+[[nodiscard]] result<std::string> read_small_file(const std::string& path, std::uint64_t max_bytes,
+                                                  std::string_view what);
 /// File size of an open descriptor; also rejects directories.
 [[nodiscard]] result<std::uint64_t> file_size(int fd, const std::string& path);
 /// Reads exactly `n` bytes at `offset`; a file that ends early is an error naming the offset.

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "safetensors/file.h"
 #include "safetensors/writer.h"
 #include "support/fault_injector.h"
@@ -31,7 +33,7 @@ struct fixture_file {
       buffers.push_back(std::move(b));
     }
     for (int i = 0; i < tensor_count; ++i) {
-      tensors.push_back({"t" + std::to_string(i), dtype::U8, {buffers[static_cast<std::size_t>(i)].size()},
+      tensors.push_back({fmt::format("t{}", i), dtype::U8, {buffers[static_cast<std::size_t>(i)].size()},
                          buffers[static_cast<std::size_t>(i)]});
     }
     path = (st_test::scratch_dir() / "shared.safetensors").string();
@@ -70,7 +72,7 @@ TEST(Concurrency, ManyThreadsViewOneMappedFile) {
         for (int k = 0; k < tensor_count; ++k) {
           const int i = (k * 7 + t + round) % tensor_count;  // a different order per thread
           const auto& expected = fx.buffers[static_cast<std::size_t>(i)];
-          const std::string name = "t" + std::to_string(i);
+          const std::string name = fmt::format("t{}", i);
           if (shared.resident()) {
             auto v = shared.view(name);
             bad += !v.ok() || !std::equal(v->data.begin(), v->data.end(), expected.begin(), expected.end());
@@ -115,7 +117,7 @@ TEST(Concurrency, ConcurrentAtomicWritersToOneDirectory) {
   // temporary names never collide, and the shared target ends up one complete file.
   int failures = run_threads([&](int t) {
     int bad = 0;
-    const std::string own = (dir / ("own" + std::to_string(t) + ".safetensors")).string();
+    const std::string own = (dir / fmt::format("own{}.safetensors", t)).string();
     for (int round = 0; round < 5; ++round) {
       bad += !write_file(own, fx.tensors).ok();
       bad += !write_file((dir / "common.safetensors").string(), fx.tensors).ok();
@@ -125,7 +127,7 @@ TEST(Concurrency, ConcurrentAtomicWritersToOneDirectory) {
   EXPECT_EQ(failures, 0);
   EXPECT_EQ(st_test::read_bytes(dir / "common.safetensors"), expected);
   for (int t = 0; t < thread_count; ++t) {
-    EXPECT_EQ(st_test::read_bytes(dir / ("own" + std::to_string(t) + ".safetensors")), expected);
+    EXPECT_EQ(st_test::read_bytes(dir / fmt::format("own{}.safetensors", t)), expected);
   }
   EXPECT_EQ(st_test::list_dir(dir).size(), static_cast<std::size_t>(thread_count + 2)) << "stray temporaries";
 }
