@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The quantization section of mlx-lm's config.json, and the __metadata__ keys.
-#include <fcntl.h>
+#include <cerrno>
 
 #include <charconv>
 #include <filesystem>
@@ -131,28 +131,12 @@ result<std::optional<quant_config>> parse_config_json(std::string_view text) {
 result<std::optional<quant_config>> read_config_beside(const std::string& model_path) {
   const std::filesystem::path dir = std::filesystem::path(model_path).parent_path();
   const std::string path = (dir.empty() ? std::filesystem::path("config.json") : dir / "config.json").string();
-  auto fd = sys::open_file(path, O_RDONLY | O_CLOEXEC);
-  if (!fd) {
-    if (fd.err().os_errno == ENOENT) return std::optional<quant_config>{};
-    return std::move(fd).err();
+  auto text = sys::read_small_file(path, max_config_json_bytes, "config.json");
+  if (!text) {
+    if (text.err().os_errno == ENOENT) return std::optional<quant_config>{};
+    return std::move(text).err();
   }
-  auto size = sys::file_size(*fd, path);
-  if (!size) {
-    sys::close_quietly(*fd);
-    return std::move(size).err();
-  }
-  if (*size > max_config_json_bytes) {
-    sys::close_quietly(*fd);
-    error e = make_error(error_code::limit_exceeded, fmt::format("config.json has {} bytes, more than the {}-byte limit",
-                                                                  *size, max_config_json_bytes));
-    e.path = path;
-    return e;
-  }
-  std::string text(static_cast<std::size_t>(*size), '\0');
-  auto read = sys::pread_exact(*fd, text.data(), text.size(), 0, path);
-  sys::close_quietly(*fd);
-  if (!read) return std::move(read).err();
-  auto parsed = parse_config_json(text);
+  auto parsed = parse_config_json(*text);
   if (!parsed) {
     error e = std::move(parsed).err();
     e.path = path;
