@@ -62,12 +62,6 @@ safetensors::status write_layer(const mlx_input& in, const mlx::quantized_layer&
   return {};
 }
 
-int fail(const safetensors::error& e, const std::string& path) {
-  safetensors::error shown = e;
-  if (shown.path.empty()) shown.path = path;
-  print_error(shown);
-  return exit_code_for(shown);
-}
 
 int run_dequantize(const dequantize_args& args) {
   std::optional<dtype> forced;
@@ -78,22 +72,12 @@ int run_dequantize(const dequantize_args& args) {
       return exit_usage;
     }
   }
-  auto in = mlx_input::open(args.in);
-  if (!in) return fail(in.err(), args.in);
-  std::uint64_t max_shard_bytes = safetensors::default_max_shard_bytes;
-  if (in->directory_output()) {
-    auto max = safetensors::parse_byte_size(args.max_shard_size);
-    if (!max) {
-      print_error(max.err());
-      return exit_usage;
-    }
-    max_shard_bytes = *max;
-  }
-  auto config = mlx::read_config_beside(in->anchor());
-  if (!config) return fail(config.err(), args.in);
-  auto info = mlx::describe_checkpoint(in->meta(), *config ? &**config : nullptr);
-  if (!info) return fail(info.err(), args.in);
-  print_warnings(args.in, info->warnings);
+  int status = exit_ok;
+  auto job = open_mlx_job(args.in, args.max_shard_size, true, status);
+  if (!job) return status;
+  const mlx_input* in = &job->in;
+  const mlx::checkpoint_info* info = &job->info;
+  const std::uint64_t max_shard_bytes = job->max_shard_bytes;
 
   std::vector<safetensors::tensor_spec> specs;
   for (const auto& t : in->meta().tensors()) {
@@ -131,18 +115,18 @@ int run_dequantize(const dequantize_args& args) {
         args.out, *in, specs,
         [&](std::size_t i, const safetensors::chunk_sink& sink) { return produce(specs[i].name, specs[i].type, sink); },
         max_shard_bytes, metadata);
-    return s ? exit_ok : fail(s.err(), args.out);
+    return s ? exit_ok : fail_with(s.err(), args.out);
   }
   safetensors::write_options options;
   options.metadata = std::move(metadata);
   auto plan = safetensors::write_plan::make(std::move(specs), options);
-  if (!plan) return fail(plan.err(), args.out);
+  if (!plan) return fail_with(plan.err(), args.out);
   auto writer = safetensors::stream_writer::create(args.out, std::move(plan).value());
-  if (!writer) return fail(writer.err(), args.out);
+  if (!writer) return fail_with(writer.err(), args.out);
   for (const auto& planned : writer->plan().tensors()) {
-    if (auto s = produce(planned.name, planned.type, append_to(*writer, planned.name)); !s) return fail(s.err(), args.out);
+    if (auto s = produce(planned.name, planned.type, append_to(*writer, planned.name)); !s) return fail_with(s.err(), args.out);
   }
-  if (auto s = writer->commit(); !s) return fail(s.err(), args.out);
+  if (auto s = writer->commit(); !s) return fail_with(s.err(), args.out);
   return exit_ok;
 }
 

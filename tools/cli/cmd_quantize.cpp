@@ -42,12 +42,6 @@ struct planned_layer {
   std::uint64_t cols = 0;
 };
 
-int fail(const safetensors::error& e, const std::string& path) {
-  safetensors::error shown = e;
-  if (shown.path.empty()) shown.path = path;
-  print_error(shown);
-  return exit_code_for(shown);
-}
 
 /// Where a layer's three outputs go.
 struct layer_sinks {
@@ -104,21 +98,12 @@ int run_quantize(const quantize_args& args) {
     print_error(s.err().message);
     return exit_usage;
   }
-  auto in = mlx_input::open(args.in);
-  if (!in) return fail(in.err(), args.in);
-  std::uint64_t max_shard_bytes = safetensors::default_max_shard_bytes;
-  if (in->directory_output()) {
-    auto max = safetensors::parse_byte_size(args.max_shard_size);
-    if (!max) {
-      print_error(max.err());
-      return exit_usage;
-    }
-    max_shard_bytes = *max;
-  }
-  auto config = mlx::read_config_beside(in->anchor());
-  if (!config) return fail(config.err(), args.in);
-  auto info = mlx::describe_checkpoint(in->meta(), *config ? &**config : nullptr);
-  if (!info) return fail(info.err(), args.in);
+  int status = exit_ok;
+  auto job = open_mlx_job(args.in, args.max_shard_size, false, status);
+  if (!job) return status;
+  const mlx_input* in = &job->in;
+  const mlx::checkpoint_info* info = &job->info;
+  const std::uint64_t max_shard_bytes = job->max_shard_bytes;
 
   const mlx::selection_rules rules{args.only, args.exclude};
   std::vector<safetensors::tensor_spec> specs;
@@ -144,7 +129,7 @@ int run_quantize(const quantize_args& args) {
                      [&](const std::string& g) { return mlx::glob_match(g, t.name); }) &&
         t.shape.back() % p.group_size != 0) {
       // Asked for by name but impossible: say so instead of silently skipping it.
-      return fail(safetensors::make_error(safetensors::error_code::invalid_argument,
+      return fail_with(safetensors::make_error(safetensors::error_code::invalid_argument,
                                           fmt::format("group size {} does not divide the row length {}", p.group_size,
                                                       t.shape.back()),
                                           std::nullopt, std::string(t.name)),
@@ -204,28 +189,28 @@ int run_quantize(const quantize_args& args) {
       return sink(bytes);
     };
     const auto s = write_sharded(args.out, *in, specs, produce, max_shard_bytes, metadata);
-    if (!s) return fail(s.err(), args.out);
+    if (!s) return fail_with(s.err(), args.out);
   } else {
     safetensors::write_options options;
     options.metadata = std::move(metadata);
     auto plan = safetensors::write_plan::make(std::move(specs), options);
-    if (!plan) return fail(plan.err(), args.out);
+    if (!plan) return fail_with(plan.err(), args.out);
     auto writer = safetensors::stream_writer::create(args.out, std::move(plan).value());
-    if (!writer) return fail(writer.err(), args.out);
+    if (!writer) return fail_with(writer.err(), args.out);
     for (const auto& layer : layers) {
       const layer_sinks sinks{append_to(*writer, layer.path + ".weight"), append_to(*writer, layer.path + ".scales"),
                               append_to(*writer, layer.path + ".biases")};
-      if (auto s = write_layer(*in, layer, p, sinks); !s) return fail(s.err(), args.in);
+      if (auto s = write_layer(*in, layer, p, sinks); !s) return fail_with(s.err(), args.in);
       progress.step(layer.source->name);
     }
     for (const auto& t : in->meta().tensors()) {
       if (is_layer(t)) continue;
       if (auto s = copy_tensor(*in->view(t.name), append_to(*writer, std::string(t.name))); !s) {
-        return fail(s.err(), args.out);
+        return fail_with(s.err(), args.out);
       }
       progress.step(t.name);
     }
-    if (auto s = writer->commit(); !s) return fail(s.err(), args.out);
+    if (auto s = writer->commit(); !s) return fail_with(s.err(), args.out);
   }
   if (!args.config_out.empty()) {
     std::ofstream cfg(args.config_out, std::ios::trunc);

@@ -10,6 +10,7 @@
 
 #include "safetensors/checkpoint.h"
 #include "safetensors/file.h"
+#include "safetensors/mlx_checkpoint.h"
 #include "safetensors/writer.h"
 
 namespace st_cli {
@@ -74,5 +75,18 @@ class progress_line {
 
 /// Prints each warning as "safetensors: warning: <file>: <text>".
 void print_warnings(const std::string& file, const std::vector<std::string>& warnings);
+
+/// What `dequantize` and `quantize` both start from: the input, its MLX description (with
+/// config.json beside it) and the shard size for directory output.
+struct mlx_job {
+  mlx_input in;
+  safetensors::mlx::checkpoint_info info;
+  std::uint64_t max_shard_bytes = safetensors::default_max_shard_bytes;
+};
+
+/// Opens `in_path` and describes it; on failure prints the error, sets `exit_status` and
+/// returns nullopt. `show_warnings` prints the description's warnings.
+[[nodiscard]] std::optional<mlx_job> open_mlx_job(const std::string& in_path, const std::string& max_shard_size,
+                                                  bool show_warnings, int& exit_status);
 
 }  // namespace st_cli

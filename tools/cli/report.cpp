@@ -11,6 +11,13 @@ void print_error(const safetensors::error& e) { fmt::print(stderr, "safetensors:
 
 void print_error(std::string_view message) { fmt::print(stderr, "safetensors: error: {}\n", message); }
 
+int fail_with(const safetensors::error& e, const std::string& path) {
+  safetensors::error shown = e;
+  if (shown.path.empty()) shown.path = path;
+  print_error(shown);
+  return exit_code_for(shown);
+}
+
 int exit_code_for(const safetensors::error& e) noexcept {
   using safetensors::error_code;
   switch (e.code) {
