@@ -28,6 +28,7 @@ CODE_TO_NAME = {
     "F4": "float4_e2m1fn_x2",
 }
 NAME_TO_CODE = {name: code for code, name in CODE_TO_NAME.items()}
+NAME_TO_CODE["bool_"] = "BOOL"  # numpy's scalar type np.bool_
 # Codes without a name above (F6_*) are accepted as codes only.
 ALL_CODES = set(CODE_TO_NAME) | {"F6_E2M3", "F6_E3M2"}
 
@@ -38,8 +39,7 @@ NUMPY_CODES = ("BOOL", "U8", "I8", "U16", "I16", "U32", "I32", "U64", "I64", "F1
 def to_code(dtype):
     """A dtype given as a code ("F32"), a name ("float32", "torch.float32") or a numpy/torch
     dtype object, as its format code. Unknown dtypes raise SafetensorError."""
-    text = str(dtype)
-    name = text.rsplit(".", 1)[-1]
+    name = dtype.__name__ if isinstance(dtype, type) else str(dtype).rsplit(".", 1)[-1]  # np.int64, torch.int64
     if name in NAME_TO_CODE:
         return NAME_TO_CODE[name]
     if name in ALL_CODES:

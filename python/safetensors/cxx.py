@@ -74,15 +74,20 @@ class writer:
 
     def __init__(self, path, plan, metadata=None, alignment=8):
         self._writer = StreamWriter(os.fspath(path), _plan_entries(plan), metadata, alignment)
+        self._open = True
 
     def append(self, name, chunk):
         """Appends the next bytes of tensor `name` (bytes, numpy array or torch tensor)."""
         self._writer.append(name, _chunk_bytes(chunk))
 
     def commit(self):
+        """Checks that every tensor is complete, then makes the file appear (fsync + rename)."""
+        self._open = False
         self._writer.commit()
 
     def abort(self):
+        """Drops the temporary file; the target is untouched."""
+        self._open = False
         self._writer.abort()
 
     def tensors(self):
@@ -93,6 +98,8 @@ class writer:
         return self
 
     def __exit__(self, exc_type, exc_value, traceback):
+        if not self._open:
+            return False
         if exc_type is None:
             self.commit()
         else:
