@@ -41,12 +41,14 @@ std::vector<std::uint64_t> shape_from(const py::handle& sequence) {
 
 std::optional<safetensors::metadata_map> metadata_from(const py::handle& dict_or_none) {
   if (dict_or_none.is_none()) return std::nullopt;
+  if (!py::isinstance<py::dict>(dict_or_none)) {
+    fail_argument("metadata must be a dict of str to str, got " + py::repr(dict_or_none).cast<std::string>());
+  }
   safetensors::metadata_map out;
   for (const auto& [key, value] : py::cast<py::dict>(dict_or_none)) {
     if (!py::isinstance<py::str>(key) || !py::isinstance<py::str>(value)) {
-      fail_argument("metadata keys and values must be str, got " +
-                    std::string(py::str(py::type::of(key)).cast<std::string>()) + ": " +
-                    std::string(py::str(py::type::of(value)).cast<std::string>()));
+      fail_argument("metadata keys and values must be str, got " + py::repr(key).cast<std::string>() + ": " +
+                    py::repr(value).cast<std::string>());
     }
     out.emplace(key.cast<std::string>(), value.cast<std::string>());
   }
