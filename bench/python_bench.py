@@ -62,6 +62,17 @@ def main():
                 f.flush()
                 os.fsync(f.fileno())
 
+        def tofile_atomic():  # the durability save_file gives: new file, fsync, rename, directory fsync
+            temp = raw_path + ".tmp"
+            with open(temp, "wb") as f:
+                flat.tofile(f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.rename(temp, raw_path)
+            directory = os.open(scratch, os.O_RDONLY)
+            os.fsync(directory)
+            os.close(directory)
+
         with open(st_path, "rb") as f:
             data_start = 8 + struct.unpack("<Q", f.read(8))[0]
 
@@ -72,6 +83,7 @@ def main():
             "load  safetensors.numpy.load_file (pread)": lambda: stnp.load_file(st_path, backend="pread"),
             "save  ndarray.tofile": lambda: flat.tofile(raw_path),
             "save  ndarray.tofile + fsync": tofile_fsync,
+            "save  ndarray.tofile + fsync + rename": tofile_atomic,
             "save  safetensors.numpy.save_file": lambda: stnp.save_file(arrays, st_path),
         }
         if torch is not None:
@@ -102,6 +114,7 @@ def main():
         elif name.startswith("save  safetensors"):
             line(name, "save  ndarray.tofile")
             line(name, "save  ndarray.tofile + fsync")
+            line(name, "save  ndarray.tofile + fsync + rename")
         else:
             line(name, None)
 
