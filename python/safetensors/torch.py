@@ -9,7 +9,7 @@ from collections import defaultdict
 import torch
 
 from . import _dtypes
-from ._open import safe_open
+from ._open import _byteswapped_torch, safe_open
 from ._safetensors_cxx import SafetensorError
 from ._safetensors_cxx import serialize as _serialize
 from ._safetensors_cxx import serialize_file as _serialize_file
@@ -164,12 +164,7 @@ def _header_shape(tensor, code):
 
 
 def _little_endian(tensor):
-    import numpy as np
-
-    if tensor.element_size() == 1:
-        return tensor
-    as_bytes = tensor.reshape(-1).view(torch.uint8).numpy().reshape(-1, tensor.element_size())
-    return torch.from_numpy(np.ascontiguousarray(as_bytes[:, ::-1])).view(tensor.dtype).reshape(tensor.shape)
+    return tensor if tensor.element_size() == 1 else _byteswapped_torch(tensor)
 
 
 def save(tensors, metadata=None):
