@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -24,6 +25,7 @@
 
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
+#include "safetensors/file.h"  // ST_LIFETIMEBOUND
 
 namespace safetensors {
 
@@ -72,6 +74,35 @@ inline constexpr std::size_t npy_prefix_bytes = 12;
 /// C order, little-endian: transposes Fortran order and byteswaps big-endian elements.
 [[nodiscard]] status npy_to_c_order(const npy_header& header, std::span<const std::byte> data,
                                     std::span<std::byte> out);
+
+/// A `.npy` file, mapped read-only. Move-only.
+class npy_file {
+ public:
+  /// Opens and checks `path`: a valid header whose data fills the rest of the file
+  /// exactly (a shape promising more bytes than the file holds is InvalidFormat before
+  /// anything is allocated). Errors carry `path`; see parse_npy_header for the rest.
+  [[nodiscard]] static result<npy_file> open(const std::string& path, const npy_options& options = {});
+
+  npy_file(npy_file&&) noexcept;
+  npy_file& operator=(npy_file&&) noexcept;
+  npy_file(const npy_file&) = delete;
+  npy_file& operator=(const npy_file&) = delete;
+  ~npy_file();
+
+  [[nodiscard]] const npy_header& header() const noexcept;
+  [[nodiscard]] const std::string& path() const noexcept;
+  /// The data without a copy when it is C order, little-endian and aligned to its
+  /// element width in memory; nullopt otherwise (use read()).
+  [[nodiscard]] std::optional<std::span<const std::byte>> view() const& ST_LIFETIMEBOUND;
+  std::optional<std::span<const std::byte>> view() const&& = delete;
+  /// The data in C order, little-endian, into `out` of `header().data_bytes` bytes.
+  [[nodiscard]] status read(std::span<std::byte> out) const;
+
+ private:
+  struct state;
+  explicit npy_file(std::unique_ptr<state> s) noexcept;
+  std::unique_ptr<state> state_;
+};
 
 /// The NumPy descr for a SafeTensors dtype ("<f4", "|b1", BF16: "<V2" as MLX writes);
 /// nullopt for the 8-, 6- and 4-bit floats, which NumPy cannot represent.
