@@ -22,3 +22,10 @@ struct npy_type {
 [[nodiscard]] std::size_t npy_swap_width(dtype type) noexcept;
 
 }  // namespace safetensors::detail
+
+namespace safetensors::detail {
+
+/// Byteswaps big-endian elements in place (no-op for little-endian headers).
+void npy_swap_in_place(const npy_header& header, std::span<std::byte> data) noexcept;
+
+}  // namespace safetensors::detail

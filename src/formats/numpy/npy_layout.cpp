@@ -18,6 +18,11 @@ void swap_units(std::byte* p, std::size_t bytes, std::size_t unit) {
 
 }  // namespace
 
+void detail::npy_swap_in_place(const npy_header& header, std::span<std::byte> data) noexcept {
+  const std::size_t unit = npy_swap_width(header.type);
+  if (header.big_endian && unit > 1) swap_units(data.data(), data.size(), unit);
+}
+
 status npy_to_c_order(const npy_header& header, std::span<const std::byte> data, std::span<std::byte> out) {
   if (data.size() != header.data_bytes || out.size() != header.data_bytes) {
     return make_error(error_code::invalid_argument,
@@ -25,11 +30,9 @@ status npy_to_c_order(const npy_header& header, std::span<const std::byte> data,
                                   out.size(), header.data_bytes));
   }
   const std::size_t width = dtype_bits(header.type) / 8;
-  const std::size_t unit = detail::npy_swap_width(header.type);
-  const bool swap = header.big_endian && unit > 1;
   if (!header.needs_transpose()) {
     if (!data.empty()) std::memcpy(out.data(), data.data(), data.size());
-    if (swap) swap_units(out.data(), out.size(), unit);
+    detail::npy_swap_in_place(header, out);
     return {};
   }
   // Fortran strides (in elements): the first index varies fastest in the source.
@@ -61,7 +64,7 @@ status npy_to_c_order(const npy_header& header, std::span<const std::byte> data,
       index[k] = 0;
     }
   }
-  if (swap) swap_units(out.data(), out.size(), unit);
+  detail::npy_swap_in_place(header, out);
   return {};
 }
 

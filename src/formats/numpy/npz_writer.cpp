@@ -5,6 +5,7 @@
 #include <optional>
 #include <set>
 
+#include "formats/zip/zip_reader.h"
 #include "formats/zip/zip_writer.h"
 #include "safetensors/formats/npz.h"
 
@@ -26,25 +27,6 @@ struct npz_writer::state {
   }
 };
 
-namespace {
-
-// Names that the zip reader's confinement (ours, and NumPy's zipfile) would refuse.
-bool confined_member_name(std::string_view name) {
-  if (name.empty() || name.front() == '/' || name.find('\\') != std::string_view::npos ||
-      name.find('\0') != std::string_view::npos) {
-    return false;
-  }
-  std::size_t start = 0;
-  while (start <= name.size()) {
-    const std::size_t end = std::min(name.find('/', start), name.size());
-    const std::string_view part = name.substr(start, end - start);
-    if (part.empty() || part == "." || part == "..") return false;
-    start = end + 1;
-  }
-  return true;
-}
-
-}  // namespace
 
 npz_writer::npz_writer(std::unique_ptr<state> s) noexcept : state_(std::move(s)) {}
 npz_writer::npz_writer(npz_writer&&) noexcept = default;
@@ -65,7 +47,7 @@ status npz_writer::begin_array(std::string_view name, dtype type, std::span<cons
     return s.fail(error_code::invalid_argument,
                   fmt::format("array started while '{}' still lacks {} bytes", s.current, s.remaining), tensor);
   }
-  if (!confined_member_name(name)) {
+  if (!detail::is_confined_member_name(name)) {
     return s.fail(error_code::unsafe_path, "the name cannot be an .npz member (empty, absolute, '..' or '\\')",
                   tensor);
   }
