@@ -5,6 +5,8 @@
 
 #include <map>
 
+#include <fmt/format.h>
+
 #include "safetensors/formats/npz.h"
 #include "support/numpy_fixtures.h"
 #include "support/paths.h"
