@@ -139,7 +139,7 @@ TEST(NumpyNpz, WriterRefusesWhatCannotBeReadBack) {
   {
     auto w = safetensors::npz_writer::create((dir / "x.npz").string());
     ASSERT_TRUE(w.ok());
-    for (const char* bad : {"../up", "/abs", "", "a//b", "back\\slash"}) {
+    for (const char* bad : {"../up", "/abs", "", "./x", "back\\slash"}) {
       auto s = w->add_array(bad, dtype::U8, shape, two);
       ASSERT_FALSE(s.ok()) << bad;
       EXPECT_EQ(s.err().code, error_code::unsafe_path) << bad;

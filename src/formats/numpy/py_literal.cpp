@@ -23,6 +23,7 @@ class parser {
 
  private:
   error fail(std::string what) const {
+    if (pos_ >= text_.size()) what = fmt::format("the literal ends early ({})", what);
     return make_error(error_code::invalid_format, fmt::format("npy header: {}", what), pos_);
   }
 
@@ -45,7 +46,7 @@ class parser {
   status value(py_value& out, int depth) {
     if (depth > py_literal_max_depth) return fail(fmt::format("nesting deeper than {}", py_literal_max_depth));
     skip_space();
-    if (pos_ >= text_.size()) return fail("the literal ends early");
+    if (pos_ >= text_.size()) return fail("a value is missing");
     const char c = text_[pos_];
     if (c == '{') return dict(out, depth);
     if (c == '[') return sequence(out, depth, ']', py_value::kind::list);
