@@ -20,6 +20,9 @@ struct numpy_expectation {
   std::string hex;     ///< "" for an empty array
 };
 
+/// The fixture with ZIP64 central-directory records (see numpy_npz_test.cpp).
+inline constexpr const char* numpy_zip64_fixture = "zip64.npz";
+
 std::filesystem::path numpy_fixture(const std::string& name);
 const std::vector<numpy_expectation>& numpy_expectations();
 std::string hex(std::span<const std::byte> bytes);

@@ -171,7 +171,9 @@ TEST(NumpyNpy, MalformedFixturesAreClearErrors) {
 
 TEST(NumpyNpy, HeaderLengthLimit) {
   std::string huge = npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)}" + std::string(2000, ' '));
-  auto h = safetensors::parse_npy_header(bytes_of(huge), {.max_header_bytes = 1000});
+  safetensors::npy_options small_limit;
+  small_limit.max_header_bytes = 1000;
+  auto h = safetensors::parse_npy_header(bytes_of(huge), small_limit);
   ASSERT_FALSE(h.ok());
   EXPECT_EQ(h.err().code, error_code::limit_exceeded);
   auto size = safetensors::npy_preamble_size(bytes_of(huge.substr(0, 12)));
