@@ -139,13 +139,15 @@ safetensors::status write_npz(const safetensors::file& f, const convert_args& ar
   return writer->commit();
 }
 
+safetensors::status check_single_tensor(const safetensors::file& f) {
+  if (f.tensors().size() == 1) return {};
+  return safetensors::make_error(
+      safetensors::error_code::invalid_argument,
+      fmt::format("an .npy file holds exactly one array and the input has {} tensors: write an .npz instead",
+                  f.tensors().size()));
+}
+
 safetensors::status write_single_npy(const safetensors::file& f, const std::string& out) {
-  if (f.tensors().size() != 1) {
-    return safetensors::make_error(
-        safetensors::error_code::invalid_argument,
-        fmt::format("an .npy file holds exactly one array and the input has {} tensors: write an .npz instead",
-                    f.tensors().size()));
-  }
   const auto& t = f.tensors().front();
   auto data = f.load(t.name);
   if (!data) return std::move(data).err();
@@ -168,6 +170,9 @@ int convert_safetensors_to_numpy(const convert_args& args) {
   if (!f) return fail_with(f.err(), args.in);
   if (auto s = check_numpy_dtypes(*f); !s) return fail_with(s.err(), args.in);
   const bool single = ends_with(args.out, ".npy");
+  if (single) {
+    if (auto s = check_single_tensor(*f); !s) return fail_with(s.err(), args.out);
+  }
   if (single && args.compress) warn("--compress applies to .npz output only");
   warn_about_losses(*f);
   auto s = single ? write_single_npy(*f, args.out) : write_npz(*f, args);
