@@ -58,6 +58,7 @@ struct array_value {
   std::vector<std::string> strings;  ///< STRING elements
 
   [[nodiscard]] std::uint64_t size() const noexcept;
+  friend bool operator==(const array_value&, const array_value&) = default;
 };
 
 /// A metadata value; the alternative's index is the value_type code.
