@@ -86,6 +86,15 @@ void q5_1(const u8* b, float* y) noexcept {
   for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(q5_value(b + 8, qh, j)) * d + m;
 }
 
+// Where element i of a 256-element K-quant block sits: which 128-element half, which
+// 32-element quarter of it, and the index within the quarter.
+struct k_pos {
+  int half;
+  int quarter;
+  int l;
+};
+[[nodiscard]] constexpr k_pos k_position(int i) noexcept { return {i / 128, (i % 128) / 32, i % 32}; }
+
 // Q2_K {u8 scales[16]; u8 qs[64]; half d; half dmin}: 16 groups of 16; group g has scale
 // scales[g] & 15 and min scales[g] >> 4. Each 128-element half uses 32 bytes of qs; its
 // four 32-element quarters take 2-bit fields at shifts 0, 2, 4, 6 (first 16 from bytes
@@ -95,9 +104,7 @@ void q2_k(const u8* b, float* y) noexcept {
   const float d = half_at(b + 80);
   const float dmin = half_at(b + 82);
   for (int i = 0; i < 256; ++i) {
-    const int half = i / 128;
-    const int quarter = (i % 128) / 32;
-    const int l = i % 32;
+    const auto [half, quarter, l] = k_position(i);
     const u8 sc = scales[i / 16];
     const int q = (b[16 + 32 * half + l] >> (2 * quarter)) & 3;
     const float dl = d * static_cast<float>(sc & 0x0F);
@@ -123,9 +130,7 @@ void q3_k(const u8* b, float* y) noexcept {
   const u8* scales = b + 96;
   const float d = half_at(b + 108);
   for (int i = 0; i < 256; ++i) {
-    const int half = i / 128;
-    const int quarter = (i % 128) / 32;
-    const int l = i % 32;
+    const auto [half, quarter, l] = k_position(i);
     const int low = (qs[32 * half + l] >> (2 * quarter)) & 3;
     const int high_set = (hmask[l] >> (i / 32)) & 1;
     const float dl = d * static_cast<float>(q3_k_scale(scales, i / 16));
@@ -179,9 +184,7 @@ void q6_k(const u8* b, float* y) noexcept {
   const u8* scales = b + 192;
   const float d = half_at(b + 208);
   for (int i = 0; i < 256; ++i) {
-    const int half = i / 128;
-    const int quarter = (i % 128) / 32;
-    const int l = i % 32;
+    const auto [half, quarter, l] = k_position(i);
     const u8 low_byte = ql[64 * half + 32 * (quarter % 2) + l];
     const int low = quarter < 2 ? (low_byte & 0x0F) : (low_byte >> 4);
     const int high = (qh[32 * half + l] >> (2 * quarter)) & 3;
