@@ -38,6 +38,7 @@ void check_rewrite(const gguf::header& h) {
   std::vector<gguf::tensor_spec> specs;
   for (const gguf::tensor_info& t : h.tensors) specs.push_back({t.name, t.type, t.shape});
   auto plan = gguf::write_plan::make(h.metadata, specs);
+  if (!plan) std::fprintf(stderr, "write_plan: %s\n", plan.err().to_string().c_str());
   ST_FUZZ_CHECK(plan.ok());
   auto again = gguf::parse_header(plan->header_bytes(), plan->file_size());
   ST_FUZZ_CHECK(again.ok());

@@ -214,10 +214,13 @@ TEST(GgufReader, RejectsBadTensorInfos) {
   expect_error(partial_block, error_code::invalid_format, first_tensor + 9, "multiple of the Q8_0 block size 32");
   gguf_bytes overflow;
   overflow.head(1, 0).tensor("t", {std::uint64_t{1} << 62, 4}, 0, 0).pad();
-  expect_error(overflow, error_code::invalid_format, first_tensor + 9 + 4 + 8, "overflows");
+  expect_error(overflow, error_code::invalid_format, first_tensor + 9, "element count overflows");
+  gguf_bytes zero_hides_overflow;  // a zero dimension first does not excuse the others
+  zero_hides_overflow.head(1, 0).tensor("t", {0, std::uint64_t{1} << 62, 4}, 0, 0).pad();
+  expect_error(zero_hides_overflow, error_code::invalid_format, first_tensor + 9, "element count overflows");
   gguf_bytes negative;
   negative.head(1, 0).tensor("t", {UINT64_MAX}, 0, 0).pad();
-  expect_error(negative, error_code::invalid_format, first_tensor + 9 + 4, "overflows");
+  expect_error(negative, error_code::invalid_format, first_tensor + 9 + 4, "exceeds INT64_MAX");
   gguf_bytes bytes_overflow;  // 2^61 F32 elements: 2^63 bytes fits, padding does not matter; 2^62 * 4 wraps
   bytes_overflow.head(1, 0).tensor("t", {std::uint64_t{1} << 62}, 0, 0).pad();
   expect_error(bytes_overflow, error_code::invalid_format, first_tensor + 9, "byte size overflows");

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "formats/gguf/cursor.h"
+#include "formats/gguf/tensor_size.h"
 #include "safetensors/formats/gguf.h"
 
 namespace safetensors::gguf {
@@ -216,33 +217,32 @@ template <class T>
                         dims_at);
   }
   t.shape.resize(n_dims);
-  std::uint64_t elements = 1;
   for (std::uint32_t i = 0; i < n_dims; ++i) {
     const std::uint64_t at = c.pos();
-    std::uint64_t ne = 0;
-    if (status s = c.read(ne, "tensor dimension"); !s) return s;
-    if (ne > static_cast<std::uint64_t>(INT64_MAX) || (ne != 0 && elements > static_cast<std::uint64_t>(INT64_MAX) / ne)) {
-      return tensor_error("element count overflows", at);
+    if (status s = c.read(t.shape[n_dims - 1 - i], "tensor dimension"); !s) return s;  // ne[0] is innermost
+    if (t.shape[n_dims - 1 - i] > static_cast<std::uint64_t>(INT64_MAX)) {
+      return tensor_error("dimension " + std::to_string(t.shape[n_dims - 1 - i]) + " exceeds INT64_MAX", at);
     }
-    elements *= ne;
-    t.shape[n_dims - 1 - i] = ne;  // ne[0] is the innermost dimension
   }
-  t.element_count = elements;
   const std::uint64_t type_at = c.pos();
   std::uint32_t code = 0;
   if (status s = c.read(code, "tensor type"); !s) return s;
   const type_traits* tr = find_type(code);
   if (tr == nullptr) return tensor_error("unknown or removed ggml type " + std::to_string(code), type_at);
   t.type = tr->type;
-  const std::uint64_t row = n_dims == 0 ? 1 : t.shape.back();
-  if (row % tr->block_elements != 0) {
-    return tensor_error("row length " + std::to_string(row) + " is not a multiple of the " + std::string(tr->name) +
-                            " block size " + std::to_string(tr->block_elements),
-                        dims_at);
+  const detail::tensor_size size = detail::size_of(*tr, t.shape);
+  switch (size.problem) {
+    case detail::size_problem::none: break;
+    case detail::size_problem::dimension_too_large:
+    case detail::size_problem::element_overflow: return tensor_error("element count overflows", dims_at);
+    case detail::size_problem::partial_block:
+      return tensor_error("row length " + std::to_string(t.shape.empty() ? 1 : t.shape.back()) + " is not a multiple of the " +
+                              std::string(tr->name) + " block size " + std::to_string(tr->block_elements),
+                          dims_at);
+    case detail::size_problem::byte_overflow: return tensor_error("byte size overflows", dims_at);
   }
-  const std::uint64_t blocks = elements / tr->block_elements;
-  if (blocks > UINT64_MAX / tr->block_bytes) return tensor_error("byte size overflows", dims_at);
-  t.byte_size = blocks * tr->block_bytes;
+  t.element_count = size.elements;
+  t.byte_size = size.bytes;
   const std::uint64_t offset_at = c.pos();
   if (status s = c.read(t.offset, "tensor offset"); !s) return s;
   if (t.offset != running) {

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "atomic_file.h"
+#include "formats/gguf/tensor_size.h"
 
 namespace safetensors::gguf {
 namespace {
@@ -76,20 +77,16 @@ void write_value(byte_sink& out, const value& v) {
                       t.name);
   }
   if (t.shape.size() > max_dims) return plan_error("GGUF tensors have at most 4 dimensions", t.name);
-  const type_traits& tr = traits(t.type);
-  std::uint64_t elements = 1;
-  for (const std::uint64_t d : t.shape) {
-    if (d > static_cast<std::uint64_t>(INT64_MAX) || (d != 0 && elements > static_cast<std::uint64_t>(INT64_MAX) / d)) {
-      return plan_error("element count overflows", t.name);
-    }
-    elements *= d;
+  const detail::tensor_size size = detail::size_of(traits(t.type), t.shape);
+  switch (size.problem) {
+    case detail::size_problem::none: break;
+    case detail::size_problem::dimension_too_large:
+    case detail::size_problem::element_overflow: return plan_error("element count overflows", t.name);
+    case detail::size_problem::partial_block: return plan_error("row is not a whole number of blocks", t.name);
+    case detail::size_problem::byte_overflow: return plan_error("byte size overflows", t.name);
   }
-  const std::uint64_t row = t.shape.empty() ? 1 : t.shape.back();
-  if (row % tr.block_elements != 0) return plan_error("row is not a whole number of blocks", t.name);
-  const std::uint64_t blocks = elements / tr.block_elements;
-  if (blocks > UINT64_MAX / tr.block_bytes) return plan_error("byte size overflows", t.name);
-  t.element_count = elements;
-  t.byte_size = blocks * tr.block_bytes;
+  t.element_count = size.elements;
+  t.byte_size = size.bytes;
   return {};
 }
 
