@@ -239,6 +239,18 @@ TEST(GgufReader, OffsetsMustBeTheRunningPaddedSize) {
   expect_error(short_data, error_code::invalid_format, first_tensor, "past the end of the file");
 }
 
+TEST(GgufReader, OpenReadsHeadersLargerThanItsFirstRead) {
+  const auto dir = st_test::scratch_dir();
+  const std::string big(std::size_t{3} << 20, 't');  // beyond the first 1 MiB read
+  gguf_bytes b;
+  b.head(1, 1).str("tokenizer.chat_template").u32(8).str(big).tensor("w", {2}, 0, 0).pad().zeros(8);
+  st_test::write_bytes(dir / "big.gguf", b.bytes());
+  const auto r = gguf::reader::open((dir / "big.gguf").string());
+  ASSERT_TRUE(r.ok()) << r.err().to_string();
+  EXPECT_EQ(std::get<std::string>(*r->info().find("tokenizer.chat_template")).size(), big.size());
+  EXPECT_EQ(r->info().tensors.at(0).name, "w");
+}
+
 TEST(GgufReader, ErrorsNameThePathAndTensor) {
   const auto dir = st_test::scratch_dir();
   gguf_bytes b;

@@ -105,9 +105,9 @@ struct parse_limits {
 
 /// Parses the header from the first bytes of a file of `file_size` bytes (`bytes` may be
 /// the whole file or a prefix). Tensor extents are checked against `file_size`. When
-/// `bytes` ends before the header does and the file is longer, the error is
-/// `invalid_format` with `needs_more` set in `incomplete` (if given): call again with
-/// more bytes. No I/O.
+/// `bytes` ends before the header does but the file is longer, the error is
+/// `invalid_format` and `*incomplete` (if given) is set: call again with more bytes.
+/// No I/O.
 [[nodiscard]] result<header> parse_header(std::span<const std::byte> bytes, std::uint64_t file_size,
                                           const parse_limits& limits = {}, bool* incomplete = nullptr);
 
