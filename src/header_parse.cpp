@@ -10,6 +10,7 @@
 
 #include "header_builder.h"
 #include "json_keys.h"
+#include "serde_number.h"
 #include "utf8.h"
 
 namespace safetensors {
@@ -17,8 +18,13 @@ namespace {
 
 namespace dom = simdjson::dom;
 
-// serde_json's recursion limit: 127 nested arrays/objects are accepted, 128 rejected.
-constexpr std::size_t max_json_depth = 127;
+// serde_json's recursion limit: it counts every array and object as it opens, empty or
+// not, and fails on the 128th nested one (the top-level object is the first).
+constexpr std::size_t serde_max_nesting = 127;
+// simdjson counts only non-empty containers and fails when the count reaches its limit,
+// so with 128 it accepts 127 non-empty levels; an empty one at level 128 it lets through,
+// and the walk over ignored values rejects it (nothing else can nest that deep).
+constexpr std::size_t simdjson_max_depth = serde_max_nesting + 1;
 
 error json_error(std::string message, std::optional<std::string> tensor = std::nullopt) {
   return make_error(error_code::invalid_header_deserialization, "invalid JSON in header: " + message,
@@ -40,15 +46,6 @@ std::string_view type_word(dom::element_type t) {
 }
 
 using detail::find_duplicate_key;
-
-/// Walks a value nobody reads (an unknown field) for duplicate keys at any depth.
-std::optional<error> check_ignored_value(dom::element value, std::string_view tensor) {
-  if (auto dup = detail::find_duplicate_key_deep(value)) {
-    return make_error(error_code::duplicate_key, fmt::format("duplicate key '{}' in an ignored field", *dup),
-                      std::nullopt, std::string(tensor));
-  }
-  return std::nullopt;
-}
 
 std::optional<std::uint64_t> as_u64(dom::element e) {
   if (e.type() == dom::element_type::UINT64) return e.get_uint64().value_unsafe();
@@ -95,7 +92,41 @@ class schema_walker {
     return std::nullopt;
   }
 
+  /// True when an ignored field held a float: serde_json's range for it must be checked
+  /// on the text, since the DOM keeps only simdjson's (exact) reading.
+  [[nodiscard]] bool saw_ignored_float() const noexcept { return saw_ignored_float_; }
+
  private:
+  /// A value nobody reads (an unknown field): serde_json still parses it, so duplicate
+  /// keys (ours), its nesting limit and its number range apply. `level` is the nesting
+  /// level of `value` with the top-level object at 1.
+  std::optional<error> check_ignored_value(dom::element value, std::string_view tensor, std::size_t level) {
+    const dom::element_type type = value.type();
+    if (type == dom::element_type::DOUBLE) saw_ignored_float_ = true;
+    if (type != dom::element_type::OBJECT && type != dom::element_type::ARRAY) return std::nullopt;
+    if (level > serde_max_nesting) {
+      return json_error(fmt::format("tensor '{}': recursion limit exceeded (more than {} nested levels)", tensor,
+                                    serde_max_nesting),
+                        std::string(tensor));
+    }
+    if (type == dom::element_type::ARRAY) {
+      dom::array items = value.get_array().value_unsafe();
+      for (dom::element item : items) {
+        if (auto e = check_ignored_value(item, tensor, level + 1)) return e;
+      }
+      return std::nullopt;
+    }
+    dom::object obj = value.get_object().value_unsafe();
+    if (auto dup = find_duplicate_key(obj)) {
+      return make_error(error_code::duplicate_key, fmt::format("duplicate key '{}' in an ignored field", *dup),
+                        std::nullopt, std::string(tensor));
+    }
+    for (dom::key_value_pair kv : obj) {
+      if (auto e = check_ignored_value(kv.value, tensor, level + 1)) return e;
+    }
+    return std::nullopt;
+  }
+
   static error limit_error(std::string what, std::string_view tensor = {}) {
     return make_error(error_code::limit_exceeded, "limit exceeded: " + std::move(what), std::nullopt,
                       tensor.empty() ? std::nullopt : std::optional<std::string>(tensor));
@@ -193,7 +224,7 @@ class schema_walker {
       } else if (policy_ == validation_policy::strict) {
         return make_error(error_code::unknown_field, fmt::format("unknown field '{}' in tensor entry", kv.key),
                           std::nullopt, std::string(name));
-      } else if (auto e = check_ignored_value(kv.value, name)) {
+      } else if (auto e = check_ignored_value(kv.value, name, 3)) {  // top object, entry, field
         return e;
       }
     }
@@ -283,6 +314,7 @@ class schema_walker {
   limits caps_;
   std::string_view last_dtype_text_;  // the last dtype name parsed (never "")
   dtype last_dtype_ = dtype::U8;
+  bool saw_ignored_float_ = false;
 };
 
 /// True when a `-0` integer token may stand where a number can (after `[`, `,`, `:` or
@@ -337,6 +369,45 @@ std::optional<error> find_negative_zero(std::string_view text) {
     }
   }
   return std::nullopt;
+}
+
+error number_out_of_range(std::size_t at) {
+  return make_error(error_code::invalid_header_deserialization,
+                    fmt::format("invalid JSON in header: number out of range at header byte {}", at), 8 + at);
+}
+
+/// serde_json's verdict on the number tokens of `text`: the first one it reads as out of
+/// range. Runs only when an ignored field holds a float.
+std::optional<error> check_number_range(std::string_view text) {
+  std::optional<error> found;
+  detail::for_each_number_token(text, [&](std::size_t at, std::string_view token) {
+    if (!found && detail::classify_serde_number(token) == detail::serde_number::out_of_range) {
+      found = number_out_of_range(at);
+    }
+  });
+  return found;
+}
+
+/// simdjson's DOM rejects integers beyond 64 bits (NUMBER_ERROR), and a few floats that serde_json reads
+/// as finite; serde_json takes both as floats. This copy of `text` spells every such
+/// number `0.0` padded with spaces to its length (the schema only asks whether a number is
+/// a float, and offsets stay put), so the DOM then reads it as the reference does. A
+/// number serde_json rejects is the error instead.
+result<std::string> respell_floats(std::string_view text) {
+  std::string copy(text);
+  std::optional<error> found;
+  detail::for_each_number_token(text, [&](std::size_t at, std::string_view token) {
+    if (found) return;
+    const auto kind = detail::classify_serde_number(token);
+    if (kind == detail::serde_number::out_of_range) {
+      found = number_out_of_range(at);
+    } else if (kind == detail::serde_number::floating && token.size() >= 3) {  // `-0` is read alike
+      copy.replace(at, token.size(), token.size(), ' ');
+      copy.replace(at, 3, "0.0");
+    }
+  });
+  if (found) return std::move(*found);
+  return copy;
 }
 
 /// The calling thread's JSON parser, reused across headers: allocating and first-touching
@@ -405,22 +476,38 @@ result<header> parse_header_json(std::span<const std::byte> header_json, std::ui
   if (n == 0) return json_error("EOF while parsing a value (the header is empty)");  // valid UTF-8
   parser_lease lease;
   dom::parser& parser = lease.parser;
-  if (std::max<std::size_t>(n, 64) > parser.capacity() || parser.max_depth() != max_json_depth) {
-    if (auto err = parser.allocate(std::max<std::size_t>(n, 64), max_json_depth); err != simdjson::SUCCESS) {
+  if (std::max<std::size_t>(n, 64) > parser.capacity() || parser.max_depth() != simdjson_max_depth) {
+    if (auto err = parser.allocate(std::max<std::size_t>(n, 64), simdjson_max_depth); err != simdjson::SUCCESS) {
       if (auto e = utf8_error()) return std::move(*e);
       return make_error(error_code::io, fmt::format("cannot allocate JSON parser: {}", simdjson::error_message(err)));
     }
   }
   dom::element root;
-  if (auto err = parser.parse(text, n, !padded).get(root); err != simdjson::SUCCESS) {
+  std::string_view json(text, n);
+  std::string respelled;  // the DOM copies strings out, so this need only outlive the parse
+  auto err = parser.parse(text, n, !padded).get(root);
+  if (err == simdjson::NUMBER_ERROR) {
+    auto copy = respell_floats(json);
+    if (!copy) {
+      if (auto e = utf8_error()) return std::move(*e);
+      return std::move(copy).err();
+    }
+    respelled = std::move(*copy);
+    json = respelled;
+    err = parser.parse(respelled.data(), respelled.size(), true).get(root);
+  }
+  if (err != simdjson::SUCCESS) {
     if (auto e = utf8_error()) return std::move(*e);
     return json_error(simdjson::error_message(err));
   }
   header_builder builder;
   schema_walker walker(builder, options);
   if (auto e = walker.walk(root)) return std::move(*e);
-  if (may_contain_negative_zero(std::string_view(text, n))) {
-    if (auto e = find_negative_zero(std::string_view(text, n))) return std::move(*e);
+  if (walker.saw_ignored_float()) {
+    if (auto e = check_number_range(json)) return std::move(*e);
+  }
+  if (may_contain_negative_zero(json)) {
+    if (auto e = find_negative_zero(json)) return std::move(*e);
   }
   return builder.finish(n, file_size, options.policy);
 }
