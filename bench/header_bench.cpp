@@ -7,6 +7,7 @@
 // default 1,000,000); SAFETENSORS_BENCH_OPEN_TENSORS sets the opened file's tensor
 // count (default 100,000). Scratch files go to SAFETENSORS_BENCH_DIR or TMPDIR.
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,14 +33,28 @@ void report(benchmark::State& state, std::size_t bytes, std::size_t tensors) {
   state.counters["header_MB"] = static_cast<double>(bytes) / 1e6;
 }
 
+/// Minor page faults of the process so far: a parse that reuses its memory adds none.
+std::int64_t minor_faults() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+void report_faults(benchmark::State& state, std::int64_t faults_before) {
+  state.counters["faults_per_parse"] =
+      static_cast<double>(minor_faults() - faults_before) / static_cast<double>(std::max<benchmark::IterationCount>(state.iterations(), 1));
+}
+
 void parse_validate(benchmark::State& state, std::size_t count) {
   const write_plan& plan = model_plan(count);
   const auto json = header_json(plan);
+  const std::int64_t faults = minor_faults();
   for (auto _ : state) {
     auto h = parse_header(json, plan.file_size());
     if (!h) state.SkipWithError(h.err().message.c_str());
     benchmark::DoNotOptimize(h);
   }
+  report_faults(state, faults);
   report(state, json.size(), count);
 }
 
@@ -48,12 +63,14 @@ void simdjson_dom(benchmark::State& state, std::size_t count) {
   const write_plan& plan = model_plan(count);
   const auto json = header_json(plan);
   simdjson::dom::parser parser;
+  const std::int64_t faults = minor_faults();
   for (auto _ : state) {
     simdjson::dom::element root;
     auto err = parser.parse(reinterpret_cast<const char*>(json.data()), json.size(), true).get(root);
     if (err != simdjson::SUCCESS) state.SkipWithError(simdjson::error_message(err));
     benchmark::DoNotOptimize(root);
   }
+  report_faults(state, faults);
   report(state, json.size(), count);
 }
 
@@ -65,11 +82,13 @@ void parse_validate_in_place(benchmark::State& state, std::size_t count) {
   std::vector<std::byte> padded(json.size() + json_padding);
   std::copy(json.begin(), json.end(), padded.begin());
   const auto text = std::span<const std::byte>(padded).first(json.size());
+  const std::int64_t faults = minor_faults();
   for (auto _ : state) {
     auto h = parse_header_padded(text, plan.file_size(), {});
     if (!h) state.SkipWithError(h.err().message.c_str());
     benchmark::DoNotOptimize(h);
   }
+  report_faults(state, faults);
   report(state, json.size(), count);
 }
 
