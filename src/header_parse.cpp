@@ -462,8 +462,8 @@ static_assert(json_padding == simdjson::SIMDJSON_PADDING);
 
 /// Stages 4-7; `padded` says SIMDJSON_PADDING readable bytes follow the JSON (their
 /// content does not matter to simdjson), so the parser need not copy it.
-result<header> parse_header_json(std::span<const std::byte> header_json, std::uint64_t file_size,
-                                 const parse_options& options, bool padded) {
+result<header> parse_header_json(dom::parser& parser, std::span<const std::byte> header_json,
+                                 std::uint64_t file_size, const parse_options& options, bool padded) {
   const char* text = reinterpret_cast<const char*>(header_json.data());
   const std::size_t n = header_json.size();
   // The DOM parse validates UTF-8 itself, so the separate scan (which finds the position
@@ -476,8 +476,6 @@ result<header> parse_header_json(std::span<const std::byte> header_json, std::ui
     return std::nullopt;
   };
   if (n == 0) return json_error("EOF while parsing a value (the header is empty)");  // valid UTF-8
-  parser_lease lease;
-  dom::parser& parser = lease.parser;
   if (std::max<std::size_t>(n, 64) > parser.capacity() || parser.max_depth() != simdjson_max_depth) {
     if (auto err = parser.allocate(std::max<std::size_t>(n, 64), simdjson_max_depth); err != simdjson::SUCCESS) {
       if (auto e = utf8_error()) return std::move(*e);
@@ -514,24 +512,50 @@ result<header> parse_header_json(std::span<const std::byte> header_json, std::ui
   return builder.finish(n, file_size, options.policy);
 }
 
-}  // namespace
-
-result<header> parse_header(std::span<const std::byte> header_json, std::uint64_t file_size,
-                            const parse_options& options) {
-  return parse_header_json(header_json, file_size, options, false);
-}
-
-result<header> parse_header_padded(std::span<const std::byte> header_json, std::uint64_t file_size,
-                                   const parse_options& options) {
-  return parse_header_json(header_json, file_size, options, true);
-}
-
-result<header> parse_file_bytes(std::span<const std::byte> file, const parse_options& options) {
+/// Stages 1-7 on a whole file held in memory, with `parser`.
+result<header> parse_file_with(dom::parser& parser, std::span<const std::byte> file, const parse_options& options) {
   auto n = read_header_length(file, file.size(), options);
   if (!n) return std::move(n).err();
   // The data after the header pads the JSON for simdjson when there are enough bytes.
   const bool padded = file.size() - 8 - *n >= json_padding;
-  return parse_header_json(file.subspan(8, static_cast<std::size_t>(*n)), file.size(), options, padded);
+  return parse_header_json(parser, file.subspan(8, static_cast<std::size_t>(*n)), file.size(), options, padded);
+}
+
+}  // namespace
+
+result<header> parse_header(std::span<const std::byte> header_json, std::uint64_t file_size,
+                            const parse_options& options) {
+  parser_lease lease;
+  return parse_header_json(lease.parser, header_json, file_size, options, false);
+}
+
+result<header> parse_header_padded(std::span<const std::byte> header_json, std::uint64_t file_size,
+                                   const parse_options& options) {
+  parser_lease lease;
+  return parse_header_json(lease.parser, header_json, file_size, options, true);
+}
+
+result<header> parse_file_bytes(std::span<const std::byte> file, const parse_options& options) {
+  parser_lease lease;
+  return parse_file_with(lease.parser, file, options);
+}
+
+struct header_parser::state {
+  dom::parser parser;
+};
+
+header_parser::header_parser() : state_(std::make_unique<state>()) {}
+header_parser::~header_parser() = default;
+header_parser::header_parser(header_parser&&) noexcept = default;
+header_parser& header_parser::operator=(header_parser&&) noexcept = default;
+
+result<header> header_parser::parse(std::span<const std::byte> header_json, std::uint64_t file_size,
+                                    const parse_options& options) {
+  return parse_header_json(state_->parser, header_json, file_size, options, false);
+}
+
+result<header> header_parser::parse_file_bytes(std::span<const std::byte> file, const parse_options& options) {
+  return parse_file_with(state_->parser, file, options);
 }
 
 }  // namespace safetensors
