@@ -390,25 +390,21 @@ std::optional<error> check_number_range(std::string_view text) {
   return found;
 }
 
-/// simdjson's DOM rejects integers beyond 64 bits (NUMBER_ERROR), and a few floats that serde_json reads
-/// as finite; serde_json takes both as floats. This copy of `text` spells every such
-/// number `0.0` padded with spaces to its length (the schema only asks whether a number is
-/// a float, and offsets stay put), so the DOM then reads it as the reference does. A
-/// number serde_json rejects is the error instead.
-result<std::string> respell_floats(std::string_view text) {
+/// simdjson's DOM rejects integers beyond 64 bits (NUMBER_ERROR), and a few floats that
+/// serde_json reads as finite; serde_json takes both as floats. This copy of `text` spells
+/// every number serde_json reads as a float `0.0` padded with spaces to its length (the
+/// schema only asks whether a number is a float, and offsets stay put), so the DOM then
+/// reads it as the reference does. Numbers out of serde_json's range are left as they are:
+/// the DOM rejects some, `check_number_range` the others, after the walk as on the
+/// ordinary path, so which stage-5 error wins does not depend on this detour.
+std::string respell_floats(std::string_view text) {
   std::string copy(text);
-  std::optional<error> found;
   detail::for_each_number_token(text, [&](std::size_t at, std::string_view token) {
-    if (found) return;
-    const auto kind = detail::classify_serde_number(token);
-    if (kind == detail::serde_number::out_of_range) {
-      found = number_out_of_range(at);
-    } else if (kind == detail::serde_number::floating && token.size() >= 3) {  // `-0` is read alike
-      copy.replace(at, token.size(), token.size(), ' ');
+    if (token.size() >= 3 && detail::classify_serde_number(token) == detail::serde_number::floating) {
+      copy.replace(at, token.size(), token.size(), ' ');  // `-0` (2 bytes) is read alike anyway
       copy.replace(at, 3, "0.0");
     }
   });
-  if (found) return std::move(*found);
   return copy;
 }
 
@@ -487,17 +483,15 @@ result<header> parse_header_json(dom::parser& parser, std::span<const std::byte>
   std::string respelled;  // the DOM copies strings out, so this need only outlive the parse
   auto err = parser.parse(text, n, !padded).get(root);
   if (err == simdjson::NUMBER_ERROR) {
-    auto copy = respell_floats(json);
-    if (!copy) {
-      if (auto e = utf8_error()) return std::move(*e);
-      return std::move(copy).err();
-    }
-    respelled = std::move(*copy);
+    respelled = respell_floats(json);
     json = respelled;
     err = parser.parse(respelled.data(), respelled.size(), true).get(root);
   }
   if (err != simdjson::SUCCESS) {
     if (auto e = utf8_error()) return std::move(*e);
+    if (err == simdjson::NUMBER_ERROR) {
+      if (auto e = check_number_range(json)) return std::move(*e);  // says where
+    }
     return json_error(simdjson::error_message(err));
   }
   header_builder builder;

@@ -88,6 +88,26 @@ TEST(HeaderExoticJson, LaterStagesStillRunAfterABigInteger) {
   EXPECT_EQ(z.err().code, error_code::invalid_header_deserialization);
 }
 
+TEST(HeaderExoticJson, StageFiveTieBreakDoesNotDependOnABigInteger) {
+  // A repeated key (ours) before a number out of serde_json's range: the walk meets the key
+  // first, with or without a big integer sending the text through the re-spelled copy
+  // (found by fuzz_header_numbers).
+  EXPECT_EQ(verdict_with_ignored(R"(1,"x":[1.7976931348623158e308])"), "DuplicateKey");
+  EXPECT_EQ(verdict_with_ignored(R"(1,"x":[18446744073709551616,1.7976931348623158e308])"), "DuplicateKey");
+  // simdjson rejects 1e309 itself: syntax-level errors come before the walk on both paths.
+  EXPECT_EQ(verdict_with_ignored(R"(1,"x":[1e309])"), "InvalidHeaderDeserialization");
+  EXPECT_EQ(verdict_with_ignored(R"(1,"x":[18446744073709551616,1e309])"), "InvalidHeaderDeserialization");
+}
+
+TEST(HeaderExoticJson, OutOfRangeNumbersSayWhere) {
+  const std::string json = R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1],"x":1e309}})";
+  auto h = safetensors::parse_header(bytes_of(json), 8 + json.size() + 1);
+  ASSERT_FALSE(h);
+  EXPECT_EQ(h.err().code, error_code::invalid_header_deserialization);
+  EXPECT_EQ(h.err().offset, 8 + json.find("1e309"));
+  EXPECT_NE(h.err().message.find("number out of range"), std::string::npos) << h.err().message;
+}
+
 TEST(HeaderExoticJson, NestingCountsEveryContainerAsSerdeJsonDoes) {
   // Levels: top object 1, tensor entry 2, then the ignored field's arrays.
   EXPECT_EQ(verdict_with_ignored(nested_arrays(125, "1")), "ok");  // 127 levels around a scalar
