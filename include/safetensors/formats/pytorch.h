@@ -27,6 +27,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "safetensors/dtype.h"
@@ -98,6 +99,17 @@ class torch_checkpoint {
   explicit torch_checkpoint(std::unique_ptr<impl> state) noexcept;
   std::unique_ptr<impl> impl_;
 };
+
+/// A sharded checkpoint as transformers writes it: `pytorch_model.bin.index.json`
+/// ({"metadata": ..., "weight_map": {tensor: shard file}}) beside its shard files.
+struct torch_shard_index {
+  std::vector<std::string> shard_paths;  ///< confined to the directory, in name order, unique
+  std::vector<std::pair<std::string, std::string>> weight_map;  ///< (tensor, shard path), sorted
+};
+
+/// Reads the index in `directory` (or the index file itself). Errors: Io, InvalidIndex,
+/// UnsafePath for a shard name leaving the directory.
+[[nodiscard]] result<torch_shard_index> read_torch_shard_index(const std::string& directory_or_index);
 
 /// Groups of tensors sharing one storage (tied weights, views), each group in name order;
 /// tensors with a storage of their own are not listed.
