@@ -5,55 +5,20 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <fstream>
-#include <map>
-#include <sstream>
+#include <algorithm>
 
 #include "safetensors/formats/pytorch.h"
 #include "safetensors/sha256.h"
+#include "support/pytorch_fixtures.h"
 
 namespace st = safetensors;
 
 namespace {
 
-std::filesystem::path fixture(const std::string& name) {
-  return std::filesystem::path(SAFETENSORS_SOURCE_DIR) / "tests/fixtures/pytorch" / name;
-}
+using st_test::pytorch_expected;
+using st_test::shape_text;
 
-struct expected_tensor {
-  std::string dtype;
-  std::string shape;
-  std::string sha256;
-};
-
-// expected.tsv: fixture, name, dtype, [shape], sha256 (or fixture, name, "skipped").
-struct expectations {
-  std::map<std::string, std::map<std::string, expected_tensor>> tensors;
-  std::map<std::string, std::vector<std::string>> skipped;
-};
-
-const expectations& expected() {
-  static const expectations all = [] {
-    expectations e;
-    std::ifstream in(fixture("expected.tsv"));
-    std::string line;
-    while (std::getline(in, line)) {
-      std::vector<std::string> f;
-      std::stringstream ss(line);
-      for (std::string field; std::getline(ss, field, '\t');) f.push_back(field);
-      if (f.size() == 3 && f[2] == "skipped") e.skipped[f[0]].push_back(f[1]);
-      if (f.size() == 5) e.tensors[f[0]][f[1]] = {f[2], f[3], f[4]};
-    }
-    return e;
-  }();
-  return all;
-}
-
-std::string shape_text(const std::vector<std::uint64_t>& shape) {
-  std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
-  return s + "]";
-}
+std::filesystem::path fixture(const std::string& name) { return st_test::pytorch_fixture(name); }
 
 std::string tensor_sha256(const st::torch_checkpoint& ckpt, std::size_t index, std::size_t chunk = 7) {
   auto hash = st::sha256_hasher::create();
@@ -68,7 +33,7 @@ std::string tensor_sha256(const st::torch_checkpoint& ckpt, std::size_t index, s
 
 // Opens `name` and compares every tensor and skipped entry with expected.tsv.
 void expect_matches_pytorch(const std::string& name, const std::string& expected_name = "") {
-  const auto& want = expected().tensors.at(expected_name.empty() ? name : expected_name);
+  const auto& want = pytorch_expected().tensors.at(expected_name.empty() ? name : expected_name);
   auto ckpt = st::torch_checkpoint::open(fixture(name).string());
   ASSERT_TRUE(ckpt.ok()) << ckpt.err().to_string();
   ASSERT_EQ(ckpt->tensors().size(), want.size()) << name;
@@ -84,8 +49,8 @@ void expect_matches_pytorch(const std::string& name, const std::string& expected
   std::vector<std::string> skipped;
   for (const auto& s : ckpt->skipped()) skipped.push_back(s.name);
   std::sort(skipped.begin(), skipped.end());
-  auto it = expected().skipped.find(expected_name.empty() ? name : expected_name);
-  EXPECT_EQ(skipped, it == expected().skipped.end() ? std::vector<std::string>{} : it->second) << name;
+  auto it = pytorch_expected().skipped.find(expected_name.empty() ? name : expected_name);
+  EXPECT_EQ(skipped, it == pytorch_expected().skipped.end() ? std::vector<std::string>{} : it->second) << name;
 }
 
 st::error open_error(const std::string& name) {
@@ -175,7 +140,7 @@ TEST(PytorchCheckpoint, MaliciousPicklesAreRefused) {
       {"evil_persid.pt", st::error_code::unsafe_content, "BINPERSID at pickle byte"},
       {"bomb_memo.pt", st::error_code::limit_exceeded, "object tree is too large"},
       {"bomb_stack.pt", st::error_code::limit_exceeded, "NONE at pickle byte 131074: stack deeper than 131072"},
-      {"bomb_nesting.pt", st::error_code::invalid_format, "no dict of tensors"},
+      {"bomb_nesting.pt", st::error_code::limit_exceeded, "dicts nested deeper than 64 levels"},
       {"bomb_string.pt", st::error_code::limit_exceeded, "BINUNICODE at pickle byte 2: string of 1073741824 bytes"},
       {"truncated_pickle.pt", st::error_code::invalid_format, "truncated"},
   };

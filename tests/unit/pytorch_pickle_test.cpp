@@ -160,3 +160,12 @@ TEST(PytorchPickle, MalformedArgumentsAreInvalidFormat) {
   expect_error("\x80\x02h\x05.", st::error_code::invalid_format, "memo entry 5 not set");
   expect_error("\x80\x02\xff.", st::error_code::invalid_format, "opcode 0xff at pickle byte 2");
 }
+
+TEST(PytorchPickle, RepeatedDictKeysReplaceTheValueAsInPython) {
+  auto doc = st::unpickle(bytes_of("\x80\x02}(" + str("a") + "N" + str("b") + "N" + str("a") + "K\x07u."));
+  ASSERT_TRUE(doc.ok()) << doc.err().message;
+  ASSERT_EQ(doc->root().items.size(), 4u);
+  EXPECT_EQ(doc->root().items[0]->text, "a");
+  EXPECT_EQ(doc->root().items[1]->integer, 7);
+  EXPECT_EQ(doc->root().items[2]->text, "b");
+}

@@ -250,23 +250,21 @@ status pickle_machine::set_items(pickle_value* target, std::span<pickle_value* c
   if (target->kind != pickle_kind::dict) return fail(error_code::unsafe_content, "target is not a dict");
   if (items.size() % 2 != 0) return fail(error_code::invalid_format, "odd number of items for key/value pairs");
   if (auto ok = check_container(target->items.size() / 2 + items.size() / 2); !ok) return ok;
+  auto& slots = dict_slots_[target];
   for (std::size_t i = 0; i < items.size(); i += 2) {
-    // A repeated key replaces the earlier value, as in Python (keys compared when scalar).
-    bool replaced = false;
-    if (items[i]->kind == pickle_kind::string || items[i]->kind == pickle_kind::integer) {
-      for (std::size_t k = 0; k < target->items.size(); k += 2) {
-        const pickle_value* key = target->items[k];
-        if (key->kind == items[i]->kind && key->text == items[i]->text && key->integer == items[i]->integer) {
-          target->items[k + 1] = items[i + 1];
-          replaced = true;
-          break;
-        }
+    // A repeated key replaces the earlier value, as in Python (str and int keys compared).
+    std::string key;
+    if (items[i]->kind == pickle_kind::string) key = "s" + items[i]->text;
+    if (items[i]->kind == pickle_kind::integer) key = "i" + std::to_string(items[i]->integer);
+    if (!key.empty()) {
+      auto [it, inserted] = slots.emplace(std::move(key), target->items.size() + 1);
+      if (!inserted) {
+        target->items[it->second] = items[i + 1];
+        continue;
       }
     }
-    if (!replaced) {
-      target->items.push_back(items[i]);
-      target->items.push_back(items[i + 1]);
-    }
+    target->items.push_back(items[i]);
+    target->items.push_back(items[i + 1]);
   }
   return {};
 }

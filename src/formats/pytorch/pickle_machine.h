@@ -60,6 +60,8 @@ class pickle_machine {
   std::vector<std::size_t> marks_;  // stack sizes at each MARK
   std::unordered_map<std::uint64_t, pickle_value*> memo_;
   std::unordered_map<std::string, std::size_t> storage_by_key_;
+  // Per dict: str/int key -> index of its value in items, so SETITEMS stays linear.
+  std::unordered_map<const pickle_value*, std::unordered_map<std::string, std::size_t>> dict_slots_;
   pickle_document doc_;
 };
 
