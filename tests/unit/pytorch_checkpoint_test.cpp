@@ -86,8 +86,12 @@ TEST(PytorchCheckpoint, NestedDictsFlattenAndNonTensorsAreSkipped) {
   auto ckpt = st::torch_checkpoint::open(fixture("nested.pt").string());
   ASSERT_TRUE(ckpt.ok());
   for (const auto& s : ckpt->skipped()) {
-    if (s.name == "epoch") EXPECT_EQ(s.reason, "not a tensor: int");
-    if (s.name == "name") EXPECT_EQ(s.reason, "not a tensor: str");
+    if (s.name == "epoch") {
+      EXPECT_EQ(s.reason, "not a tensor: int");
+    }
+    if (s.name == "name") {
+      EXPECT_EQ(s.reason, "not a tensor: str");
+    }
   }
 }
 TEST(PytorchCheckpoint, KeySelectsANestedStateDict) {

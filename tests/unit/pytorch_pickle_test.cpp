@@ -23,9 +23,12 @@ std::string u32(std::uint32_t v) {
   for (int i = 0; i < 4; ++i) s[static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xff);
   return s;
 }
-std::string str(const std::string& s) { return "X" + u32(static_cast<std::uint32_t>(s.size())) + s; }
-std::string global(const std::string& module, const std::string& name) { return "c" + module + "\n" + name + "\n"; }
-std::string binint(std::uint32_t v) { return "J" + u32(v); }
+// Built with append: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string here.
+std::string str(const std::string& s) { return std::string(1, 'X').append(u32(static_cast<std::uint32_t>(s.size()))).append(s); }
+std::string global(const std::string& module, const std::string& name) {
+  return std::string(1, 'c').append(module).append(1, '\n').append(name).append(1, '\n');
+}
+std::string binint(std::uint32_t v) { return std::string(1, 'J').append(u32(v)); }
 
 // {'w': _rebuild_tensor_v2(storage('0', FloatStorage, 6), 1, (2, 2), (1, 2), False, OrderedDict())}
 std::string state_dict_pickle() {

@@ -95,6 +95,8 @@ class pickle_document {
   [[nodiscard]] std::span<const pickle_storage> storages() const noexcept { return storages_; }
   /// Bytes consumed up to and including STOP (the legacy format has pickles back to back).
   [[nodiscard]] std::uint64_t end_offset() const noexcept { return end_; }
+  /// Values created (a tree without shared references has this many nodes at most).
+  [[nodiscard]] std::size_t value_count() const noexcept;
 
  private:
   friend class pickle_machine;

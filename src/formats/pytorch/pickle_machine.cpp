@@ -20,6 +20,7 @@ pickle_document::pickle_document() : arena_(std::make_unique<arena>()) {}
 pickle_document::pickle_document(pickle_document&&) noexcept = default;
 pickle_document& pickle_document::operator=(pickle_document&&) noexcept = default;
 pickle_document::~pickle_document() = default;
+std::size_t pickle_document::value_count() const noexcept { return arena_->values.size(); }
 
 namespace {
 
@@ -253,9 +254,9 @@ status pickle_machine::set_items(pickle_value* target, std::span<pickle_value* c
   auto& slots = dict_slots_[target];
   for (std::size_t i = 0; i < items.size(); i += 2) {
     // A repeated key replaces the earlier value, as in Python (str and int keys compared).
-    std::string key;
-    if (items[i]->kind == pickle_kind::string) key = "s" + items[i]->text;
-    if (items[i]->kind == pickle_kind::integer) key = "i" + std::to_string(items[i]->integer);
+    std::string key;  // kind tag + text: "s" for str, "i" for int
+    if (items[i]->kind == pickle_kind::string) key.append(1, 's').append(items[i]->text);
+    if (items[i]->kind == pickle_kind::integer) key.append(1, 'i').append(std::to_string(items[i]->integer));
     if (!key.empty()) {
       auto [it, inserted] = slots.emplace(std::move(key), target->items.size() + 1);
       if (!inserted) {

@@ -8,11 +8,12 @@ namespace safetensors::detail {
 namespace {
 
 // A walk over the value tree. Memo references can make it a DAG or even a cycle, so the
-// walk is bounded in depth and in the number of values visited.
+// walk is bounded in depth and in visits: a few per value, which a dict shared by a couple
+// of keys stays within and a memo bomb (2^40 paths through 40 values) does not.
 class flattener {
  public:
   flattener(const pickle_document& doc, std::size_t max_nesting)
-      : doc_(doc), max_nesting_(max_nesting), budget_(4 * doc.tensors().size() + (std::size_t{1} << 22)) {}
+      : doc_(doc), max_nesting_(max_nesting), budget_(4 * doc.value_count() + 4096) {}
 
   status walk(const pickle_value& v, const std::string& name, std::size_t depth) {
     if (budget_-- == 0) {
