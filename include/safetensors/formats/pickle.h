@@ -25,6 +25,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "safetensors/dtype.h"
@@ -38,7 +39,7 @@ struct pickle_limits {
   std::size_t max_stack = 1 << 17;        ///< stack depth, marks included
   std::size_t max_string = 64 << 20;      ///< bytes of one string or bytes object
   std::size_t max_container = 1 << 24;    ///< items of one list, tuple, dict or set
-  std::size_t max_values = 1 << 25;       ///< values created in total
+  std::size_t max_values = 1 << 23;       ///< values created in total (about 100 bytes each)
   std::size_t max_nesting = 64;           ///< depth a walker may descend (pytorch.h uses it)
 };
 
@@ -71,6 +72,9 @@ struct pickle_tensor {
   std::vector<std::uint64_t> shape;
   std::vector<std::uint64_t> strides;
 };
+
+/// Python's name for a kind of value ("int", "str", "dict", ...), for messages.
+[[nodiscard]] std::string_view pickle_kind_name(pickle_kind kind) noexcept;
 
 /// One node of the value tree. Dict items alternate key, value in insertion order.
 struct pickle_value {

@@ -23,7 +23,26 @@ pickle_value* mutable_value(const pickle_value* v) { return const_cast<pickle_va
 
 bool is_count(const pickle_value* v) { return v->kind == pickle_kind::integer && v->integer >= 0; }
 
-std::string kind_name(pickle_kind kind) {
+std::string kind_name(pickle_kind kind) { return std::string(pickle_kind_name(kind)); }
+
+// Python's latin-1 encoding of a UTF-8 string: every code point must be below 256.
+bool latin1_from_utf8(const std::string& text, std::string& out) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if ((c == 0xc2 || c == 0xc3) && i + 1 < text.size()) {
+      out += static_cast<char>(((c & 0x03) << 6) | (static_cast<unsigned char>(text[++i]) & 0x3f));
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string_view pickle_kind_name(pickle_kind kind) noexcept {
   switch (kind) {
     case pickle_kind::none: return "None";
     case pickle_kind::boolean: return "bool";
@@ -42,23 +61,6 @@ std::string kind_name(pickle_kind kind) {
   }
   return "value";
 }
-
-// Python's latin-1 encoding of a UTF-8 string: every code point must be below 256.
-bool latin1_from_utf8(const std::string& text, std::string& out) {
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x80) {
-      out += static_cast<char>(c);
-    } else if ((c == 0xc2 || c == 0xc3) && i + 1 < text.size()) {
-      out += static_cast<char>(((c & 0x03) << 6) | (static_cast<unsigned char>(text[++i]) & 0x3f));
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-}  // namespace
 
 result<pickle_value*> pickle_machine::rebuild_tensor(int version, std::span<const pickle_value* const> args) {
   const std::size_t min_args = version == 1 ? 4 : version == 2 ? 6 : 7;

@@ -56,21 +56,8 @@ class flattener {
   }
 
   static std::string describe(const pickle_value& v) {
-    switch (v.kind) {
-      case pickle_kind::none: return "None";
-      case pickle_kind::boolean: return "bool";
-      case pickle_kind::integer: case pickle_kind::big_integer: return "int";
-      case pickle_kind::floating: return "float";
-      case pickle_kind::string: return "str";
-      case pickle_kind::bytes: return "bytes";
-      case pickle_kind::list: return "list";
-      case pickle_kind::tuple: return "tuple";
-      case pickle_kind::set: return "set";
-      case pickle_kind::global: return v.text;
-      case pickle_kind::storage: return "storage";
-      case pickle_kind::opaque: return v.text;
-      default: return "value";
-    }
+    if (v.kind == pickle_kind::global || v.kind == pickle_kind::opaque) return v.text;
+    return std::string(pickle_kind_name(v.kind));
   }
 
   status add_tensor(const pickle_tensor& t, const std::string& name) {
