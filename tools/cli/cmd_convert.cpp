@@ -55,6 +55,9 @@ int run_convert(const convert_args& args) {
       print_error(fmt::format("{}: cannot tell the output format from its name: end it in .npz, .npy or .gguf",
                               args.out));
       return exit_usage;
+    case file_format::unknown:
+      print_error(fmt::format("{}: not a SafeTensors, PyTorch, NumPy (.npy/.npz) or GGUF file", args.in));
+      return exit_failed;
     default:
       print_error(fmt::format("{}: cannot convert a {} file (supported: SafeTensors, PyTorch, NumPy .npy/.npz, GGUF)",
                               args.in, safetensors::file_format_name(*format)));
