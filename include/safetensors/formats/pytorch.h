@@ -90,7 +90,8 @@ class torch_checkpoint {
 
   /// Passes tensor `index`'s bytes, contiguous and little-endian, to `sink` in chunks of
   /// at most `chunk_bytes` (a contiguous little-endian stored tensor is passed straight
-  /// from the mapping).
+  /// from the mapping). One thread at a time: a compressed storage is inflated through
+  /// the checkpoint's one zip reader.
   [[nodiscard]] status read_tensor(std::size_t index, const std::function<status(std::span<const std::byte>)>& sink,
                                    std::size_t chunk_bytes = std::size_t{1} << 22) const;
 
