@@ -101,8 +101,9 @@ status atomic_file::commit() {
 status atomic_file::sync() {
   if (fd_ < 0) return sys::io_error("sync after sync, commit or abort", EBADF, target_);
   // Sized here, not at creation: writing into a file already extended to its final size
-  // (a hole) is several times slower on common filesystems than appending.
-  if (sys::current().ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
+  // (a hole) is several times slower on common filesystems than appending. Size 0 means
+  // the writer could not know it up front (zip output): the file keeps what was written.
+  if (size_ != 0 && sys::current().ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
     error e = sys::io_error(fmt::format("cannot size the temporary file to {} bytes", size_), errno, target_);
     abort();
     return e;

@@ -14,7 +14,8 @@ namespace safetensors {
 
 class atomic_file {
  public:
-  /// Creates the temporary file; sync() gives it its final size of `size` bytes.
+  /// Creates the temporary file; sync() gives it its final size of `size` bytes (0: the size
+  /// of what was written, for writers that cannot know it up front).
   [[nodiscard]] static result<atomic_file> create(const std::string& target, std::uint64_t size);
 
   atomic_file(atomic_file&& other) noexcept;
