@@ -148,7 +148,7 @@ TEST(CliInspect, MissingFileAndUsageErrorsExit2) {
   EXPECT_NE(missing.err.find("No such file or directory"), std::string::npos) << missing.err;
   auto usage = run_cli({"inspect"});
   EXPECT_EQ(usage.status, 2);
-  EXPECT_EQ(usage.err, "safetensors: error: file is required (see 'safetensors --help')\n");
+  EXPECT_EQ(usage.err, "safetensors: error: file is required (see 'safetensors inspect --help')\n");
   EXPECT_EQ(run_cli({"inspect", "--no-such-flag", "x"}).status, 2);
   EXPECT_EQ(run_cli({}).status, 2);
   EXPECT_EQ(run_cli({"no-such-command"}).status, 2);

@@ -20,7 +20,9 @@ struct shard_args {
 
 int run_shard(const shard_args& args) {
   if (args.paths.size() < 2) {
-    print_error("shard needs at least one input and an output directory");
+    print_error(fmt::format("shard: missing the output directory after '{}' (usage: safetensors shard INPUT... "
+                            "OUTDIR; see 'safetensors shard --help')",
+                            args.paths.front()));
     return exit_usage;
   }
   auto max = safetensors::parse_byte_size(args.max_size);
@@ -70,7 +72,7 @@ const command_registrar registrar{
       auto args = std::make_shared<shard_args>();
       app.add_option("paths", args->paths, "Input files, indexes or directories, then the output directory")
           ->required()
-          ->expected(2, -1);
+          ->expected(1, -1);  // run_shard names a missing OUTDIR
       app.add_option("--max-shard-size", args->max_size,
                      "Largest shard: decimal (5GB = 5,000,000,000 bytes, 500MB) or binary (2GiB) units")
           ->capture_default_str();
