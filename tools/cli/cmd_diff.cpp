@@ -256,18 +256,19 @@ int run_diff(const diff_args& args) {
     dtype_changes += d.dtype_differs ? 1 : 0;
   }
   const std::string values =
-      compared == 0 ? std::string("no values compared")
-      : values_differ == 0
-          ? fmt::format("values match in all {}", count_of(compared, "compared tensor"))
-          : fmt::format("values differ in {} of {}", with_commas(values_differ), count_of(compared, "compared tensor"));
+      compared == 0       ? std::string("no values compared")
+      : values_differ == 0 ? fmt::format("values match ({} compared)", count_of(compared, "tensor"))
+                           : fmt::format("values differ in {} of {} compared", with_commas(values_differ),
+                                         count_of(compared, "tensor"));
+  const auto verb = [](std::size_t n) { return n == 1 ? "differs" : "differ"; };
   if (equal) {
     fmt::print("equal: {}, metadata identical", count_of(common.size(), "tensor"));
-    if (dtype_changes > 0) fmt::print(" ({} ignored; {})", count_of(dtype_changes, "dtype change"), values);
+    if (dtype_changes > 0) fmt::print(" ({} ignored, values match)", count_of(dtype_changes, "dtype change"));
     fmt::print("\n");
   } else {
-    fmt::print("different: {} of {} differ, {} only in A, {} only in B, {} differ; {}\n", with_commas(differing),
-               count_of(common.size(), "common tensor"), with_commas(only_a.size()), with_commas(only_b.size()),
-               count_of(meta.size(), "metadata key"), values);
+    fmt::print("different: {} of {} in common {}, {} only in A, {} only in B, {} {}; {}\n",
+               count_of(differing, "tensor"), with_commas(common.size()), verb(differing), with_commas(only_a.size()),
+               with_commas(only_b.size()), count_of(meta.size(), "metadata key"), verb(meta.size()), values);
   }
   return equal ? exit_ok : exit_failed;
 }

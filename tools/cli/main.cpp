@@ -56,9 +56,9 @@ int main(int argc, char** argv) {
       CLI::App* sub = app.add_subcommand(c.name, c.help);
       runners[sub] = c.setup(*sub);
     }
-    const std::string_view sub = subcommand_word(argc, argv);
-    if (!sub.empty() && !is_registered(sub)) {
-      print_error(fmt::format("unknown subcommand '{}' (see 'safetensors --help')", sub));
+    const std::string_view named = subcommand_word(argc, argv);
+    if (!named.empty() && !is_registered(named)) {
+      print_error(fmt::format("unknown subcommand '{}' (see 'safetensors --help')", named));
       return exit_usage;
     }
     try {
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
       return app.exit(e);
     } catch (const CLI::ParseError& e) {
       // Same one-line shape as every other error, so scripts parse one format.
-      print_error(usage_message(e, is_registered(sub) ? sub : std::string_view{}));
+      print_error(usage_message(e, is_registered(named) ? named : std::string_view{}));
       return exit_usage;
     }
     for (auto& [sub, run] : runners) {
