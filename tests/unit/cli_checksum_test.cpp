@@ -141,7 +141,7 @@ TEST(CliChecksum, CheckpointDirectoryHashesEveryShard) {
   st_test::make_f32_file(dir / "in.safetensors", {{"a", {64}, std::vector<float>(64, 1.0F)},
                                                   {"b", {64}, std::vector<float>(64, 2.0F)}});
   ASSERT_EQ(st_test::run_cli({"shard", (dir / "in.safetensors").string(), (dir / "out").string(),
-                              "--max-shard-size", "300B"})
+                              "--max-shard-size", "300"})
                 .status,
             0);
   auto r = st_test::run_cli({"checksum", (dir / "out").string()});

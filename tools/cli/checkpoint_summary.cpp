@@ -71,9 +71,9 @@ int inspect_checkpoint(const std::string& path, bool json) {
   std::size_t width = 4;
   for (const auto& t : c->tensors()) width = std::max(width, t.name.size());
   width = std::min<std::size_t>(width, 80);
-  fmt::print("\n{:<{}}  {:<11}  {:<20}  {:>15}  {}\n", "name", width, "dtype", "shape", "bytes", "shard");
+  fmt::print("\n{:<{}}  {:<11}  {:<20}  {:>14}  {}\n", "name", width, "dtype", "shape", "bytes", "shard");
   for (const auto& t : c->tensors()) {
-    fmt::print("{:<{}}  {:<11}  {:<20}  {:>15}  {}\n", t.name, width, safetensors::dtype_name(t.info->type),
+    fmt::print("{:<{}}  {:<11}  {:<20}  {:>14}  {}\n", t.name, width, safetensors::dtype_name(t.info->type),
                fmt::format("[{}]", fmt::join(t.info->shape, ", ")), with_commas(t.info->byte_size()),
                c->shards()[t.shard].name);
   }

@@ -251,9 +251,9 @@ int run_diff(const diff_args& args) {
   std::size_t values_differ = 0;
   std::size_t dtype_changes = 0;
   for (const auto& d : common) {
-    compared += d.compared ? 1 : 0;
-    values_differ += d.compared && !d.values_match() ? 1 : 0;
-    dtype_changes += d.dtype_differs ? 1 : 0;
+    if (d.compared) ++compared;
+    if (d.compared && !d.values_match()) ++values_differ;
+    if (d.dtype_differs) ++dtype_changes;
   }
   const std::string values =
       compared == 0       ? std::string("no values compared")

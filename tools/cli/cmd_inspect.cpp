@@ -77,7 +77,7 @@ void print_summary(const std::string& path, const safetensors::header& h, std::u
   fmt::print("tensors:     {}\n", with_commas(h.tensors().size()));
   fmt::print("parameters:  {}\n", with_commas(params));
   for (const auto& [type, d] : per_dtype) {
-    fmt::print("  {:<12} {:>8} {:<7} {:>16} params  {:>12}\n", safetensors::dtype_name(type), with_commas(d.tensors),
+    fmt::print("  {:<12} {:>6} {:<7} {:>14} params  {:>12}\n", safetensors::dtype_name(type), with_commas(d.tensors),
                d.tensors == 1 ? "tensor" : "tensors", with_commas(d.params), human_bytes(d.bytes));
   }
   if (misaligned > 0) {
@@ -96,12 +96,12 @@ void print_summary(const std::string& path, const safetensors::header& h, std::u
   std::size_t width = 4;
   for (const auto& t : h.tensors()) width = std::max(width, t.name.size());
   width = std::min<std::size_t>(width, 80);
-  fmt::print("\n{:<{}}  {:<11}  {:<20}  {:>15}  {:>6}  {}\n", "name", width, "dtype", "shape", "bytes", "align",
+  fmt::print("\n{:<{}}  {:<11}  {:<20}  {:>14}  {:>6}  {}\n", "name", width, "dtype", "shape", "bytes", "align",
              "data_offsets");
   for (const auto& t : h.tensors()) {
     const std::uint64_t offset = h.data_start() + t.begin;
     const bool bad = offset % required_alignment(t.type) != 0;
-    fmt::print("{:<{}}  {:<11}  {:<20}  {:>15}  {:>5}{}  [{}, {}]\n", t.name, width, safetensors::dtype_name(t.type),
+    fmt::print("{:<{}}  {:<11}  {:<20}  {:>14}  {:>5}{}  [{}, {}]\n", t.name, width, safetensors::dtype_name(t.type),
                fmt::format("[{}]", fmt::join(t.shape, ", ")), with_commas(t.byte_size()), alignment_of(offset),
                bad ? "!" : " ", with_commas(t.begin), with_commas(t.end));
   }

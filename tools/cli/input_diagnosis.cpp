@@ -92,6 +92,7 @@ safetensors::error explain_input_error(safetensors::error e) {
   if (prefix.size() < 8) {
     e.message = fmt::format("not a SafeTensors file: {} byte{}, shorter than the 8-byte length prefix", size,
                             size == 1 ? "" : "s");
+    e.offset.reset();
     return e;
   }
   const std::uint64_t n = length_prefix(prefix);
@@ -106,6 +107,7 @@ safetensors::error explain_input_error(safetensors::error e) {
     }
     e.message = fmt::format("not a SafeTensors file: its first 8 bytes read as a header length of {} bytes, {}", n,
                             why);
+    e.offset.reset();
     return e;
   }
   // A SafeTensors start whose header runs past the end: the download or copy was cut short.
