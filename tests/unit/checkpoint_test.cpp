@@ -12,6 +12,7 @@
 #include "platform/sys.h"
 #include "safetensors/checkpoint.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 

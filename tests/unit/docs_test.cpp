@@ -103,14 +103,14 @@ TEST(Docs, EveryCppExampleCompilesWithoutWarnings) {
 TEST(Docs, CliPageCoversEverySubcommand) {
   auto help = st_test::run_cli({"--help"});
   ASSERT_EQ(help.status, 0);
-  // CLI11 lists subcommands under "SUBCOMMANDS:", one per line, name first.
-  const std::size_t at = help.out.find("SUBCOMMANDS:");
+  // CLI11 lists subcommands under "Subcommands:", one per line, name first, then a blank line.
+  const std::size_t at = help.out.find("Subcommands:");
   ASSERT_NE(at, std::string::npos) << help.out;
   std::istringstream in(help.out.substr(at));
   std::string line;
   std::getline(in, line);
   std::vector<std::string> names;
-  while (std::getline(in, line)) {
+  while (std::getline(in, line) && !line.empty()) {
     std::istringstream words(line);
     std::string name;
     if (words >> name) names.push_back(name);

@@ -13,10 +13,12 @@ safetensors::result<safetensors::checkpoint> open_checkpoint_input(const std::st
   safetensors::checkpoint_options options;
   options.shard.backend = safetensors::io_backend::pread;
   auto c = safetensors::checkpoint::open(path, options);
-  if (c) {
-    for (const auto& w : c->warnings()) fmt::print(stderr, "safetensors: warning: {}\n", w);
-  }
+  if (c) print_checkpoint_warnings(*c);
   return c;
+}
+
+void print_checkpoint_warnings(const safetensors::checkpoint& c) {
+  for (const auto& w : c.warnings()) fmt::print(stderr, "safetensors: warning: {}\n", w);
 }
 
 safetensors::result<std::vector<shard_tensor>> select_checkpoint_tensors(const safetensors::checkpoint& c,

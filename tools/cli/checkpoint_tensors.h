@@ -15,6 +15,9 @@ namespace st_cli {
 /// request) and prints the checkpoint's warnings (a wrong total_size) to stderr.
 [[nodiscard]] safetensors::result<safetensors::checkpoint> open_checkpoint_input(const std::string& path);
 
+/// Prints what opening `c` tolerated (a wrong total_size) as warnings on stderr.
+void print_checkpoint_warnings(const safetensors::checkpoint& c);
+
 /// A tensor and the shard file holding it.
 struct shard_tensor {
   const safetensors::file* file = nullptr;

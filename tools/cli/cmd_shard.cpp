@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "checkpoint_input.h"
+#include "checkpoint_tensors.h"
 #include "command.h"
 #include "report.h"
 
@@ -38,6 +39,7 @@ int run_shard(const shard_args& args) {
       print_error(c.err());
       return exit_code_for(c.err());
     }
+    print_checkpoint_warnings(*c);
     inputs.push_back(std::move(c).value());
   }
   std::vector<safetensors::tensor_data> tensors;
