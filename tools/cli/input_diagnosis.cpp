@@ -21,10 +21,11 @@ namespace {
 
 using safetensors::error_code;
 
-bool is_header_stage(error_code c) {
+/// The length-prefix errors: what any non-SafeTensors file runs into first. (JSON errors are
+/// left alone: the same codes describe a bad config.json or index, whose text is meant.)
+bool is_length_prefix_error(error_code c) {
   return c == error_code::header_too_small || c == error_code::header_too_large ||
-         c == error_code::invalid_header_length || c == error_code::invalid_header ||
-         c == error_code::invalid_header_deserialization;
+         c == error_code::invalid_header_length;
 }
 
 /// Up to sniff_prefix_bytes from the start of a regular file; empty when unreadable.
@@ -61,7 +62,7 @@ std::string_view kind_of(mode_t mode) {
 }  // namespace
 
 safetensors::error explain_input_error(safetensors::error e) {
-  if (!is_header_stage(e.code) || e.path.empty()) return e;
+  if (!is_length_prefix_error(e.code) || e.path.empty()) return e;
   struct stat st {};
   if (::stat(e.path.c_str(), &st) != 0) return e;
   if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
@@ -100,10 +101,8 @@ safetensors::error explain_input_error(safetensors::error e) {
     std::string why;
     if (e.code == error_code::header_too_large) {
       why = "over the header size limit";
-    } else if (n > size - 8) {
-      why = fmt::format("more than the file's {} bytes", size);
     } else {
-      why = "and no JSON object follows";
+      why = fmt::format("more than the file's {} bytes", size);
     }
     e.message = fmt::format("not a SafeTensors file: its first 8 bytes read as a header length of {} bytes, {}", n,
                             why);

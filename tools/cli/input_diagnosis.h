@@ -9,8 +9,8 @@
 
 namespace st_cli {
 
-/// When `e` is a header-stage error (HeaderTooSmall, HeaderTooLarge, InvalidHeaderLength,
-/// InvalidHeader, InvalidHeaderDeserialization) about the file `e.path`, looks at that
+/// When `e` is a length-prefix error (HeaderTooSmall, HeaderTooLarge, InvalidHeaderLength)
+/// about the file `e.path`, looks at that
 /// file (stat, then its first bytes; never opens a pipe) and rewrites the message:
 ///   "this is a GGUF file, not SafeTensors"
 ///   "not a SafeTensors file: its first 8 bytes read as a header length of N bytes, ..."
