@@ -12,6 +12,8 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <map>
 #include <memory>
 
@@ -59,38 +61,50 @@ safetensors::error io_error(const std::string& what, int err, const std::string&
 
 safetensors::result<safetensors::sha256_hasher> new_hasher() { return safetensors::sha256_hasher::create(); }
 
+/// Reads all of `path` (`-`: standard input) in order: `start(size)` once (the size of a
+/// regular file, else 0), then `consume(chunk)` for each chunk. A directory is EISDIR.
+safetensors::status read_sequentially(const std::string& path, const std::function<void(std::uint64_t)>& start,
+                                      const std::function<void(std::span<const std::byte>)>& consume) {
+  const bool stdin_input = path == "-";
+  const int fd = stdin_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return io_error("cannot open file", errno, path);
+  struct closer {
+    int descriptor;
+    bool owned;
+    ~closer() {
+      if (owned) ::close(descriptor);
+    }
+  };
+  const closer guard{fd, !stdin_input};
+  struct stat st {};
+  const bool known = ::fstat(fd, &st) == 0;
+  if (known && S_ISDIR(st.st_mode)) return io_error("cannot read", EISDIR, path);
+  start(known && S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0);
+  std::vector<std::byte> buffer(chunk_bytes);
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return io_error("read failed", errno, path);
+    if (n == 0) return {};
+    consume(std::span(buffer.data(), static_cast<std::size_t>(n)));
+  }
+}
+
 /// The whole-file digest by plain sequential reads: works on anything readable, whatever
 /// its content, and on `-` (standard input).
 safetensors::result<file_digest> digest_stream(const std::string& path, bool quiet) {
   auto hasher = new_hasher();
   if (!hasher) return std::move(hasher).err();
-  const bool stdin_input = path == "-";
-  const int fd = stdin_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return io_error("cannot open file", errno, path);
-  struct stat st {};
-  const bool known = ::fstat(fd, &st) == 0;
-  if (known && S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    return io_error("cannot read", EISDIR, path);
-  }
-  const std::uint64_t expected = known && S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0;
-  progress bar("checksum", expected, !quiet);
-  std::vector<std::byte> buffer(chunk_bytes);
+  std::optional<progress> bar;
   file_digest out;
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      if (!stdin_input) ::close(fd);
-      return io_error("read failed", err, path);
-    }
-    if (n == 0) break;
-    hasher->update(std::span(buffer.data(), static_cast<std::size_t>(n)));
-    out.bytes += static_cast<std::uint64_t>(n);
-    bar.advance(static_cast<std::uint64_t>(n));
-  }
-  if (!stdin_input) ::close(fd);
+  auto s = read_sequentially(
+      path, [&](std::uint64_t size) { bar.emplace("checksum", size, !quiet); },
+      [&](std::span<const std::byte> chunk) {
+        hasher->update(chunk);
+        out.bytes += chunk.size();
+        bar->advance(chunk.size());
+      });
+  if (!s) return std::move(s).err();
   out.hex = safetensors::to_hex(hasher->finish());
   return out;
 }
@@ -216,23 +230,11 @@ std::string lower(std::string_view s) {
 /// Reads a list in sha256sum's format ("HEX  PATH", "HEX *PATH") plus our "tensor HEX  NAME"
 /// lines, which belong to the file line above them.
 safetensors::result<std::vector<check_entry>> read_check_list(const std::string& list, std::size_t& malformed) {
-  const bool stdin_input = list == "-";
-  const int fd = stdin_input ? STDIN_FILENO : ::open(list.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return io_error("cannot open file", errno, list);
   std::string text;
-  char buf[65536];
-  for (;;) {
-    const ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int err = errno;
-      if (!stdin_input) ::close(fd);
-      return io_error("read failed", err, list);
-    }
-    if (n == 0) break;
-    text.append(buf, static_cast<std::size_t>(n));
-  }
-  if (!stdin_input) ::close(fd);
+  auto s = read_sequentially(
+      list, [](std::uint64_t) {},
+      [&](std::span<const std::byte> chunk) { text.append(reinterpret_cast<const char*>(chunk.data()), chunk.size()); });
+  if (!s) return std::move(s).err();
   std::vector<check_entry> entries;
   std::size_t start = 0;
   while (start < text.size()) {
