@@ -14,7 +14,7 @@ namespace safetensors {
 
 class atomic_file {
  public:
-  /// Creates the temporary file, sized to `size` bytes.
+  /// Creates the temporary file; sync() gives it its final size of `size` bytes.
   [[nodiscard]] static result<atomic_file> create(const std::string& target, std::uint64_t size);
 
   atomic_file(atomic_file&& other) noexcept;
@@ -41,6 +41,7 @@ class atomic_file {
   std::string target_;
   std::string temp_;
   int fd_ = -1;
+  std::uint64_t size_ = 0;
 };
 
 }  // namespace safetensors
