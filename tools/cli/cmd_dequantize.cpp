@@ -78,6 +78,9 @@ int run_dequantize(const dequantize_args& args) {
   const mlx_input* in = &job->in;
   const mlx::checkpoint_info* info = &job->info;
   const std::uint64_t max_shard_bytes = job->max_shard_bytes;
+  if (info->layers.empty()) {
+    fmt::print(stderr, "safetensors: warning: {}: no quantized layers, the output is a plain copy\n", args.in);
+  }
 
   std::vector<safetensors::tensor_spec> specs;
   for (const auto& t : in->meta().tensors()) {

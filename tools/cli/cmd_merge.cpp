@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "checkpoint_input.h"
+#include "checkpoint_tensors.h"
 #include "command.h"
 #include "report.h"
 
@@ -20,6 +21,7 @@ int run_merge(const merge_args& args) {
     print_error(c.err());
     return exit_code_for(c.err());
   }
+  print_checkpoint_warnings(*c);
   std::vector<safetensors::tensor_data> tensors;
   append_tensors(*c, tensors);
   safetensors::write_options options;

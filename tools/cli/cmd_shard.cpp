@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "checkpoint_input.h"
+#include "checkpoint_tensors.h"
 #include "command.h"
 #include "report.h"
 
@@ -20,7 +21,9 @@ struct shard_args {
 
 int run_shard(const shard_args& args) {
   if (args.paths.size() < 2) {
-    print_error("shard needs at least one input and an output directory");
+    print_error(fmt::format("shard: missing the output directory after '{}' (usage: safetensors shard INPUT... "
+                            "OUTDIR; see 'safetensors shard --help')",
+                            args.paths.front()));
     return exit_usage;
   }
   auto max = safetensors::parse_byte_size(args.max_size);
@@ -36,6 +39,7 @@ int run_shard(const shard_args& args) {
       print_error(c.err());
       return exit_code_for(c.err());
     }
+    print_checkpoint_warnings(*c);
     inputs.push_back(std::move(c).value());
   }
   std::vector<safetensors::tensor_data> tensors;
@@ -70,7 +74,7 @@ const command_registrar registrar{
       auto args = std::make_shared<shard_args>();
       app.add_option("paths", args->paths, "Input files, indexes or directories, then the output directory")
           ->required()
-          ->expected(2, -1);
+          ->expected(1, -1);  // run_shard names a missing OUTDIR
       app.add_option("--max-shard-size", args->max_size,
                      "Largest shard: decimal (5GB = 5,000,000,000 bytes, 500MB) or binary (2GiB) units")
           ->capture_default_str();
