@@ -75,6 +75,24 @@ cli_result run_cli(const std::vector<std::string>& args) {
   return r;
 }
 
+int start_cli(const std::vector<std::string>& args) {
+  std::vector<std::string> argv_storage{cli_path()};
+  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_RDWR);
+    if (null < 0) ::_exit(127);
+    for (int fd : {0, 1, 2}) ::dup2(null, fd);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  if (pid < 0) ADD_FAILURE() << "cannot start " << cli_path();
+  return pid;
+}
+
 void make_f32_file(const std::filesystem::path& path, const std::vector<f32_tensor>& tensors,
                    const std::optional<safetensors::metadata_map>& metadata) {
   std::vector<safetensors::tensor_data> data;
