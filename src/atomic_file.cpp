@@ -43,6 +43,7 @@ result<atomic_file> atomic_file::create(const std::string& target, std::uint64_t
   const std::optional<mode_t> kept_mode = sys::permissions_of(f.target_);
   for (int attempt = 0;; ++attempt) {
     f.temp_ = fmt::format("{}/.{}.tmp-{}-{}", dir, base_name(f.target_), ::getpid(), temp_counter.fetch_add(1));
+    const detail::signals_held held;  // created and registered as one step for a signal handler
     auto fd = sys::open_file(f.temp_, O_RDWR | O_CREAT | O_EXCL, kept_mode ? 0600 : 0666);
     if (fd) {
       f.fd_ = *fd;

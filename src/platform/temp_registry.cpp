@@ -4,6 +4,7 @@
 // complete, never half-written.
 #include "platform/temp_registry.h"
 
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -50,6 +51,15 @@ void unregister_temporary(int slot) noexcept {
     slots[static_cast<std::size_t>(slot)].state.store(free_slot, std::memory_order_release);
   }
 }
+
+signals_held::signals_held() noexcept : previous_() {
+  sigset_t held;
+  sigemptyset(&held);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&held, sig);
+  (void)::pthread_sigmask(SIG_BLOCK, &held, &previous_);
+}
+
+signals_held::~signals_held() { (void)::pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
 
 }  // namespace detail
 

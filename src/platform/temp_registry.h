@@ -3,6 +3,8 @@
 // handler can remove them without allocating (safetensors/cleanup.h).
 #pragma once
 
+#include <signal.h>
+
 #include <string>
 
 namespace safetensors::detail {
@@ -12,5 +14,18 @@ namespace safetensors::detail {
 [[nodiscard]] int register_temporary(const std::string& path) noexcept;
 /// Forgets a slot returned by register_temporary (no-op for -1).
 void unregister_temporary(int slot) noexcept;
+
+/// Holds back SIGINT, SIGTERM and SIGHUP in this thread while it lives, so a temporary is
+/// never created without being registered yet (the signal is delivered afterwards).
+class signals_held {
+ public:
+  signals_held() noexcept;
+  ~signals_held();
+  signals_held(const signals_held&) = delete;
+  signals_held& operator=(const signals_held&) = delete;
+
+ private:
+  sigset_t previous_;
+};
 
 }  // namespace safetensors::detail
