@@ -28,6 +28,16 @@ std::string drain(int fd) {
   return out;
 }
 
+/// The CLI's argv: the binary, then `args`; `storage` owns the strings.
+std::vector<char*> cli_argv(const std::vector<std::string>& args, std::vector<std::string>& storage) {
+  storage = {cli_path()};
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  return argv;
+}
+
 }  // namespace
 
 cli_result run_cli(const std::vector<std::string>& args) {
@@ -37,11 +47,8 @@ cli_result run_cli(const std::vector<std::string>& args) {
   const std::string tag = std::to_string(::getpid());
   const std::string out_path = (dir / ("st-cli-out-" + tag)).string();
   const std::string err_path = (dir / ("st-cli-err-" + tag)).string();
-  std::vector<std::string> argv_storage{cli_path()};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  std::vector<std::string> storage;
+  std::vector<char*> argv = cli_argv(args, storage);
 
   const pid_t pid = ::fork();
   if (pid == 0) {
@@ -76,11 +83,8 @@ cli_result run_cli(const std::vector<std::string>& args) {
 }
 
 int start_cli(const std::vector<std::string>& args) {
-  std::vector<std::string> argv_storage{cli_path()};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  std::vector<std::string> storage;
+  std::vector<char*> argv = cli_argv(args, storage);
   const pid_t pid = ::fork();
   if (pid == 0) {
     const int null = ::open("/dev/null", O_RDWR);

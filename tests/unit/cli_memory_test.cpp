@@ -42,6 +42,16 @@ void write_large_file(const fs::path& path) {
   ASSERT_TRUE(writer->commit().ok());
 }
 
+/// Runs each command and checks that it succeeds within `margin_kib` of `baseline_kib`.
+void expect_bounded(const std::vector<std::vector<std::string>>& commands, long baseline_kib, long margin_kib) {
+  for (const auto& args : commands) {
+    auto r = st_test::run_cli(args);
+    EXPECT_EQ(r.status, 0) << args[0] << ": " << r.err;
+    EXPECT_LT(r.max_rss_kib, baseline_kib + margin_kib)
+        << args[0] << " peak RSS " << r.max_rss_kib << " KiB vs baseline " << baseline_kib << " KiB";
+  }
+}
+
 TEST(CliMemory, StreamingCommandsStayBounded) {
 #ifdef ST_UNDER_ASAN
   GTEST_SKIP() << "AddressSanitizer's shadow memory and quarantine make resident sizes meaningless";
@@ -54,20 +64,12 @@ TEST(CliMemory, StreamingCommandsStayBounded) {
   const long baseline = st_test::run_cli({"ls", in.string()}).max_rss_kib;
   ASSERT_GT(baseline, 0);
   // A whole-file load would add at least 48 MiB; chunked processing adds a few MiB.
-  const long margin_kib = 20 * 1024;
-  const std::vector<std::vector<std::string>> commands{
-      {"checksum", "--per-tensor", in.string()},
-      {"stats", in.string()},
-      {"cast", in.string(), (dir / "bf16.safetensors").string(), "--dtype", "BF16"},
-      {"extract", in.string(), (dir / "sub.safetensors").string(), "--exclude", "b"},
-      {"diff", in.string(), in.string()},
-  };
-  for (const auto& args : commands) {
-    auto r = st_test::run_cli(args);
-    EXPECT_EQ(r.status, 0) << args[0] << ": " << r.err;
-    EXPECT_LT(r.max_rss_kib, baseline + margin_kib) << args[0] << " peak RSS " << r.max_rss_kib << " KiB vs baseline "
-                                                    << baseline << " KiB";
-  }
+  expect_bounded({{"checksum", "--per-tensor", in.string()},
+                  {"stats", in.string()},
+                  {"cast", in.string(), (dir / "bf16.safetensors").string(), "--dtype", "BF16"},
+                  {"extract", in.string(), (dir / "sub.safetensors").string(), "--exclude", "b"},
+                  {"diff", in.string(), in.string()}},
+                 baseline, 20 * 1024);
   auto cast = safetensors::read_header((dir / "bf16.safetensors").string());
   ASSERT_TRUE(cast.ok());
   EXPECT_EQ(cast->data_size(), 3 * tensor_elements * 2);
@@ -108,19 +110,12 @@ TEST(CliMemory, CheckpointAndMlxCommandsStayBounded) {
 
   const long baseline = st_test::run_cli({"ls", in.string()}).max_rss_kib;
   ASSERT_GT(baseline, 0);
-  const long margin_kib = 24 * 1024;  // the file is 48 MiB; chunks and buffers stay far below
-  const std::vector<std::vector<std::string>> commands{
-      {"quantize", in.string(), (dir / "q.safetensors").string()},
-      {"dequantize", (dir / "q.safetensors").string(), (dir / "dq.safetensors").string(), "--dtype", "F32"},
-      {"shard", in.string(), (dir / "shards").string(), "--max-shard-size", "20MB"},
-      {"merge", (dir / "shards").string(), (dir / "merged.safetensors").string()},
-  };
-  for (const auto& args : commands) {
-    auto r = st_test::run_cli(args);
-    EXPECT_EQ(r.status, 0) << args[0] << ": " << r.err;
-    EXPECT_LT(r.max_rss_kib, baseline + margin_kib) << args[0] << " peak RSS " << r.max_rss_kib << " KiB vs baseline "
-                                                    << baseline << " KiB";
-  }
+  // The file is 48 MiB; chunks and buffers stay far below.
+  expect_bounded({{"quantize", in.string(), (dir / "q.safetensors").string()},
+                  {"dequantize", (dir / "q.safetensors").string(), (dir / "dq.safetensors").string(), "--dtype", "F32"},
+                  {"shard", in.string(), (dir / "shards").string(), "--max-shard-size", "20MB"},
+                  {"merge", (dir / "shards").string(), (dir / "merged.safetensors").string()}},
+                 baseline, 24 * 1024);
   EXPECT_EQ(fs::file_size(dir / "merged.safetensors"), fs::file_size(in));
   auto restored = safetensors::read_header((dir / "dq.safetensors").string());
   ASSERT_TRUE(restored.ok());

@@ -3,6 +3,8 @@
 // [--exclude GLOB]... [--config-out PATH] [--max-shard-size 5GB]`: writes an MLX-layout
 // checkpoint (P.weight as U32 codes, P.scales, P.biases) with MLX's CPU quantizer, streamed
 // in row chunks. IN may be a sharded checkpoint; OUT is then a checkpoint directory.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -99,7 +101,7 @@ std::string config_fragment(const mlx::quant_params& p) {
 /// Writes the config fragment atomically enough for a few hundred bytes: a temporary
 /// beside it, renamed over it; errors carry the system's reason.
 safetensors::status write_config_fragment(const std::string& path, const std::string& text) {
-  const std::string temp = path + ".tmp";
+  const std::string temp = fmt::format("{}.tmp-{}", path, ::getpid());
   std::FILE* f = std::fopen(temp.c_str(), "w");
   if (f == nullptr) return os_failure("cannot write the config fragment", errno, path);
   const bool written = std::fputs(text.c_str(), f) >= 0;
