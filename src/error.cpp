@@ -28,6 +28,9 @@ std::string_view error_code_name(error_code code) noexcept {
     case error_code::invalid_index: return "InvalidIndex";
     case error_code::unsafe_path: return "UnsafePath";
     case error_code::shard_mismatch: return "ShardMismatch";
+    case error_code::invalid_format: return "InvalidFormat";
+    case error_code::unsupported: return "Unsupported";
+    case error_code::unsafe_content: return "UnsafeContent";
   }
   return "Unknown";
 }

@@ -37,6 +37,9 @@ enum class error_code : std::uint8_t {
   invalid_index,                  ///< checkpoint index JSON malformed (syntax or schema)
   unsafe_path,                    ///< a shard name would leave the checkpoint's directory
   shard_mismatch,                 ///< index and shards disagree (missing, duplicated, unmapped, total_size)
+  invalid_format,                 ///< a foreign input (PyTorch, pickle, npy/npz, GGUF, zip) is malformed
+  unsupported,                    ///< a well-formed input uses something we cannot represent (type, feature)
+  unsafe_content,                 ///< an input asks for something refused for safety (pickle global, zip bomb)
 };
 
 /// The reference's variant name ("InvalidOffset", ...) or ours ("DuplicateKey", ...).

@@ -8,12 +8,14 @@
 
 #include "checkpoint_input.h"
 #include "command.h"
+#include "foreign_formats.h"
 #include "input.h"
 #include "mlx_summary.h"
 #include "progress.h"
 #include "report.h"
 #include "safetensors/file.h"
 #include "safetensors/json_text.h"
+#include "safetensors/sniff.h"
 #include "tree.h"
 
 namespace st_cli {
@@ -117,6 +119,17 @@ int run_inspect(const inspect_args& args) {
     return exit_usage;
   }
   if (is_checkpoint_path(args.file)) return inspect_checkpoint(args.file, args.json);
+  if (auto format = safetensors::sniff_file(args.file); format) {
+    using safetensors::file_format;
+    switch (*format) {
+      case file_format::pytorch_zip:
+      case file_format::pickle: return inspect_pytorch(args.file, args.json);
+      case file_format::npy:
+      case file_format::npz: return inspect_numpy(args.file, args.json);
+      case file_format::gguf: return inspect_gguf(args.file, args.json);
+      default: break;
+    }
+  }
   auto f = open_input(args.file);
   if (!f) {
     print_error(f.err());

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+// The zip reader under the converters: listing, stored offsets for zero-copy reads,
+// inflating, and the refusals (escaping names, bombs, bad CRCs, non-zips).
+#include <zip.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "formats/zip/zip_reader.h"
+#include "support/paths.h"
+
+namespace {
+
+using safetensors::error_code;
+using safetensors::detail::zip_limits;
+using safetensors::detail::zip_reader;
+
+struct member {
+  std::string name;
+  std::string data;
+  bool deflate = false;
+};
+
+/// Writes an archive with minizip's writer (the reader is what is under test).
+void write_zip(const std::filesystem::path& path, const std::vector<member>& members) {
+  zipFile z = zipOpen64(path.c_str(), APPEND_STATUS_CREATE);
+  ASSERT_NE(z, nullptr);
+  for (const member& m : members) {
+    zip_fileinfo info{};
+    ASSERT_EQ(zipOpenNewFileInZip64(z, m.name.c_str(), &info, nullptr, 0, nullptr, 0, nullptr,
+                                    m.deflate ? Z_DEFLATED : 0, m.deflate ? Z_DEFAULT_COMPRESSION : 0, 1),
+              ZIP_OK);
+    ASSERT_EQ(zipWriteInFileInZip(z, m.data.data(), static_cast<unsigned>(m.data.size())), ZIP_OK);
+    ASSERT_EQ(zipCloseFileInZip(z), ZIP_OK);
+  }
+  ASSERT_EQ(zipClose(z, nullptr), ZIP_OK);
+}
+
+std::string as_string(const std::vector<std::byte>& bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+TEST(ZipReader, ListsReadsAndLocatesStoredMembers) {
+  const auto path = st_test::scratch_dir() / "a.zip";
+  const std::string big(100000, 'x');
+  write_zip(path, {{"archive/data.pkl", "pickle-bytes"}, {"archive/data/0", big, true}});
+  auto z = zip_reader::open(path);
+  ASSERT_TRUE(z) << z.err().to_string();
+  ASSERT_EQ(z->entries().size(), 2U);
+  const auto* pkl = z->find("archive/data.pkl");
+  ASSERT_NE(pkl, nullptr);
+  EXPECT_TRUE(pkl->stored);
+  auto offset = z->stored_data_offset(*pkl);
+  ASSERT_TRUE(offset) << offset.err().to_string();
+  const auto file = st_test::read_bytes(path);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(file.data()) + *offset, 12), "pickle-bytes");
+  const auto* data = z->find("archive/data/0");
+  ASSERT_NE(data, nullptr);
+  EXPECT_FALSE(data->stored);
+  auto inflated = z->read_all(*data, 1 << 20);
+  ASSERT_TRUE(inflated) << inflated.err().to_string();
+  EXPECT_EQ(as_string(*inflated), big);
+  EXPECT_EQ(z->read_all(*data, 1000).err().code, error_code::unsafe_content);
+  EXPECT_EQ(z->stored_data_offset(*data).err().code, error_code::invalid_argument);
+}
+
+TEST(ZipReader, RefusesNamesThatLeaveTheArchive) {
+  for (const std::string name : {"../evil", "a/../../evil", "/etc/passwd", "a\\b", "C:/x", "./a"}) {
+    const auto path = st_test::scratch_dir() / "escape.zip";
+    write_zip(path, {{name, "x"}});
+    auto z = zip_reader::open(path);
+    ASSERT_FALSE(z) << name;
+    EXPECT_EQ(z.err().code, error_code::unsafe_path) << name;
+    EXPECT_NE(z.err().message.find(name), std::string::npos) << z.err().message;
+  }
+}
+
+TEST(ZipReader, RefusesBombsAndTooManyEntries) {
+  const auto path = st_test::scratch_dir() / "bomb.zip";
+  write_zip(path, {{"zeros.npy", std::string(1 << 20, '\0'), true}, {"b.npy", "b"}});
+  zip_limits ratio;
+  ratio.max_compression_ratio = 100;
+  EXPECT_EQ(zip_reader::open(path, ratio).err().code, error_code::unsafe_content);
+  zip_limits total;
+  total.max_total_uncompressed = 1000;
+  EXPECT_EQ(zip_reader::open(path, total).err().code, error_code::unsafe_content);
+  zip_limits count;
+  count.max_entries = 1;
+  EXPECT_EQ(zip_reader::open(path, count).err().code, error_code::unsafe_content);
+  EXPECT_TRUE(zip_reader::open(path));
+}
+
+TEST(ZipReader, DetectsCorruptDataAndNonZips) {
+  const auto path = st_test::scratch_dir() / "crc.zip";
+  write_zip(path, {{"a", "hello world"}});
+  auto bytes = st_test::read_bytes(path);
+  const std::string text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const auto at = text.find("hello world");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at] = std::byte{'j'};
+  st_test::write_bytes(path, bytes);
+  auto z = zip_reader::open(path);
+  ASSERT_TRUE(z) << z.err().to_string();
+  auto read = z->read_all(z->entries()[0], 100);
+  ASSERT_FALSE(read);
+  EXPECT_EQ(read.err().code, error_code::invalid_format);
+  EXPECT_NE(read.err().message.find("CRC"), std::string::npos) << read.err().message;
+
+  const auto not_zip = st_test::scratch_dir() / "not.zip";
+  st_test::write_bytes(not_zip, std::vector<std::byte>(100, std::byte{7}));
+  EXPECT_EQ(zip_reader::open(not_zip).err().code, error_code::invalid_format);
+  auto missing = zip_reader::open(st_test::scratch_dir() / "missing.zip");
+  EXPECT_EQ(missing.err().code, error_code::io);
+  EXPECT_NE(missing.err().message.find("No such file"), std::string::npos) << missing.err().message;
+}
+
+}  // namespace
