@@ -61,9 +61,7 @@ result<atomic_file> atomic_file::create(const std::string& target, std::uint64_t
   if (kept_mode) {
     if (auto s = sys::set_permissions(f.fd_, *kept_mode, target); !s) return std::move(s).err();
   }
-  if (sys::current().ftruncate(f.fd_, static_cast<off_t>(size)) != 0) {
-    return sys::io_error(fmt::format("cannot size the temporary file to {} bytes", size), errno, target);
-  }
+  f.size_ = size;
   return f;
 }
 
@@ -71,6 +69,7 @@ atomic_file::atomic_file(atomic_file&& other) noexcept
     : target_(std::move(other.target_)),
       temp_(std::move(other.temp_)),
       fd_(std::exchange(other.fd_, -1)),
+      size_(other.size_),
       registry_slot_(std::exchange(other.registry_slot_, -1)) {
   other.temp_.clear();
 }
@@ -82,6 +81,7 @@ atomic_file& atomic_file::operator=(atomic_file&& other) noexcept {
     temp_ = std::exchange(other.temp_, {});
     fd_ = std::exchange(other.fd_, -1);
     registry_slot_ = std::exchange(other.registry_slot_, -1);
+    size_ = other.size_;
   }
   return *this;
 }
@@ -110,6 +110,14 @@ status atomic_file::commit() {
 
 status atomic_file::sync() {
   if (fd_ < 0) return sys::io_error("sync after sync, commit or abort", EBADF, target_);
+  // Sized here, not at creation: writing into a file already extended to its final size
+  // (a hole) is several times slower on common filesystems than appending. Size 0 means
+  // the writer could not know it up front (zip output): the file keeps what was written.
+  if (size_ != 0 && sys::current().ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
+    error e = sys::io_error(fmt::format("cannot size the temporary file to {} bytes", size_), errno, target_);
+    abort();
+    return e;
+  }
   while (sys::current().fsync(fd_) != 0) {
     if (errno == EINTR) continue;
     error e = sys::io_error("cannot flush the file to disk", errno, target_);

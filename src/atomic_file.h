@@ -17,8 +17,9 @@ namespace safetensors {
 
 class atomic_file {
  public:
-  /// Creates the temporary file, sized to `size` bytes. `target()` is then the path that
-  /// will be replaced (a symlink's final target).
+  /// Creates the temporary file; sync() gives it its final size of `size` bytes (0: the size
+  /// of what was written, for writers that cannot know it up front). `target()` is then the
+  /// path that will be replaced (a symlink's final target).
   [[nodiscard]] static result<atomic_file> create(const std::string& target, std::uint64_t size);
 
   atomic_file(atomic_file&& other) noexcept;
@@ -45,6 +46,7 @@ class atomic_file {
   std::string target_;
   std::string temp_;
   int fd_ = -1;
+  std::uint64_t size_ = 0;
   int registry_slot_ = -1;
 };
 

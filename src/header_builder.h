@@ -11,22 +11,14 @@
 
 namespace safetensors {
 
-/// One entry as met in the JSON; `name` points into the parser's memory until `finish`.
-struct raw_entry {
-  std::string_view name;
-  dtype type = dtype::U8;
-  std::size_t dims_at = 0;  // index into header_builder::dims
-  std::size_t rank = 0;
-  std::uint64_t begin = 0;
-  std::uint64_t end = 0;
-};
-
 struct header_builder {
-  std::vector<raw_entry> entries;
-  std::vector<std::uint64_t> dims;
+  /// Entries in JSON order. Until `finish`, names point into the parser's memory and each
+  /// shape's pointer may be stale (`dims` may have grown since): only its size counts.
+  std::vector<tensor_info> tensors;
+  std::vector<std::uint64_t> dims;  // every shape, in entry order
   std::optional<metadata_map> metadata;
 
-  /// Copies names into the arena, rejects duplicate names, then validates offsets and
+  /// Copies names into the arena, points shapes into `dims`, rejects duplicate names, then validates offsets and
   /// the end of file. `header_length` is N; `file_size` the whole file's size.
   [[nodiscard]] result<header> finish(std::uint64_t header_length, std::uint64_t file_size,
                                       validation_policy policy);

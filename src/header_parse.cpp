@@ -10,6 +10,7 @@
 
 #include "header_builder.h"
 #include "json_keys.h"
+#include "serde_number.h"
 #include "utf8.h"
 
 namespace safetensors {
@@ -17,8 +18,13 @@ namespace {
 
 namespace dom = simdjson::dom;
 
-// serde_json's recursion limit: 127 nested arrays/objects are accepted, 128 rejected.
-constexpr std::size_t max_json_depth = 127;
+// serde_json's recursion limit: it counts every array and object as it opens, empty or
+// not, and fails on the 128th nested one (the top-level object is the first).
+constexpr std::size_t serde_max_nesting = 127;
+// simdjson counts only non-empty containers and fails when the count reaches its limit,
+// so with 128 it accepts 127 non-empty levels; an empty one at level 128 it lets through,
+// and the walk over ignored values rejects it (nothing else can nest that deep).
+constexpr std::size_t simdjson_max_depth = serde_max_nesting + 1;
 
 error json_error(std::string message, std::optional<std::string> tensor = std::nullopt) {
   return make_error(error_code::invalid_header_deserialization, "invalid JSON in header: " + message,
@@ -41,13 +47,19 @@ std::string_view type_word(dom::element_type t) {
 
 using detail::find_duplicate_key;
 
-/// Walks a value nobody reads (an unknown field) for duplicate keys at any depth.
-std::optional<error> check_ignored_value(dom::element value, std::string_view tensor) {
-  if (auto dup = detail::find_duplicate_key_deep(value)) {
-    return make_error(error_code::duplicate_key, fmt::format("duplicate key '{}' in an ignored field", *dup),
-                      std::nullopt, std::string(tensor));
-  }
-  return std::nullopt;
+/// A string literal as a template argument, so its length is a constant.
+template <std::size_t N>
+struct literal {
+  constexpr literal(const char (&text)[N]) { std::copy_n(text, N, chars); }  // NOLINT: implicit by design
+  char chars[N];
+};
+
+/// `key == Expected`, with a constant length: compiles to a few integer compares where
+/// `operator==` calls memcmp (a tenth of the parse time, once per field of every entry).
+template <literal Expected>
+bool is_key(std::string_view key) noexcept {
+  constexpr std::size_t n = sizeof(Expected.chars) - 1;
+  return key.size() == n && std::memcmp(key.data(), Expected.chars, n) == 0;
 }
 
 std::optional<std::uint64_t> as_u64(dom::element e) {
@@ -69,12 +81,12 @@ class schema_walker {
       return json_error(fmt::format("invalid type: {}, expected a map of tensors", type_word(root.type())));
     }
     dom::object top = root.get_object().value_unsafe();
-    out_.entries.reserve(top.size());
+    out_.tensors.reserve(top.size());
     out_.dims.reserve(2 * top.size());  // most tensors have rank <= 2
     bool metadata_seen = false;
     std::uint64_t tensor_count = 0;
     for (dom::key_value_pair kv : top) {
-      if (kv.key == "__metadata__") {
+      if (is_key<"__metadata__">(kv.key)) {
         if (metadata_seen) {
           return make_error(error_code::duplicate_key, "duplicate key '__metadata__'");
         }
@@ -95,7 +107,41 @@ class schema_walker {
     return std::nullopt;
   }
 
+  /// True when an ignored field held a float: serde_json's range for it must be checked
+  /// on the text, since the DOM keeps only simdjson's (exact) reading.
+  [[nodiscard]] bool saw_ignored_float() const noexcept { return saw_ignored_float_; }
+
  private:
+  /// A value nobody reads (an unknown field): serde_json still parses it, so duplicate
+  /// keys (ours), its nesting limit and its number range apply. `level` is the nesting
+  /// level of `value` with the top-level object at 1.
+  std::optional<error> check_ignored_value(dom::element value, std::string_view tensor, std::size_t level) {
+    const dom::element_type type = value.type();
+    if (type == dom::element_type::DOUBLE) saw_ignored_float_ = true;
+    if (type != dom::element_type::OBJECT && type != dom::element_type::ARRAY) return std::nullopt;
+    if (level > serde_max_nesting) {
+      return json_error(fmt::format("tensor '{}': recursion limit exceeded (more than {} nested levels)", tensor,
+                                    serde_max_nesting),
+                        std::string(tensor));
+    }
+    if (type == dom::element_type::ARRAY) {
+      dom::array items = value.get_array().value_unsafe();
+      for (dom::element item : items) {
+        if (auto e = check_ignored_value(item, tensor, level + 1)) return e;
+      }
+      return std::nullopt;
+    }
+    dom::object obj = value.get_object().value_unsafe();
+    if (auto dup = find_duplicate_key(obj)) {
+      return make_error(error_code::duplicate_key, fmt::format("duplicate key '{}' in an ignored field", *dup),
+                        std::nullopt, std::string(tensor));
+    }
+    for (dom::key_value_pair kv : obj) {
+      if (auto e = check_ignored_value(kv.value, tensor, level + 1)) return e;
+    }
+    return std::nullopt;
+  }
+
   static error limit_error(std::string what, std::string_view tensor = {}) {
     return make_error(error_code::limit_exceeded, "limit exceeded: " + std::move(what), std::nullopt,
                       tensor.empty() ? std::nullopt : std::optional<std::string>(tensor));
@@ -136,40 +182,38 @@ class schema_walker {
           std::string(name));
     }
     dom::object entry = value.get_object().value_unsafe();
-    // Entries usually have three fields: one pass over them names each key and finds a
-    // repeated one (the first key equal to an earlier key, as find_duplicate_key does for
-    // small objects), keeping the fields on the stack; large objects take the general path.
-    std::array<entry_field, 16> on_stack;
-    std::vector<entry_field> on_heap;
-    std::size_t count = 0;
-    if (entry.size() <= on_stack.size()) {
-      unsigned seen = 0;  // bits of the known fields met so far
-      for (dom::key_value_pair kv : entry) {
-        const field_kind kind = classify(kv.key);
-        if (kind != field_kind::other) {
-          const unsigned bit = 1U << static_cast<unsigned>(kind);
-          if ((seen & bit) != 0) return duplicate_field(name, kv.key);
-          seen |= bit;
-        } else {
-          for (std::size_t j = 0; j < count; ++j) {
-            if (on_stack[j].kind == field_kind::other && kv.key == on_stack[j].key) return duplicate_field(name, kv.key);
-          }
-        }
-        on_stack[count++] = {kv.key, kv.value, kind};
-      }
-    } else {
+    // One left-to-right pass, as serde's derived visitor reads an entry: each field is read
+    // when met and a repeated key fails where it repeats. Known fields are tracked by bits,
+    // other keys (rare) in a list; an entry too big for that list is checked whole first.
+    constexpr std::size_t max_listed_keys = 16;
+    const bool many_fields = entry.size() > max_listed_keys;
+    if (many_fields) {
       if (auto dup = find_duplicate_key(entry)) return duplicate_field(name, *dup);
-      for (dom::key_value_pair kv : entry) on_heap.push_back({kv.key, kv.value, classify(kv.key)});
     }
-    const std::span<const entry_field> fields =
-        on_heap.empty() ? std::span<const entry_field>(on_stack.data(), count) : std::span<const entry_field>(on_heap);
-    raw_entry raw;
+    std::vector<std::string_view> other_keys;
+    unsigned seen = 0;  // bits of the known fields met so far
+    tensor_info raw;
     raw.name = name;
-    bool has_dtype = false;
-    bool has_shape = false;
-    bool has_offsets = false;
-    for (const entry_field& kv : fields) {
-      if (kv.kind == field_kind::dtype) {
+    for (dom::key_value_pair kv : entry) {
+      const field_kind kind = classify(kv.key);
+      if (kind == field_kind::other) {
+        if (!many_fields) {
+          if (std::find(other_keys.begin(), other_keys.end(), kv.key) != other_keys.end()) {
+            return duplicate_field(name, kv.key);
+          }
+          other_keys.push_back(kv.key);
+        }
+        if (policy_ == validation_policy::strict) {
+          return make_error(error_code::unknown_field, fmt::format("unknown field '{}' in tensor entry", kv.key),
+                            std::nullopt, std::string(name));
+        }
+        if (auto e = check_ignored_value(kv.value, name, 3)) return e;  // top object, entry, field
+        continue;
+      }
+      const unsigned bit = 1U << static_cast<unsigned>(kind);
+      if ((seen & bit) != 0) return duplicate_field(name, kv.key);
+      seen |= bit;
+      if (kind == field_kind::dtype) {
         if (kv.value.type() != dom::element_type::STRING) {
           return json_error(fmt::format("tensor '{}': dtype: invalid type: {}, expected a dtype name", name,
                                         type_word(kv.value.type())),
@@ -183,29 +227,25 @@ class schema_walker {
           last_dtype_ = *t;
         }
         raw.type = last_dtype_;
-        has_dtype = true;
-      } else if (kv.kind == field_kind::shape) {
+      } else if (kind == field_kind::shape) {
         if (auto e = read_shape(name, kv.value, raw)) return e;
-        has_shape = true;
-      } else if (kv.kind == field_kind::data_offsets) {
-        if (auto e = read_offsets(name, kv.value, raw)) return e;
-        has_offsets = true;
-      } else if (policy_ == validation_policy::strict) {
-        return make_error(error_code::unknown_field, fmt::format("unknown field '{}' in tensor entry", kv.key),
-                          std::nullopt, std::string(name));
-      } else if (auto e = check_ignored_value(kv.value, name)) {
+      } else if (auto e = read_offsets(name, kv.value, raw)) {
         return e;
       }
     }
+    auto has = [seen](field_kind k) { return (seen & (1U << static_cast<unsigned>(k))) != 0; };
+    const bool has_dtype = has(field_kind::dtype);
+    const bool has_shape = has(field_kind::shape);
+    const bool has_offsets = has(field_kind::data_offsets);
     for (auto [present, field] : {std::pair{has_dtype, "dtype"}, std::pair{has_shape, "shape"},
                                   std::pair{has_offsets, "data_offsets"}}) {
       if (!present) return json_error(fmt::format("tensor '{}': missing field `{}`", name, field), std::string(name));
     }
-    out_.entries.push_back(raw);
+    out_.tensors.push_back(raw);
     return std::nullopt;
   }
 
-  std::optional<error> read_shape(std::string_view name, dom::element value, raw_entry& raw) {
+  std::optional<error> read_shape(std::string_view name, dom::element value, tensor_info& raw) {
     if (value.type() != dom::element_type::ARRAY) {
       return json_error(fmt::format("tensor '{}': shape: invalid type: {}, expected a sequence", name,
                                     type_word(value.type())),
@@ -215,8 +255,7 @@ class schema_walker {
     if (dims.size() > caps_.max_rank) {
       return limit_error(fmt::format("rank {} exceeds the limit of {}", dims.size(), caps_.max_rank), name);
     }
-    raw.dims_at = out_.dims.size();
-    raw.rank = 0;
+    const std::size_t at = out_.dims.size();
     for (dom::element d : dims) {
       auto v = as_u64(d);
       if (!v) {
@@ -225,12 +264,12 @@ class schema_walker {
                           std::string(name));
       }
       out_.dims.push_back(*v);
-      ++raw.rank;
     }
+    raw.shape = std::span<const std::uint64_t>(out_.dims).subspan(at);
     return std::nullopt;
   }
 
-  static std::optional<error> read_offsets(std::string_view name, dom::element value, raw_entry& raw) {
+  static std::optional<error> read_offsets(std::string_view name, dom::element value, tensor_info& raw) {
     if (value.type() != dom::element_type::ARRAY) {
       return json_error(fmt::format("tensor '{}': data_offsets: invalid type: {}, expected a sequence", name,
                                     type_word(value.type())),
@@ -261,17 +300,11 @@ class schema_walker {
   enum class field_kind : std::uint8_t { dtype, shape, data_offsets, other };
 
   static field_kind classify(std::string_view key) noexcept {
-    if (key == "dtype") return field_kind::dtype;
-    if (key == "shape") return field_kind::shape;
-    if (key == "data_offsets") return field_kind::data_offsets;
+    if (is_key<"dtype">(key)) return field_kind::dtype;
+    if (is_key<"shape">(key)) return field_kind::shape;
+    if (is_key<"data_offsets">(key)) return field_kind::data_offsets;
     return field_kind::other;
   }
-
-  struct entry_field {
-    std::string_view key;
-    dom::element value;
-    field_kind kind = field_kind::other;
-  };
 
   static error duplicate_field(std::string_view tensor, std::string_view key) {
     return make_error(error_code::duplicate_key, fmt::format("duplicate field '{}' in tensor entry", key),
@@ -283,6 +316,7 @@ class schema_walker {
   limits caps_;
   std::string_view last_dtype_text_;  // the last dtype name parsed (never "")
   dtype last_dtype_ = dtype::U8;
+  bool saw_ignored_float_ = false;
 };
 
 /// True when a `-0` integer token may stand where a number can (after `[`, `,`, `:` or
@@ -339,6 +373,41 @@ std::optional<error> find_negative_zero(std::string_view text) {
   return std::nullopt;
 }
 
+error number_out_of_range(std::size_t at) {
+  return make_error(error_code::invalid_header_deserialization,
+                    fmt::format("invalid JSON in header: number out of range at header byte {}", at), 8 + at);
+}
+
+/// serde_json's verdict on the number tokens of `text`: the first one it reads as out of
+/// range. Runs only when an ignored field holds a float.
+std::optional<error> check_number_range(std::string_view text) {
+  std::optional<error> found;
+  detail::for_each_number_token(text, [&](std::size_t at, std::string_view token) {
+    if (!found && detail::classify_serde_number(token) == detail::serde_number::out_of_range) {
+      found = number_out_of_range(at);
+    }
+  });
+  return found;
+}
+
+/// simdjson's DOM rejects integers beyond 64 bits (NUMBER_ERROR), and a few floats that
+/// serde_json reads as finite; serde_json takes both as floats. This copy of `text` spells
+/// every number serde_json reads as a float `0.0` padded with spaces to its length (the
+/// schema only asks whether a number is a float, and offsets stay put), so the DOM then
+/// reads it as the reference does. Numbers out of serde_json's range are left as they are:
+/// the DOM rejects some, `check_number_range` the others, after the walk as on the
+/// ordinary path, so which stage-5 error wins does not depend on this detour.
+std::string respell_floats(std::string_view text) {
+  std::string copy(text);
+  detail::for_each_number_token(text, [&](std::size_t at, std::string_view token) {
+    if (token.size() >= 3 && detail::classify_serde_number(token) == detail::serde_number::floating) {
+      copy.replace(at, token.size(), token.size(), ' ');  // `-0` (2 bytes) is read alike anyway
+      copy.replace(at, 3, "0.0");
+    }
+  });
+  return copy;
+}
+
 /// The calling thread's JSON parser, reused across headers: allocating and first-touching
 /// a parser's buffers costs more than parsing a small header. Buffers grown past
 /// `max_retained_capacity` bytes of JSON are released when the lease ends, so one huge
@@ -389,8 +458,8 @@ static_assert(json_padding == simdjson::SIMDJSON_PADDING);
 
 /// Stages 4-7; `padded` says SIMDJSON_PADDING readable bytes follow the JSON (their
 /// content does not matter to simdjson), so the parser need not copy it.
-result<header> parse_header_json(std::span<const std::byte> header_json, std::uint64_t file_size,
-                                 const parse_options& options, bool padded) {
+result<header> parse_header_json(dom::parser& parser, std::span<const std::byte> header_json,
+                                 std::uint64_t file_size, const parse_options& options, bool padded) {
   const char* text = reinterpret_cast<const char*>(header_json.data());
   const std::size_t n = header_json.size();
   // The DOM parse validates UTF-8 itself, so the separate scan (which finds the position
@@ -403,46 +472,84 @@ result<header> parse_header_json(std::span<const std::byte> header_json, std::ui
     return std::nullopt;
   };
   if (n == 0) return json_error("EOF while parsing a value (the header is empty)");  // valid UTF-8
-  parser_lease lease;
-  dom::parser& parser = lease.parser;
-  if (std::max<std::size_t>(n, 64) > parser.capacity() || parser.max_depth() != max_json_depth) {
-    if (auto err = parser.allocate(std::max<std::size_t>(n, 64), max_json_depth); err != simdjson::SUCCESS) {
+  if (std::max<std::size_t>(n, 64) > parser.capacity() || parser.max_depth() != simdjson_max_depth) {
+    if (auto err = parser.allocate(std::max<std::size_t>(n, 64), simdjson_max_depth); err != simdjson::SUCCESS) {
       if (auto e = utf8_error()) return std::move(*e);
       return make_error(error_code::io, fmt::format("cannot allocate JSON parser: {}", simdjson::error_message(err)));
     }
   }
   dom::element root;
-  if (auto err = parser.parse(text, n, !padded).get(root); err != simdjson::SUCCESS) {
+  std::string_view json(text, n);
+  std::string respelled;  // the DOM copies strings out, so this need only outlive the parse
+  auto err = parser.parse(text, n, !padded).get(root);
+  if (err == simdjson::NUMBER_ERROR) {
+    respelled = respell_floats(json);
+    json = respelled;
+    err = parser.parse(respelled.data(), respelled.size(), true).get(root);
+  }
+  if (err != simdjson::SUCCESS) {
     if (auto e = utf8_error()) return std::move(*e);
+    if (err == simdjson::NUMBER_ERROR) {
+      if (auto e = check_number_range(json)) return std::move(*e);  // says where
+    }
     return json_error(simdjson::error_message(err));
   }
   header_builder builder;
   schema_walker walker(builder, options);
   if (auto e = walker.walk(root)) return std::move(*e);
-  if (may_contain_negative_zero(std::string_view(text, n))) {
-    if (auto e = find_negative_zero(std::string_view(text, n))) return std::move(*e);
+  if (walker.saw_ignored_float()) {
+    if (auto e = check_number_range(json)) return std::move(*e);
+  }
+  if (may_contain_negative_zero(json)) {
+    if (auto e = find_negative_zero(json)) return std::move(*e);
   }
   return builder.finish(n, file_size, options.policy);
+}
+
+/// Stages 1-7 on a whole file held in memory, with `parser`.
+result<header> parse_file_with(dom::parser& parser, std::span<const std::byte> file, const parse_options& options) {
+  auto n = read_header_length(file, file.size(), options);
+  if (!n) return std::move(n).err();
+  // The data after the header pads the JSON for simdjson when there are enough bytes.
+  const bool padded = file.size() - 8 - *n >= json_padding;
+  return parse_header_json(parser, file.subspan(8, static_cast<std::size_t>(*n)), file.size(), options, padded);
 }
 
 }  // namespace
 
 result<header> parse_header(std::span<const std::byte> header_json, std::uint64_t file_size,
                             const parse_options& options) {
-  return parse_header_json(header_json, file_size, options, false);
+  parser_lease lease;
+  return parse_header_json(lease.parser, header_json, file_size, options, false);
 }
 
 result<header> parse_header_padded(std::span<const std::byte> header_json, std::uint64_t file_size,
                                    const parse_options& options) {
-  return parse_header_json(header_json, file_size, options, true);
+  parser_lease lease;
+  return parse_header_json(lease.parser, header_json, file_size, options, true);
 }
 
 result<header> parse_file_bytes(std::span<const std::byte> file, const parse_options& options) {
-  auto n = read_header_length(file, file.size(), options);
-  if (!n) return std::move(n).err();
-  // The data after the header pads the JSON for simdjson when there are enough bytes.
-  const bool padded = file.size() - 8 - *n >= json_padding;
-  return parse_header_json(file.subspan(8, static_cast<std::size_t>(*n)), file.size(), options, padded);
+  parser_lease lease;
+  return parse_file_with(lease.parser, file, options);
+}
+
+struct header_parser::state {
+  dom::parser parser;
+};
+
+header_parser::header_parser() : state_(std::make_unique<state>()) {}
+header_parser::~header_parser() = default;
+header_parser::header_parser(header_parser&&) noexcept = default;
+header_parser& header_parser::operator=(header_parser&&) noexcept = default;
+
+result<header> header_parser::parse(std::span<const std::byte> header_json, std::uint64_t file_size,
+                                    const parse_options& options) {
+  return parse_header_json(state_->parser, header_json, file_size, options, false);
+}
+
+result<header> header_parser::parse_file_bytes(std::span<const std::byte> file, const parse_options& options) {
+  return parse_file_with(state_->parser, file, options);
 }
 
 }  // namespace safetensors

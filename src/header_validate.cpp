@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Stages 6-7 of validation (offsets, sizes, end of file) and the header's arenas.
 #include <algorithm>
-#include <cstring>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -70,23 +69,21 @@ result<header> header_builder::finish(std::uint64_t header_length, std::uint64_t
   h.header_length_ = header_length;
   h.metadata_ = std::move(metadata);
 
-  // Arena copies: names move out of the JSON parser's memory.
+  // Arena copies: names move out of the JSON parser's memory (reserved, then appended:
+  // no zero-filling pass), and shapes point into the final `dims`.
   std::size_t name_bytes = 0;
-  for (const raw_entry& e : entries) name_bytes += e.name.size();
-  h.names_.resize(name_bytes);
+  for (const tensor_info& t : tensors) name_bytes += t.name.size();
+  h.names_.reserve(name_bytes);
+  for (const tensor_info& t : tensors) h.names_.insert(h.names_.end(), t.name.begin(), t.name.end());
   h.dims_ = std::move(dims);
-  h.tensors_.reserve(entries.size());
-  std::size_t at = 0;
-  for (const raw_entry& e : entries) {
-    if (!e.name.empty()) std::memcpy(h.names_.data() + at, e.name.data(), e.name.size());
-    tensor_info t;
-    t.name = std::string_view(h.names_.data() + at, e.name.size());
-    t.type = e.type;
-    t.shape = std::span<const std::uint64_t>(h.dims_.data() + e.dims_at, e.rank);
-    t.begin = e.begin;
-    t.end = e.end;
-    h.tensors_.push_back(t);
-    at += e.name.size();
+  h.tensors_ = std::move(tensors);
+  std::size_t name_at = 0;
+  std::size_t dims_at = 0;
+  for (tensor_info& t : h.tensors_) {
+    t.name = std::string_view(h.names_.data() + name_at, t.name.size());
+    t.shape = std::span<const std::uint64_t>(h.dims_).subspan(dims_at, t.shape.size());
+    name_at += t.name.size();
+    dims_at += t.shape.size();
   }
 
   // Stage 5 (ours): duplicate tensor names, found through the by-name index lookups need
@@ -114,18 +111,25 @@ result<header> header_builder::finish(std::uint64_t header_length, std::uint64_t
   }
 
   // Stage 6: sort by (begin, end) and require the tensors to tile the buffer exactly.
-  std::vector<std::uint32_t> order(h.tensors_.size());
-  std::iota(order.begin(), order.end(), 0U);
-  sort_runs(order, [&h](std::uint32_t a, std::uint32_t b) {  // ties by index: a stable sort
+  // Writers list tensors in data order: then no index is needed at all.
+  auto offsets_less = [&h](std::uint32_t a, std::uint32_t b) {  // ties by index: a stable sort
     const tensor_info& x = h.tensors_[a];
     const tensor_info& y = h.tensors_[b];
     if (x.begin != y.begin) return x.begin < y.begin;
     return x.end != y.end ? x.end < y.end : a < b;
-  });
+  };
+  bool in_data_order = true;
+  for (std::uint32_t i = 1; i < h.tensors_.size() && in_data_order; ++i) in_data_order = offsets_less(i - 1, i);
+  std::vector<std::uint32_t> order;
+  if (!in_data_order) {
+    order.resize(h.tensors_.size());
+    std::iota(order.begin(), order.end(), 0U);
+    sort_runs(order, offsets_less);
+  }
   const std::uint64_t data_start = h.data_start();
   std::uint64_t expected = 0;
-  for (std::uint32_t i : order) {
-    const tensor_info& t = h.tensors_[i];
+  for (std::size_t k = 0; k < h.tensors_.size(); ++k) {
+    const tensor_info& t = h.tensors_[in_data_order ? k : order[k]];
     if (t.begin != expected || t.end < t.begin) {
       return tensor_error(error_code::invalid_offset,
                           fmt::format("invalid offset for tensor '{}': data_offsets [{}, {}], expected begin {}",
@@ -154,7 +158,7 @@ result<header> header_builder::finish(std::uint64_t header_length, std::uint64_t
     expected = t.end;
   }
   // Tensors are kept in data order: that is file order (usually JSON order already).
-  if (!std::is_sorted(order.begin(), order.end())) {
+  if (!in_data_order) {
     std::vector<tensor_info> sorted;
     sorted.reserve(order.size());
     for (std::uint32_t i : order) sorted.push_back(h.tensors_[i]);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Phase 2 of writing: serialize to memory, write atomically, or stream chunks.
 #include <cstring>
+#include <string_view>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -53,8 +55,11 @@ status write_file(const std::string& path, std::span<const tensor_data> tensors,
   }
   auto writer = stream_writer::create(path, std::move(plan).value());
   if (!writer) return std::move(writer).err();
-  for (const tensor_data& t : tensors) {
-    if (auto s = writer->append(t.name, t.data); !s) return s;
+  // In file order, so the temporary grows by appending: filling holes is much slower.
+  std::unordered_map<std::string_view, std::span<const std::byte>> data_of;
+  for (const tensor_data& t : tensors) data_of.emplace(t.name, t.data);
+  for (const planned_tensor& p : writer->plan().tensors()) {
+    if (auto s = writer->append(p.name, data_of.at(p.name)); !s) return s;
   }
   return writer->commit();
 }

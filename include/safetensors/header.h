@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -107,5 +108,31 @@ class header {
 /// Stages 1-7 on a whole file held in memory. No I/O.
 [[nodiscard]] result<header> parse_file_bytes(std::span<const std::byte> file,
                                               const parse_options& options = {});
+
+/// The functions above with a parser of your own: it keeps its JSON buffers (a few times
+/// the header's size) between calls whatever the header size, so a program parsing many
+/// large headers touches no fresh memory but the results'. The free
+/// functions share a per-thread parser that keeps its buffers only for headers up to
+/// 16 MiB of JSON, so one huge header does not pin memory for a thread's lifetime.
+/// Not thread-safe: use one per thread.
+class header_parser {
+ public:
+  header_parser();
+  ~header_parser();
+  header_parser(header_parser&&) noexcept;
+  header_parser& operator=(header_parser&&) noexcept;
+  header_parser(const header_parser&) = delete;
+  header_parser& operator=(const header_parser&) = delete;
+
+  /// As `parse_header`.
+  [[nodiscard]] result<header> parse(std::span<const std::byte> header_json, std::uint64_t file_size,
+                                     const parse_options& options = {});
+  /// As the free `parse_file_bytes`.
+  [[nodiscard]] result<header> parse_file_bytes(std::span<const std::byte> file, const parse_options& options = {});
+
+ private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
 
 }  // namespace safetensors

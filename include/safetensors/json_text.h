@@ -11,7 +11,9 @@
 
 namespace safetensors {
 
-/// `text` as a JSON string literal (quotes included), escaped as serde_json does.
+/// `text` as a JSON string literal (quotes included), escaped as serde_json does, except
+/// that U+2028 and U+2029 become `\u2028` and `\u2029`: valid JSON either way, but many
+/// line-based tools split lines there. (Written headers keep serde_json's bytes exactly.)
 [[nodiscard]] std::string json_quote(std::string_view text);
 
 /// The header as compact JSON in writer form: `__metadata__` first (if present), then

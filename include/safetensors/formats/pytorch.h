@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file pytorch.h
+/// Reading PyTorch checkpoints (`torch.save` output) without running any of their code.
+///
+/// Two containers are read:
+///   - zip (torch >= 1.6): `<dir>/data.pkl`, storages in `<dir>/data/<key>`, optional
+///     `<dir>/byteorder` ("little" or "big"). Stored (uncompressed) storages are viewed
+///     in place in a read-only mapping of the file; compressed ones are inflated with
+///     the zip reader's size and ratio caps.
+///   - legacy (torch < 1.6): magic, protocol and sys-info pickles, the object pickle,
+///     the list of storage keys, then per storage a u64 element count and its bytes.
+/// The object pickle runs through the restricted machine of pickle.h. Nested dicts are
+/// flattened with '.' (`a.b.weight`); values that are not tensors are listed in
+/// `skipped()` with the reason. Each tensor is checked against its storage (offset,
+/// sizes, strides in elements) when the checkpoint opens; `read_tensor` then yields its
+/// bytes contiguous (views materialised in C order) and little-endian.
+///
+/// Errors: InvalidFormat (malformed container or pickle, out-of-bounds view), Unsupported
+/// (a dtype SafeTensors lacks: complex128, quantized; TorchScript archives), UnsafeContent
+/// (see pickle.h; zip entries escaping the archive; zip bombs), LimitExceeded, Io;
+/// InvalidArgument for a `key` the checkpoint lacks. `path` is always set.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "safetensors/dtype.h"
+#include "safetensors/error.h"
+#include "safetensors/formats/pickle.h"
+
+namespace safetensors {
+
+enum class torch_container : std::uint8_t { zip, legacy };
+
+struct torch_open_options {
+  /// Convert only this entry of the top-level dict ("state_dict"; a dotted path such
+  /// as "model.state_dict" also works). Empty: the whole object.
+  std::string key;
+  pickle_limits limits;
+  /// The object pickle may not be larger than this.
+  std::uint64_t max_pickle_bytes = std::uint64_t{1} << 30;
+};
+
+/// One tensor: a strided view of one storage, in elements.
+struct torch_tensor {
+  std::string name;  ///< flattened: nested dict keys joined with '.'
+  dtype type = dtype::F32;
+  std::vector<std::uint64_t> shape;
+  std::vector<std::uint64_t> strides;
+  std::uint64_t storage_offset = 0;
+  std::size_t storage = 0;  ///< index into torch_checkpoint::storages()
+  /// True when the bytes are one run in the storage (C order, any offset).
+  [[nodiscard]] bool contiguous() const noexcept;
+};
+
+/// A value that is not converted, and why ("not a tensor: int", ...).
+struct torch_skipped {
+  std::string name;
+  std::string reason;
+};
+
+struct torch_storage {
+  std::string key;
+  std::uint64_t byte_size = 0;
+};
+
+/// An open checkpoint: its tensors, what was skipped, and the file mapping their bytes
+/// come from. Move-only.
+class torch_checkpoint {
+ public:
+  [[nodiscard]] static result<torch_checkpoint> open(const std::string& path, const torch_open_options& options = {});
+
+  torch_checkpoint(torch_checkpoint&&) noexcept;
+  torch_checkpoint& operator=(torch_checkpoint&&) noexcept;
+  ~torch_checkpoint();
+
+  [[nodiscard]] torch_container container() const noexcept;
+  [[nodiscard]] bool big_endian() const noexcept;
+  /// Tensors in the pickle's order.
+  [[nodiscard]] std::span<const torch_tensor> tensors() const noexcept;
+  [[nodiscard]] std::span<const torch_skipped> skipped() const noexcept;
+  [[nodiscard]] std::span<const torch_storage> storages() const noexcept;
+  [[nodiscard]] const std::string& path() const noexcept;
+
+  /// Passes tensor `index`'s bytes, contiguous and little-endian, to `sink` in chunks of
+  /// at most `chunk_bytes` (a contiguous little-endian stored tensor is passed straight
+  /// from the mapping). One thread at a time: a compressed storage is inflated through
+  /// the checkpoint's one zip reader.
+  [[nodiscard]] status read_tensor(std::size_t index, const std::function<status(std::span<const std::byte>)>& sink,
+                                   std::size_t chunk_bytes = std::size_t{1} << 22) const;
+
+ private:
+  struct impl;
+  explicit torch_checkpoint(std::unique_ptr<impl> state) noexcept;
+  std::unique_ptr<impl> impl_;
+};
+
+/// A sharded checkpoint as transformers writes it: `pytorch_model.bin.index.json`
+/// ({"metadata": ..., "weight_map": {tensor: shard file}}) beside its shard files.
+struct torch_shard_index {
+  std::vector<std::string> shard_paths;  ///< confined to the directory, in name order, unique
+  std::vector<std::pair<std::string, std::string>> weight_map;  ///< (tensor, shard path), sorted
+};
+
+/// Reads the index in `directory` (or the index file itself). Errors: Io, InvalidIndex,
+/// UnsafePath for a shard name leaving the directory.
+[[nodiscard]] result<torch_shard_index> read_torch_shard_index(const std::string& directory_or_index);
+
+/// Groups of tensors sharing one storage (tied weights, views), each group in name order;
+/// tensors with a storage of their own are not listed.
+[[nodiscard]] std::vector<std::vector<std::size_t>> shared_storage_groups(std::span<const torch_tensor> tensors);
+
+/// True when two tensors are the same view: same storage, offset, dtype, shape, strides.
+[[nodiscard]] bool same_view(const torch_tensor& a, const torch_tensor& b) noexcept;
+
+}  // namespace safetensors

@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: Apache-2.0
+"""What safetensors-cxx adds to the reference API: validation policies, a streaming writer,
+MLX (de)quantization to numpy arrays, and sharded checkpoints opened as one namespace."""
+
+import os
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+from . import _dtypes
+from ._open import _Handle, _backend
+from ._safetensors_cxx import Reader, SafetensorError, StreamWriter
+from ._safetensors_cxx import mlx_dequantize_into as _mlx_dequantize_into
+from ._safetensors_cxx import mlx_layers as _mlx_layers
+from ._safetensors_cxx import mlx_params as _mlx_params
+from ._safetensors_cxx import mlx_quantize_into as _mlx_quantize_into
+from ._safetensors_cxx import mlx_scale_dtype as _mlx_scale_dtype
+from ._safetensors_cxx import validate as _validate
+
+__all__ = ["ValidationResult", "validate", "writer", "open_checkpoint", "mlx_layers", "dequantize", "quantize",
+           "SafetensorError"]
+
+
+@dataclass(frozen=True)
+class ValidationResult:
+    """The verdict on a file: `code` is the error's name (e.g. "InvalidOffset"), None when valid."""
+
+    ok: bool
+    code: Optional[str] = None
+    message: Optional[str] = None
+    offset: Optional[int] = None
+    tensor: Optional[str] = None
+    warnings: List[str] = field(default_factory=list)
+
+    def __bool__(self):
+        return self.ok
+
+
+def validate(path, policy="reference"):
+    """Validates a file's header against its size under "reference", "strict" (upload caps,
+    unknown fields rejected) or "lenient" (trailing bytes are a warning). Never raises for an
+    invalid file: the error is in the result."""
+    return ValidationResult(**_validate(os.fspath(path), policy))
+
+
+def _plan_entries(plan):
+    items = plan.items() if isinstance(plan, dict) else ((p[0], p[1:]) for p in plan)
+    return [(name, _dtypes.to_code(dtype), [int(d) for d in shape]) for name, (dtype, shape) in items]
+
+
+def _chunk_bytes(chunk):
+    """A bytes-like view of a chunk: bytes, numpy array or CPU torch tensor, as C-ordered bytes."""
+    if hasattr(chunk, "__array_interface__") or isinstance(chunk, (bytes, bytearray, memoryview)):
+        return chunk
+    if type(chunk).__module__.startswith("torch"):
+        tensor = chunk.detach().to("cpu").contiguous()
+        import torch
+
+        return tensor.reshape(-1).view(torch.uint8).numpy()
+    raise TypeError(f"cannot write a chunk of type {type(chunk).__name__}")
+
+
+class writer:
+    """Writes a file whose tensors arrive in chunks, so it may be larger than memory.
+
+        with writer("big.safetensors", {"w": ("float32", [n, m])}) as w:
+            for rows in produce():
+                w.append("w", rows)
+
+    `plan` maps names to (dtype, shape) (or is a list of (name, dtype, shape)); the header is
+    fixed up front. Each tensor's chunks come in order; tensors may interleave. The file
+    appears only when the block ends without an exception and every tensor is complete;
+    otherwise the target is left untouched.
+    """
+
+    def __init__(self, path, plan, metadata=None, alignment=8):
+        self._writer = StreamWriter(os.fspath(path), _plan_entries(plan), metadata, alignment)
+        self._open = True
+
+    def append(self, name, chunk):
+        """Appends the next bytes of tensor `name` (bytes, numpy array or torch tensor)."""
+        self._writer.append(name, _chunk_bytes(chunk))
+
+    def commit(self):
+        """Checks that every tensor is complete, then makes the file appear (fsync + rename)."""
+        self._open = False
+        self._writer.commit()
+
+    def abort(self):
+        """Drops the temporary file; the target is untouched."""
+        self._open = False
+        self._writer.abort()
+
+    def tensors(self):
+        """(name, dtype, shape, byte size) in file order."""
+        return self._writer.tensors()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        if not self._open:
+            return False
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+        return False
+
+
+class open_checkpoint(_Handle):
+    """A checkpoint (one file, an index .json, or a directory) read as one namespace, with the
+    safe_open API (keys, offset_keys, metadata, get_tensor, get_slice). Shard names are
+    confined to the index's directory and the index is cross-checked with the shards.
+    `metadata()` is the index's "metadata" object for a sharded checkpoint."""
+
+    def __init__(self, path, framework="np", device="cpu", *, backend="mmap", policy="reference"):
+        super().__init__(Reader.open_checkpoint(os.fspath(path), _backend(backend), policy), framework, device)
+
+
+def mlx_layers(path):
+    """The quantized MLX layers of a file: a list of dicts with path, weight, scales, biases,
+    mode, bits, group_size, scale_dtype, shape (logical), source and ambiguous."""
+    return _mlx_layers(os.fspath(path))["layers"]
+
+
+def dequantize(path, weight=None, dtype="float32"):
+    """Dequantizes MLX layers of `path` into numpy arrays (float32 or float16), bit-identical to
+    MLX's CPU backend. `weight` names one layer's packed weight ("model.q.weight"); without it,
+    every quantized layer: a dict weight name -> array."""
+    import numpy as np
+
+    code = _dtypes.to_code(dtype)
+    out_dtype = _dtypes.numpy_dtype(code)
+    path = os.fspath(path)
+    layers = {layer["weight"]: layer for layer in mlx_layers(path)}
+
+    def one(name):
+        layer = layers.get(name)
+        if layer is None:
+            raise SafetensorError(f"'{name}' is not the weight of a quantized layer")
+        out = np.empty(layer["shape"], dtype=out_dtype)
+        _mlx_dequantize_into(path, name, code, out)
+        return out
+
+    if weight is not None:
+        return one(weight)
+    return {name: one(name) for name in layers}
+
+
+def quantize(array, mode="affine", bits=None, group_size=None):
+    """Quantizes a float32/float16 numpy array along its last axis as MLX's `mx.quantize` on the
+    CPU does. Returns {"weight": uint32 [..., K*bits/32], "scales": [..., K/g], "biases": same
+    or None (fp modes)}; scales are the input dtype (affine) or uint8 (E8M0/E4M3 codes)."""
+    import numpy as np
+
+    array = np.ascontiguousarray(array)
+    if array.ndim < 1:
+        raise SafetensorError("quantize needs at least one axis")
+    code = _dtypes.to_code(array.dtype.name)
+    bits, group_size = _mlx_params(mode, bits or 0, group_size or 0)
+    cols = array.shape[-1]
+    lead = array.shape[:-1]
+    if cols % group_size:
+        raise SafetensorError(f"the last axis ({cols}) is not a multiple of the group size {group_size}")
+    rows = int(np.prod(lead)) if lead else 1
+    scale_dtype = _dtypes.numpy_dtype(_mlx_scale_dtype(mode, code))
+    weight = np.empty(lead + (cols * bits // 32,), dtype=np.uint32)
+    scales = np.empty(lead + (cols // group_size,), dtype=scale_dtype)
+    biases = np.empty_like(scales) if mode == "affine" else None
+    _mlx_quantize_into(code, array, rows, cols, mode, bits, group_size, weight, scales, biases)
+    return {"weight": weight, "scales": scales, "biases": biases}

@@ -1,0 +1,53 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "errors.h"
+
+#include <cerrno>
+#include <cstring>
+
+namespace py = pybind11;
+
+namespace st_python {
+namespace {
+
+PyObject* safetensor_error_type = nullptr;
+
+void raise(const safetensors::error& e) {
+  if (e.code == safetensors::error_code::io && e.os_errno == ENOENT) {
+    // The reference raises FileNotFoundError for a missing file; errno and filename as OSError has them.
+    py::object exc = py::reinterpret_steal<py::object>(
+        PyObject_CallFunction(PyExc_FileNotFoundError, "isz", ENOENT, std::strerror(ENOENT),
+                              e.path.empty() ? nullptr : e.path.c_str()));
+    if (exc) PyErr_SetObject(PyExc_FileNotFoundError, exc.ptr());
+    return;
+  }
+  py::object type = py::reinterpret_borrow<py::object>(safetensor_error_type);
+  py::object exc = type(e.to_string());
+  exc.attr("code") = py::str(std::string(safetensors::error_code_name(e.code)));
+  exc.attr("offset") = e.offset ? py::cast(*e.offset) : py::none();
+  exc.attr("tensor") = e.tensor ? py::cast(*e.tensor) : py::none();
+  exc.attr("path") = e.path.empty() ? py::none() : py::cast(e.path);
+  PyErr_SetObject(safetensor_error_type, exc.ptr());
+}
+
+}  // namespace
+
+void fail_argument(std::string message) {
+  throw python_error(safetensors::make_error(safetensors::error_code::invalid_argument, std::move(message)));
+}
+
+void bind_errors(py::module_& m) {
+  safetensor_error_type = PyErr_NewExceptionWithDoc(
+      "safetensors._safetensors_cxx.SafetensorError",
+      "A SafeTensors error: `code` (e.g. 'InvalidOffset'), `offset`, `tensor` and `path` say what and where.",
+      PyExc_Exception, nullptr);
+  m.add_object("SafetensorError", py::handle(safetensor_error_type));
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const python_error& e) {
+      raise(e.error());
+    }
+  });
+}
+
+}  // namespace st_python

@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: Apache-2.0
+// The extension module behind the `safetensors` Python package.
+#include <pybind11/pybind11.h>
+
+#include "bindings.h"
+#include "errors.h"
+
+PYBIND11_MODULE(_safetensors_cxx, m) {
+  m.doc() = "safetensors-cxx: SafeTensors reading, writing and validation in C++";
+  st_python::bind_errors(m);
+  st_python::bind_reader(m);
+  st_python::bind_writer(m);
+  st_python::bind_validate(m);
+  st_python::bind_mlx(m);
+}

@@ -1,0 +1,259 @@
+// SPDX-License-Identifier: Apache-2.0
+// `Reader`: an open file (path or bytes) or checkpoint, read into caller-provided buffers with
+// the GIL released. `close()` drops the reader's reference; reads in flight on other threads
+// keep the shared state alive until they finish.
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "buffers.h"
+#include "errors.h"
+#include "safetensors/checkpoint.h"
+#include "safetensors/file.h"
+#include "safetensors/slice.h"
+
+namespace py = pybind11;
+namespace st = safetensors;
+
+namespace st_python {
+namespace {
+
+struct source {
+  std::vector<std::byte> bytes;  // from_bytes: a copy of the caller's data, which may change
+  std::optional<st::file> file;
+  std::optional<st::checkpoint> checkpoint;
+};
+
+struct located {
+  const st::file* file = nullptr;
+  const st::tensor_info* info = nullptr;
+};
+
+located locate(const source& s, const std::string& name) {
+  if (s.file) {
+    if (const auto* info = s.file->find(name)) return {&*s.file, info};
+  } else if (const auto* loc = s.checkpoint->find(name)) {
+    return {&s.checkpoint->file_of(*loc), loc->info};
+  }
+  st::error e = st::make_error(st::error_code::tensor_not_found, "File does not contain tensor " + name,
+                               std::nullopt, name);
+  e.path = s.file ? s.file->path() : s.checkpoint->directory();
+  throw python_error(std::move(e));
+}
+
+void check_size(std::span<std::byte> destination, std::uint64_t expected) {
+  if (destination.size() != expected) {
+    fail_argument("destination holds " + std::to_string(destination.size()) + " bytes, the tensor " +
+                  std::to_string(expected));
+  }
+}
+
+st::io_backend backend_from(const std::string& name) {
+  if (name == "mmap") return st::io_backend::mmap;
+  if (name == "pread") return st::io_backend::pread;
+  fail_argument("backend " + name + " is invalid (valid: mmap, pread)");
+}
+
+std::vector<st::slice_index> indexers_from(const py::list& items) {
+  std::vector<st::slice_index> out;
+  for (const py::handle item : items) {
+    const auto t = py::cast<py::tuple>(item);
+    const auto kind = t[0].cast<std::string>();
+    if (kind == "index") {
+      out.push_back(st::slice_index::at(t[1].cast<std::int64_t>()));
+    } else if (kind == "range") {
+      auto opt = [](const py::handle& h) {
+        return h.is_none() ? std::nullopt : std::optional<std::int64_t>(h.cast<std::int64_t>());
+      };
+      const std::int64_t step = t[3].is_none() ? 1 : t[3].cast<std::int64_t>();
+      out.push_back(st::slice_index::range(opt(t[1]), opt(t[2]), step));
+    } else {
+      out.push_back(st::slice_index::ellipsis());
+    }
+  }
+  return out;
+}
+
+/// A planned slice: the ranges to copy, and the reader state they point into.
+struct slice_handle {
+  std::shared_ptr<const source> keep;
+  const st::file* file = nullptr;
+  st::slice_plan plan;
+};
+
+class reader {
+ public:
+  explicit reader(std::shared_ptr<const source> s) : src_(std::move(s)) {}
+
+  [[nodiscard]] std::shared_ptr<const source> state() const {
+    if (!src_) fail_argument("the file is closed");
+    return src_;
+  }
+  void close() noexcept { src_.reset(); }
+  [[nodiscard]] bool closed() const noexcept { return src_ == nullptr; }
+
+ private:
+  std::shared_ptr<const source> src_;
+};
+
+reader open_file(const std::string& path, const std::string& backend, const std::string& policy) {
+  st::open_options options;
+  options.backend = backend_from(backend);
+  options.parse = parse_options_for(policy);
+  std::optional<st::result<st::file>> opened;
+  {
+    py::gil_scoped_release release;
+    opened.emplace(st::file::open(path, options));
+  }
+  auto s = std::make_shared<source>();
+  s->file.emplace(unwrap(std::move(*opened)));
+  return reader(std::move(s));
+}
+
+reader open_bytes(const py::handle& data, const std::string& policy) {
+  const auto options = parse_options_for(policy);
+  auto s = std::make_shared<source>();
+  {
+    contiguous_buffer in(data, false);
+    s->bytes.assign(in.bytes().begin(), in.bytes().end());
+  }
+  s->file.emplace(unwrap(st::file::from_buffer(s->bytes, options)));
+  return reader(std::move(s));
+}
+
+reader open_checkpoint(const std::string& path, const std::string& backend, const std::string& policy) {
+  st::checkpoint_options options;
+  options.shard.backend = backend_from(backend);
+  options.shard.parse = parse_options_for(policy);
+  auto s = std::make_shared<source>();
+  s->checkpoint.emplace(unwrap(st::checkpoint::open(path, options)));
+  return reader(std::move(s));
+}
+
+py::list keys(const reader& r) {
+  const auto s = r.state();
+  py::list out;
+  if (s->file) {
+    std::vector<std::string_view> names;
+    for (const auto& t : s->file->tensors()) names.push_back(t.name);
+    std::sort(names.begin(), names.end());
+    for (auto n : names) out.append(py::str(n.data(), n.size()));
+  } else {
+    for (const auto& t : s->checkpoint->tensors()) out.append(py::str(t.name.data(), t.name.size()));
+  }
+  return out;
+}
+
+py::list offset_keys(const reader& r) {
+  const auto s = r.state();
+  py::list out;
+  auto add_file = [&](const st::file& f) {
+    for (const auto& t : f.tensors()) out.append(py::str(t.name.data(), t.name.size()));
+  };
+  if (s->file) add_file(*s->file);
+  else
+    for (const auto& shard : s->checkpoint->shards()) add_file(shard.file);
+  return out;
+}
+
+py::object metadata(const reader& r) {
+  const auto s = r.state();
+  if (s->file) return metadata_to_python(s->file->meta().metadata());
+  if (s->checkpoint->sharded()) return metadata_to_python(s->checkpoint->index_metadata());
+  return metadata_to_python(s->checkpoint->shards().front().file.meta().metadata());
+}
+
+py::tuple info(const reader& r, const std::string& name) {
+  const auto s = r.state();
+  const auto loc = locate(*s, name);
+  py::list shape;
+  for (auto d : loc.info->shape) shape.append(d);
+  return py::make_tuple(std::string(st::dtype_name(loc.info->type)), shape, loc.info->byte_size());
+}
+
+void read_into(const reader& r, const std::string& name, const py::handle& out) {
+  const auto s = r.state();
+  const auto loc = locate(*s, name);
+  contiguous_buffer destination(out, true);
+  check_size(destination.bytes(), loc.info->byte_size());
+  st::status status;
+  {
+    py::gil_scoped_release release;
+    status = loc.file->read_into(*loc.info, destination.bytes());
+  }
+  check(std::move(status));
+}
+
+slice_handle plan(const reader& r, const std::string& name, const py::list& indexers) {
+  auto s = r.state();
+  const auto loc = locate(*s, name);
+  const auto idx = indexers_from(indexers);
+  auto p = st::plan_slice(*loc.info, loc.file->meta().data_start(), idx);
+  if (!p) {
+    st::error e = std::move(p).err();
+    e.path = loc.file->path();
+    throw python_error(std::move(e));
+  }
+  return slice_handle{std::move(s), loc.file, std::move(p).value()};
+}
+
+void read_slice(const slice_handle& h, const py::handle& out) {
+  contiguous_buffer destination(out, true);
+  check_size(destination.bytes(), h.plan.byte_size);
+  st::status status;
+  {
+    py::gil_scoped_release release;
+    status = st::read_slice(*h.file, h.plan, destination.bytes());
+  }
+  check(std::move(status));
+}
+
+}  // namespace
+
+void bind_reader(py::module_& m) {
+  py::class_<slice_handle>(m, "SlicePlan", "A planned numpy-style slice of one tensor.")
+      .def_property_readonly("shape", [](const slice_handle& h) { return h.plan.shape; })
+      .def_property_readonly("dtype", [](const slice_handle& h) { return std::string(st::dtype_name(h.plan.type)); })
+      .def_property_readonly("nbytes", [](const slice_handle& h) { return h.plan.byte_size; })
+      .def("read_into", &read_slice, py::arg("out"), "Copies the slice into `out` (exactly nbytes, writable).");
+
+  py::class_<reader>(m, "Reader", "An open SafeTensors file or checkpoint.")
+      .def_static("open", &open_file, py::arg("path"), py::arg("backend") = "mmap", py::arg("policy") = "reference")
+      .def_static("from_bytes", &open_bytes, py::arg("data"), py::arg("policy") = "reference")
+      .def_static("open_checkpoint", &open_checkpoint, py::arg("path"), py::arg("backend") = "mmap",
+                  py::arg("policy") = "reference")
+      .def("keys", &keys, "Tensor names, sorted.")
+      .def("offset_keys", &offset_keys, "Tensor names in data order (shard by shard for a checkpoint).")
+      .def("metadata", &metadata, "__metadata__ (the index's metadata for a sharded checkpoint), or None.")
+      .def("info", &info, py::arg("name"), "(dtype code, shape, byte size) of a tensor.")
+      .def("read_into", &read_into, py::arg("name"), py::arg("out"),
+           "Copies a tensor's bytes into `out` (exactly its byte size, writable); releases the GIL.")
+      .def("plan_slice", &plan, py::arg("name"), py::arg("indexers"),
+           "Plans a slice; indexers are ('index', i), ('range', start, stop, step) or ('ellipsis',).")
+      .def("close", &reader::close)
+      .def_property_readonly("closed", &reader::closed)
+      .def_property_readonly("backend", [](const reader& r) {
+        const auto s = r.state();
+        const auto& f = s->file ? *s->file : s->checkpoint->shards().front().file;
+        return std::string(st::backend_name(f.backend()));
+      })
+      .def("warnings", [](const reader& r) {
+        const auto s = r.state();
+        std::vector<std::string> out;
+        auto add = [&](const st::file& f) {
+          for (const auto& w : f.meta().warnings()) out.push_back(w.message);
+        };
+        if (s->file) add(*s->file);
+        else
+          for (const auto& shard : s->checkpoint->shards()) add(shard.file);
+        return out;
+      });
+}
+
+}  // namespace st_python

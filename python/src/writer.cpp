@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: Apache-2.0
+// Writing from Python: whole files (`serialize`, `serialize_file`) and the streaming writer,
+// with the GIL released while bytes are copied or written.
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "bindings.h"
+#include "buffers.h"
+#include "errors.h"
+#include "safetensors/writer.h"
+
+namespace py = pybind11;
+namespace st = safetensors;
+
+namespace st_python {
+namespace {
+
+/// Tensors to write, with their bytes pinned for the duration of the call.
+struct pinned_tensors {
+  std::vector<st::tensor_data> tensors;
+  std::vector<contiguous_buffer> buffers;
+};
+
+/// `entries`: (name, dtype code, shape, data) where data is a buffer or (address, length):
+/// an address is trusted to stay valid for the call, as the reference's TensorSpec.data_ptr.
+pinned_tensors pin(const py::list& entries) {
+  pinned_tensors out;
+  out.tensors.reserve(entries.size());
+  out.buffers.reserve(entries.size());
+  for (const py::handle entry : entries) {
+    const auto t = py::cast<py::tuple>(entry);
+    st::tensor_data d;
+    d.name = t[0].cast<std::string>();
+    d.type = dtype_from_code(t[1].cast<std::string>());
+    d.shape = shape_from(t[2]);
+    const py::handle data = t[3];
+    if (py::isinstance<py::tuple>(data)) {
+      const auto pointer = py::cast<py::tuple>(data);
+      const auto address = pointer[0].cast<std::uintptr_t>();
+      const auto length = pointer[1].cast<std::size_t>();
+      if (address == 0 && length != 0) fail_argument("tensor '" + d.name + "': null data pointer");
+      d.data = {reinterpret_cast<const std::byte*>(address), length};  // NOLINT: the caller's address
+    } else {
+      out.buffers.emplace_back(data, false);
+      d.data = out.buffers.back().bytes();
+    }
+    out.tensors.push_back(std::move(d));
+  }
+  return out;
+}
+
+st::write_options options_for(const py::handle& metadata, std::uint64_t alignment) {
+  st::write_options options;
+  options.metadata = metadata_from(metadata);
+  options.alignment = alignment;
+  return options;
+}
+
+py::bytes serialize(const py::list& entries, const py::object& metadata, std::uint64_t alignment) {
+  const auto pinned = pin(entries);
+  const auto options = options_for(metadata, alignment);
+  std::optional<st::result<std::vector<std::byte>>> bytes;
+  {
+    py::gil_scoped_release release;
+    bytes.emplace(st::serialize(pinned.tensors, options));
+  }
+  const auto out = unwrap(std::move(*bytes));
+  return {reinterpret_cast<const char*>(out.data()), out.size()};  // NOLINT: bytes as chars
+}
+
+void serialize_file(const py::list& entries, const std::string& path, const py::object& metadata,
+                    std::uint64_t alignment) {
+  const auto pinned = pin(entries);
+  const auto options = options_for(metadata, alignment);
+  st::status status;
+  {
+    py::gil_scoped_release release;
+    status = st::write_file(path, pinned.tensors, options);
+  }
+  check(std::move(status));
+}
+
+/// The streaming writer; `abort()` or destruction without `commit()` leaves the target untouched.
+class py_stream_writer {
+ public:
+  py_stream_writer(const std::string& path, const py::list& specs, const py::object& metadata,
+                   std::uint64_t alignment) {
+    std::vector<st::tensor_spec> tensors;
+    for (const py::handle item : specs) {
+      const auto t = py::cast<py::tuple>(item);
+      tensors.push_back({t[0].cast<std::string>(), dtype_from_code(t[1].cast<std::string>()), shape_from(t[2])});
+    }
+    auto plan = unwrap(st::write_plan::make(std::move(tensors), options_for(metadata, alignment)));
+    writer_ = std::make_unique<st::stream_writer>(unwrap(st::stream_writer::create(path, std::move(plan))));
+  }
+
+  void append(const std::string& name, const py::handle& chunk) {
+    auto& w = live();
+    contiguous_buffer bytes(chunk, false);
+    st::status status;
+    {
+      py::gil_scoped_release release;
+      status = w.append(name, bytes.bytes());
+    }
+    check(std::move(status));
+  }
+
+  void commit() {
+    auto& w = live();
+    st::status status;
+    {
+      py::gil_scoped_release release;
+      status = w.commit();
+    }
+    writer_.reset();
+    check(std::move(status));
+  }
+
+  void abort() noexcept {
+    if (writer_) writer_->abort();
+    writer_.reset();
+  }
+
+  [[nodiscard]] py::list tensors() {
+    py::list out;
+    for (const auto& t : live().plan().tensors()) {
+      out.append(py::make_tuple(t.name, std::string(st::dtype_name(t.type)), t.shape, t.byte_size()));
+    }
+    return out;
+  }
+
+ private:
+  st::stream_writer& live() {
+    if (!writer_) fail_argument("the writer is closed (committed or aborted)");
+    return *writer_;
+  }
+  std::unique_ptr<st::stream_writer> writer_;
+};
+
+}  // namespace
+
+void bind_writer(py::module_& m) {
+  m.def("serialize", &serialize, py::arg("entries"), py::arg("metadata") = py::none(), py::arg("alignment") = 8,
+        "A whole file as bytes; entries are (name, dtype code, shape, buffer or (address, length)).");
+  m.def("serialize_file", &serialize_file, py::arg("entries"), py::arg("path"), py::arg("metadata") = py::none(),
+        py::arg("alignment") = 8, "Writes a file atomically (temporary file, fsync, rename).");
+  py::class_<py_stream_writer>(m, "StreamWriter", "Writes a planned file whose tensors arrive in chunks.")
+      .def(py::init<const std::string&, const py::list&, const py::object&, std::uint64_t>(), py::arg("path"),
+           py::arg("specs"), py::arg("metadata") = py::none(), py::arg("alignment") = 8)
+      .def("append", &py_stream_writer::append, py::arg("name"), py::arg("chunk"))
+      .def("commit", &py_stream_writer::commit)
+      .def("abort", &py_stream_writer::abort)
+      .def("tensors", &py_stream_writer::tensors, "(name, dtype, shape, byte size) in file order.");
+}
+
+}  // namespace st_python

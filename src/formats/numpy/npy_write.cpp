@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: Apache-2.0
+// The .npy preamble NumPy writes, and atomic .npy output.
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "atomic_file.h"
+#include "safetensors/formats/npy.h"
+
+namespace safetensors {
+namespace {
+
+constexpr std::size_t data_alignment = 64;
+
+std::string shape_literal(std::span<const std::uint64_t> shape) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    out += fmt::format("{}{}", i == 0 ? "" : ", ", shape[i]);
+  }
+  if (shape.size() == 1) out += ",";
+  out += ")";
+  return out;
+}
+
+}  // namespace
+
+result<std::string> npy_encode_header(dtype type, std::span<const std::uint64_t> shape) {
+  auto descr = npy_descr(type);
+  if (!descr) {
+    return make_error(error_code::unsupported, fmt::format("{} has no NumPy dtype", dtype_name(type)));
+  }
+  const std::string dict =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", *descr, shape_literal(shape));
+  // Version 1.0 has a u16 length; 2.0 a u32. Both are padded so that magic + version +
+  // length + header (ending in '\n') is a multiple of 64.
+  for (const int version : {1, 2}) {
+    const std::size_t fixed = version == 1 ? 10 : 12;
+    const std::size_t unpadded = fixed + dict.size() + 1;
+    const std::size_t total = (unpadded + data_alignment - 1) / data_alignment * data_alignment;
+    const std::size_t length = total - fixed;
+    if (version == 1 && length > std::numeric_limits<std::uint16_t>::max()) continue;
+    std::string out("\x93NUMPY", 6);
+    out.push_back(static_cast<char>(version));
+    out.push_back('\0');
+    for (std::size_t i = 0; i < fixed - 8; ++i) out.push_back(static_cast<char>((length >> (8 * i)) & 0xFF));
+    out += dict;
+    out.append(total - unpadded, ' ');
+    out.push_back('\n');
+    return out;
+  }
+  return make_error(error_code::limit_exceeded, "npy header too large");  // unreachable for any real shape
+}
+
+status write_npy(const std::string& path, dtype type, std::span<const std::uint64_t> shape,
+                 std::span<const std::byte> data) {
+  auto preamble = npy_encode_header(type, shape);
+  if (!preamble) {
+    error e = std::move(preamble).err();
+    e.path = path;
+    return e;
+  }
+  const auto size = byte_size(type, shape);
+  if (size.problem != size_problem::none || size.bytes != data.size()) {
+    error e = make_error(error_code::invalid_argument,
+                         fmt::format("{} bytes of data for a {} array of {} bytes", data.size(), dtype_name(type),
+                                     size.bytes));
+    e.path = path;
+    return e;
+  }
+  auto out = atomic_file::create(path, preamble->size() + data.size());
+  if (!out) return std::move(out).err();
+  if (auto s = out->write_at(0, std::as_bytes(std::span(*preamble))); !s) return s;
+  if (auto s = out->write_at(preamble->size(), data); !s) return s;
+  return out->commit();
+}
+
+}  // namespace safetensors

@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: Apache-2.0
+// The restricted pickle machine: a loop over opcodes that builds pickle_values in an
+// arena. Calls (REDUCE, NEWOBJ) go to pickle_calls.cpp, which knows the allowlist.
+#include <bit>
+#include <deque>
+#include <string>
+#include <unordered_map>
+
+#include "formats/pytorch/pickle_allowlist.h"
+#include "formats/pytorch/pickle_machine.h"
+#include "utf8.h"
+
+namespace safetensors {
+
+struct pickle_document::arena {
+  std::deque<pickle_value> values;
+};
+
+pickle_document::pickle_document() : arena_(std::make_unique<arena>()) {}
+pickle_document::pickle_document(pickle_document&&) noexcept = default;
+pickle_document& pickle_document::operator=(pickle_document&&) noexcept = default;
+pickle_document::~pickle_document() = default;
+std::size_t pickle_document::value_count() const noexcept { return arena_->values.size(); }
+
+namespace {
+
+std::string opcode_name(unsigned char op) {
+  switch (op) {
+    case '(': return "MARK";
+    case '.': return "STOP";
+    case '0': return "POP";
+    case '1': return "POP_MARK";
+    case '2': return "DUP";
+    case 'J': return "BININT";
+    case 'K': return "BININT1";
+    case 'M': return "BININT2";
+    case 'N': return "NONE";
+    case 'P': return "PERSID";
+    case 'Q': return "BINPERSID";
+    case 'R': return "REDUCE";
+    case 'T': return "BINSTRING";
+    case 'U': return "SHORT_BINSTRING";
+    case 'X': return "BINUNICODE";
+    case 'a': return "APPEND";
+    case 'b': return "BUILD";
+    case 'c': return "GLOBAL";
+    case 'd': return "DICT";
+    case '}': return "EMPTY_DICT";
+    case 'e': return "APPENDS";
+    case 'h': return "BINGET";
+    case 'i': return "INST";
+    case 'j': return "LONG_BINGET";
+    case 'l': return "LIST";
+    case ']': return "EMPTY_LIST";
+    case 'o': return "OBJ";
+    case 'q': return "BINPUT";
+    case 'r': return "LONG_BINPUT";
+    case 's': return "SETITEM";
+    case 't': return "TUPLE";
+    case ')': return "EMPTY_TUPLE";
+    case 'u': return "SETITEMS";
+    case 'G': return "BINFLOAT";
+    case 'B': return "BINBYTES";
+    case 'C': return "SHORT_BINBYTES";
+    case 0x80: return "PROTO";
+    case 0x81: return "NEWOBJ";
+    case 0x82: return "EXT1";
+    case 0x83: return "EXT2";
+    case 0x84: return "EXT4";
+    case 0x85: return "TUPLE1";
+    case 0x86: return "TUPLE2";
+    case 0x87: return "TUPLE3";
+    case 0x88: return "NEWTRUE";
+    case 0x89: return "NEWFALSE";
+    case 0x8a: return "LONG1";
+    case 0x8b: return "LONG4";
+    case 0x8c: return "SHORT_BINUNICODE";
+    case 0x8d: return "BINUNICODE8";
+    case 0x8e: return "BINBYTES8";
+    case 0x8f: return "EMPTY_SET";
+    case 0x90: return "ADDITEMS";
+    case 0x91: return "FROZENSET";
+    case 0x92: return "NEWOBJ_EX";
+    case 0x93: return "STACK_GLOBAL";
+    case 0x94: return "MEMOIZE";
+    case 0x95: return "FRAME";
+    case 0x96: return "BYTEARRAY8";
+    case 0x97: return "NEXT_BUFFER";
+    case 0x98: return "READONLY_BUFFER";
+    default: break;
+  }
+  static constexpr char hex[] = "0123456789abcdef";
+  return std::string("opcode 0x") + hex[op >> 4] + hex[op & 15];
+}
+
+}  // namespace
+
+error pickle_machine::fail(error_code code, const std::string& what) const {
+  return make_error(code, opcode_name(op_) + " at pickle byte " + std::to_string(op_offset_) + ": " + what,
+                    op_offset_);
+}
+
+pickle_value* pickle_machine::make(pickle_kind kind) {
+  auto& values = doc_.arena_->values;
+  values.emplace_back();
+  values.back().kind = kind;
+  return &values.back();
+}
+
+status pickle_machine::push(pickle_value* v) {
+  if (stack_.size() + marks_.size() >= limits_.max_stack) {
+    return fail(error_code::limit_exceeded, "stack deeper than " + std::to_string(limits_.max_stack));
+  }
+  stack_.push_back(v);
+  return {};
+}
+
+result<pickle_value*> pickle_machine::pop() {
+  if (stack_.size() <= (marks_.empty() ? 0 : marks_.back())) return fail(error_code::invalid_format, "stack underflow");
+  pickle_value* v = stack_.back();
+  stack_.pop_back();
+  return v;
+}
+
+result<pickle_value*> pickle_machine::top() {
+  if (stack_.size() <= (marks_.empty() ? 0 : marks_.back())) return fail(error_code::invalid_format, "stack underflow");
+  return stack_.back();
+}
+
+result<std::vector<pickle_value*>> pickle_machine::pop_mark() {
+  if (marks_.empty()) return fail(error_code::invalid_format, "no MARK on the stack");
+  std::size_t mark = marks_.back();
+  marks_.pop_back();
+  std::vector<pickle_value*> items(stack_.begin() + static_cast<std::ptrdiff_t>(mark), stack_.end());
+  stack_.resize(mark);
+  return items;
+}
+
+result<std::span<const std::byte>> pickle_machine::take(std::uint64_t n) {
+  if (n > bytes_.size() - pos_) {
+    return fail(error_code::invalid_format, "needs " + std::to_string(n) + " bytes, " +
+                                                std::to_string(bytes_.size() - pos_) + " left (truncated pickle)");
+  }
+  auto span = bytes_.subspan(pos_, static_cast<std::size_t>(n));
+  pos_ += static_cast<std::size_t>(n);
+  return span;
+}
+
+template <class T>
+result<T> pickle_machine::take_le() {
+  auto b = take(sizeof(T));
+  if (!b) return std::move(b).err();
+  T v = 0;
+  for (std::size_t i = 0; i < sizeof(T); ++i) v = static_cast<T>(v | std::to_integer<T>((*b)[i]) << (8 * i));
+  return v;
+}
+
+result<std::string> pickle_machine::take_line() {
+  constexpr std::size_t max_line = 256;  // module and class names
+  for (std::size_t i = pos_; i < bytes_.size() && i - pos_ <= max_line; ++i) {
+    if (bytes_[i] == std::byte{'\n'}) {
+      std::string line(reinterpret_cast<const char*>(bytes_.data()) + pos_, i - pos_);
+      pos_ = i + 1;
+      return line;
+    }
+  }
+  return fail(error_code::invalid_format, "name not terminated by a newline within 256 bytes");
+}
+
+status pickle_machine::check_container(std::size_t size) const {
+  if (size > limits_.max_container) {
+    return fail(error_code::limit_exceeded, "container of more than " + std::to_string(limits_.max_container) + " items");
+  }
+  return {};
+}
+
+status pickle_machine::push_text(pickle_kind kind, std::uint64_t length) {
+  if (length > limits_.max_string) {
+    return fail(error_code::limit_exceeded, "string of " + std::to_string(length) + " bytes, the limit is " +
+                                                std::to_string(limits_.max_string));
+  }
+  auto b = take(length);
+  if (!b) return std::move(b).err();
+  std::string text(reinterpret_cast<const char*>(b->data()), b->size());
+  if (kind == pickle_kind::string && first_invalid_utf8(text)) return fail(error_code::invalid_format, "invalid UTF-8");
+  pickle_value* v = make(kind);
+  v->text = std::move(text);
+  return push(v);
+}
+
+status pickle_machine::push_integer(std::span<const std::byte> le_bytes) {
+  pickle_value* v = make(pickle_kind::integer);
+  if (le_bytes.size() > 8) {
+    v->kind = pickle_kind::big_integer;
+    static constexpr char hex[] = "0123456789abcdef";
+    for (auto it = le_bytes.rbegin(); it != le_bytes.rend(); ++it) {
+      auto b = std::to_integer<unsigned>(*it);
+      v->text += hex[b >> 4];
+      v->text += hex[b & 15];
+    }
+    return push(v);
+  }
+  std::uint64_t raw = 0;
+  for (std::size_t i = 0; i < le_bytes.size(); ++i) raw |= std::to_integer<std::uint64_t>(le_bytes[i]) << (8 * i);
+  if (!le_bytes.empty() && le_bytes.size() < 8 && (std::to_integer<unsigned>(le_bytes.back()) & 0x80)) {
+    raw |= ~std::uint64_t{0} << (8 * le_bytes.size());  // sign-extend
+  }
+  v->integer = static_cast<std::int64_t>(raw);
+  return push(v);
+}
+
+status pickle_machine::push_global(const std::string& module, const std::string& name) {
+  const auto* entry = detail::find_allowed_global(module, name);
+  if (entry == nullptr) {
+    return fail(error_code::unsafe_content, "global '" + module + "." + name + "' is not allowed");
+  }
+  pickle_value* v = make(pickle_kind::global);
+  v->integer = static_cast<std::int64_t>(detail::allowed_global_index(*entry));
+  v->text = module + "." + name;
+  return push(v);
+}
+
+status pickle_machine::memo_put(std::uint64_t index) {
+  auto v = top();
+  if (!v) return std::move(v).err();
+  if (!memo_.contains(index) && memo_.size() >= limits_.max_memo) {
+    return fail(error_code::limit_exceeded, "more than " + std::to_string(limits_.max_memo) + " memo entries");
+  }
+  memo_[index] = *v;
+  return {};
+}
+
+status pickle_machine::memo_get(std::uint64_t index) {
+  auto it = memo_.find(index);
+  if (it == memo_.end()) return fail(error_code::invalid_format, "memo entry " + std::to_string(index) + " not set");
+  return push(it->second);
+}
+
+status pickle_machine::append(pickle_value* target, std::span<pickle_value* const> items) {
+  if (target->kind == pickle_kind::set) {
+    if (op_ != 0x90) return fail(error_code::unsafe_content, "target is a set, not a list");
+  } else if (target->kind != pickle_kind::list || op_ == 0x90) {
+    return fail(error_code::unsafe_content, "target is not a " + std::string(op_ == 0x90 ? "set" : "list"));
+  }
+  if (auto ok = check_container(target->items.size() + items.size()); !ok) return ok;
+  target->items.insert(target->items.end(), items.begin(), items.end());
+  return {};
+}
+
+status pickle_machine::set_items(pickle_value* target, std::span<pickle_value* const> items) {
+  if (target->kind != pickle_kind::dict) return fail(error_code::unsafe_content, "target is not a dict");
+  if (items.size() % 2 != 0) return fail(error_code::invalid_format, "odd number of items for key/value pairs");
+  if (auto ok = check_container(target->items.size() / 2 + items.size() / 2); !ok) return ok;
+  auto& slots = dict_slots_[target];
+  for (std::size_t i = 0; i < items.size(); i += 2) {
+    // A repeated key replaces the earlier value, as in Python (str and int keys compared).
+    std::string key;  // kind tag + text: "s" for str, "i" for int
+    if (items[i]->kind == pickle_kind::string) key.append(1, 's').append(items[i]->text);
+    if (items[i]->kind == pickle_kind::integer) key.append(1, 'i').append(std::to_string(items[i]->integer));
+    if (!key.empty()) {
+      auto [it, inserted] = slots.emplace(std::move(key), target->items.size() + 1);
+      if (!inserted) {
+        target->items[it->second] = items[i + 1];
+        continue;
+      }
+    }
+    target->items.push_back(items[i]);
+    target->items.push_back(items[i + 1]);
+  }
+  return {};
+}
+
+status pickle_machine::make_sequence(pickle_kind kind, std::vector<pickle_value*> items) {
+  if (auto ok = check_container(items.size()); !ok) return ok;
+  pickle_value* v = make(kind);
+  v->items.assign(items.begin(), items.end());
+  return push(v);
+}
+
+status pickle_machine::binpersid() {
+  auto pid = pop();
+  if (!pid) return std::move(pid).err();
+  const pickle_value& t = **pid;
+  auto is = [&](std::size_t i, pickle_kind k) { return t.items.size() > i && t.items[i]->kind == k; };
+  if (t.kind != pickle_kind::tuple || (t.items.size() != 5 && t.items.size() != 6) || !is(0, pickle_kind::string) ||
+      t.items[0]->text != "storage") {
+    return fail(error_code::unsafe_content, "persistent id is not a ('storage', class, key, location, numel) tuple");
+  }
+  if (!is(1, pickle_kind::global) ||
+      detail::allowed_global_at(static_cast<std::size_t>(t.items[1]->integer)).role != detail::global_role::storage_class) {
+    return fail(error_code::unsafe_content, "persistent id names no storage class");
+  }
+  if (!is(2, pickle_kind::string) || !is(3, pickle_kind::string) || !is(4, pickle_kind::integer) ||
+      t.items[4]->integer < 0) {
+    return fail(error_code::invalid_format, "persistent id needs a string key, a string location and a count");
+  }
+  if (t.items.size() == 6 && t.items[5]->kind != pickle_kind::none) {
+    return fail(error_code::unsupported, "storage views (legacy view_metadata) are not supported");
+  }
+  const auto& cls = detail::allowed_global_at(static_cast<std::size_t>(t.items[1]->integer));
+  const std::string& key = t.items[2]->text;
+  auto count = static_cast<std::uint64_t>(t.items[4]->integer);
+  std::size_t index = doc_.storages_.size();
+  if (auto it = storage_by_key_.find(key); it != storage_by_key_.end()) {
+    index = it->second;
+    const auto& s = doc_.storages_[index];
+    if (s.class_name != cls.name || s.element_count != count) {
+      return fail(error_code::invalid_format, "storage '" + key + "' is described twice differently");
+    }
+  } else {
+    doc_.storages_.push_back({key, std::string(cls.name), cls.type, count, cls.element_bytes, t.items[3]->text});
+    storage_by_key_.emplace(key, index);
+  }
+  pickle_value* v = make(pickle_kind::storage);
+  v->integer = static_cast<std::int64_t>(index);
+  v->text = key;
+  return push(v);
+}
+
+result<pickle_document> pickle_machine::run() && {
+  auto u8 = [&]() -> result<std::uint64_t> { auto v = take_le<std::uint8_t>(); if (!v) return std::move(v).err(); return *v; };
+  auto u32 = [&]() -> result<std::uint64_t> { auto v = take_le<std::uint32_t>(); if (!v) return std::move(v).err(); return *v; };
+  auto u64 = [&]() -> result<std::uint64_t> { auto v = take_le<std::uint64_t>(); if (!v) return std::move(v).err(); return *v; };
+#define ST_TRY(expr)                                \
+  do {                                              \
+    if (auto st_try_ = (expr); !st_try_) return std::move(st_try_).err(); \
+  } while (0)
+#define ST_TRY_ASSIGN(var, expr)                    \
+  auto var##_r = (expr);                            \
+  if (!var##_r) return std::move(var##_r).err();    \
+  auto var = std::move(var##_r).value()
+
+  while (true) {
+    if (doc_.arena_->values.size() >= limits_.max_values) {
+      return fail(error_code::limit_exceeded, "more than " + std::to_string(limits_.max_values) + " values");
+    }
+    op_offset_ = pos_;
+    if (pos_ >= bytes_.size()) {
+      op_ = '.';
+      return fail(error_code::invalid_format, "pickle ends before STOP (truncated)");
+    }
+    op_ = std::to_integer<unsigned char>(bytes_[pos_++]);
+    switch (op_) {
+      case 0x80: {  // PROTO
+        ST_TRY_ASSIGN(proto, u8());
+        if (proto > 5) return fail(error_code::invalid_format, "protocol " + std::to_string(proto) + " is unknown");
+        break;
+      }
+      case 0x95: ST_TRY(u64()); break;  // FRAME: a length hint only
+      case '.': {
+        ST_TRY_ASSIGN(root, pop());
+        doc_.root_ = root;
+        doc_.end_ = pos_;
+        return std::move(doc_);
+      }
+      case '(':
+        if (stack_.size() + marks_.size() >= limits_.max_stack) {
+          return fail(error_code::limit_exceeded, "stack deeper than " + std::to_string(limits_.max_stack));
+        }
+        marks_.push_back(stack_.size());
+        break;
+      case '0': ST_TRY(pop()); break;
+      case '1': ST_TRY(pop_mark()); break;
+      case '2': { ST_TRY_ASSIGN(v, top()); ST_TRY(push(v)); break; }
+      case 'N': ST_TRY(push(make(pickle_kind::none))); break;
+      case 0x88:
+      case 0x89: {
+        pickle_value* v = make(pickle_kind::boolean);
+        v->integer = op_ == 0x88;
+        ST_TRY(push(v));
+        break;
+      }
+      case 'J': { ST_TRY_ASSIGN(b, take(4)); ST_TRY(push_integer(b)); break; }
+      case 'K': { ST_TRY_ASSIGN(b, take(1)); ST_TRY(push_integer(b)); ST_TRY(zero_extend()); break; }
+      case 'M': { ST_TRY_ASSIGN(b, take(2)); ST_TRY(push_integer(b)); ST_TRY(zero_extend()); break; }
+      case 0x8a:
+      case 0x8b: {
+        ST_TRY_ASSIGN(n, op_ == 0x8a ? u8() : u32());
+        if (n > limits_.max_string) return fail(error_code::limit_exceeded, "integer of " + std::to_string(n) + " bytes");
+        ST_TRY_ASSIGN(b, take(n));
+        ST_TRY(push_integer(b));
+        break;
+      }
+      case 'G': {
+        ST_TRY_ASSIGN(b, take(8));
+        std::uint64_t raw = 0;
+        for (auto byte : b) raw = (raw << 8) | std::to_integer<std::uint64_t>(byte);  // big-endian
+        pickle_value* v = make(pickle_kind::floating);
+        v->floating = std::bit_cast<double>(raw);
+        ST_TRY(push(v));
+        break;
+      }
+      case 'X': { ST_TRY_ASSIGN(n, u32()); ST_TRY(push_text(pickle_kind::string, n)); break; }
+      case 0x8c: { ST_TRY_ASSIGN(n, u8()); ST_TRY(push_text(pickle_kind::string, n)); break; }
+      case 0x8d: { ST_TRY_ASSIGN(n, u64()); ST_TRY(push_text(pickle_kind::string, n)); break; }
+      case 'U': case 'C': { ST_TRY_ASSIGN(n, u8()); ST_TRY(push_text(pickle_kind::bytes, n)); break; }
+      case 'T': case 'B': { ST_TRY_ASSIGN(n, u32()); ST_TRY(push_text(pickle_kind::bytes, n)); break; }
+      case 0x8e: case 0x96: { ST_TRY_ASSIGN(n, u64()); ST_TRY(push_text(pickle_kind::bytes, n)); break; }
+      case '}': ST_TRY(push(make(pickle_kind::dict))); break;
+      case ']': ST_TRY(push(make(pickle_kind::list))); break;
+      case ')': ST_TRY(push(make(pickle_kind::tuple))); break;
+      case 0x8f: ST_TRY(push(make(pickle_kind::set))); break;
+      case 't': { ST_TRY_ASSIGN(items, pop_mark()); ST_TRY(make_sequence(pickle_kind::tuple, std::move(items))); break; }
+      case 'l': { ST_TRY_ASSIGN(items, pop_mark()); ST_TRY(make_sequence(pickle_kind::list, std::move(items))); break; }
+      case 0x91: { ST_TRY_ASSIGN(items, pop_mark()); ST_TRY(make_sequence(pickle_kind::set, std::move(items))); break; }
+      case 'd': {
+        ST_TRY_ASSIGN(items, pop_mark());
+        pickle_value* d = make(pickle_kind::dict);
+        ST_TRY(set_items(d, items));
+        ST_TRY(push(d));
+        break;
+      }
+      case 0x85: case 0x86: case 0x87: {
+        std::vector<pickle_value*> items(op_ - 0x84u);
+        for (auto it = items.rbegin(); it != items.rend(); ++it) {
+          ST_TRY_ASSIGN(v, pop());
+          *it = v;
+        }
+        ST_TRY(make_sequence(pickle_kind::tuple, std::move(items)));
+        break;
+      }
+      case 'a': {
+        ST_TRY_ASSIGN(v, pop());
+        ST_TRY_ASSIGN(target, top());
+        ST_TRY(append(target, std::span<pickle_value* const>(&v, 1)));
+        break;
+      }
+      case 'e': case 0x90: {
+        ST_TRY_ASSIGN(items, pop_mark());
+        ST_TRY_ASSIGN(target, top());
+        ST_TRY(append(target, items));
+        break;
+      }
+      case 's': {
+        ST_TRY_ASSIGN(value, pop());
+        ST_TRY_ASSIGN(key, pop());
+        ST_TRY_ASSIGN(target, top());
+        pickle_value* pair[] = {key, value};
+        ST_TRY(set_items(target, pair));
+        break;
+      }
+      case 'u': {
+        ST_TRY_ASSIGN(items, pop_mark());
+        ST_TRY_ASSIGN(target, top());
+        ST_TRY(set_items(target, items));
+        break;
+      }
+      case 'q': { ST_TRY_ASSIGN(i, u8()); ST_TRY(memo_put(i)); break; }
+      case 'r': { ST_TRY_ASSIGN(i, u32()); ST_TRY(memo_put(i)); break; }
+      case 0x94: ST_TRY(memo_put(memo_.size())); break;
+      case 'h': { ST_TRY_ASSIGN(i, u8()); ST_TRY(memo_get(i)); break; }
+      case 'j': { ST_TRY_ASSIGN(i, u32()); ST_TRY(memo_get(i)); break; }
+      case 'c': {
+        ST_TRY_ASSIGN(module, take_line());
+        ST_TRY_ASSIGN(name, take_line());
+        ST_TRY(push_global(module, name));
+        break;
+      }
+      case 0x93: {
+        ST_TRY_ASSIGN(name, pop());
+        ST_TRY_ASSIGN(module, pop());
+        if (module->kind != pickle_kind::string || name->kind != pickle_kind::string) {
+          return fail(error_code::invalid_format, "module and name must be strings");
+        }
+        ST_TRY(push_global(module->text, name->text));
+        break;
+      }
+      case 'i': {
+        ST_TRY_ASSIGN(module, take_line());
+        ST_TRY_ASSIGN(name, take_line());
+        return fail(error_code::unsafe_content, "instance creation ('" + module + "." + name + "') is not allowed");
+      }
+      case 'o': return fail(error_code::unsafe_content, "instance creation is not allowed");
+      case 0x92: return fail(error_code::unsafe_content, "instance creation with keyword arguments is not allowed");
+      case 0x82: case 0x83: case 0x84:
+        return fail(error_code::unsafe_content, "the extension registry is not allowed");
+      case 'P': return fail(error_code::unsafe_content, "text persistent ids are not allowed");
+      case 'Q': ST_TRY(binpersid()); break;
+      case 'R': {
+        ST_TRY_ASSIGN(args, pop());
+        ST_TRY_ASSIGN(callable, pop());
+        ST_TRY_ASSIGN(v, call(*callable, *args));
+        ST_TRY(push(v));
+        break;
+      }
+      case 0x81: {
+        ST_TRY_ASSIGN(args, pop());
+        ST_TRY_ASSIGN(cls, pop());
+        ST_TRY_ASSIGN(v, instantiate(*cls, *args));
+        ST_TRY(push(v));
+        break;
+      }
+      case 'b': {
+        ST_TRY_ASSIGN(state, pop());
+        ST_TRY_ASSIGN(target, top());
+        ST_TRY(build(*target, *state));
+        break;
+      }
+      default:
+        return fail(error_code::invalid_format, "unsupported or unknown opcode");
+    }
+  }
+#undef ST_TRY
+#undef ST_TRY_ASSIGN
+}
+
+status pickle_machine::zero_extend() {
+  // BININT1/BININT2 are unsigned; push_integer sign-extended them.
+  pickle_value* v = stack_.back();
+  v->integer &= op_ == 'K' ? 0xff : 0xffff;
+  return {};
+}
+
+result<pickle_document> unpickle(std::span<const std::byte> bytes, const pickle_limits& limits) {
+  return pickle_machine(bytes, limits).run();
+}
+
+}  // namespace safetensors

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal: the file mapping a checkpoint's storages are viewed in, and the zip
+// container of torch.save (>= 1.6): <dir>/data.pkl, <dir>/data/<key>, <dir>/byteorder.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "safetensors/formats/pickle.h"
+#include "safetensors/formats/pytorch.h"
+
+namespace safetensors::detail {
+
+class zip_reader;
+
+/// A read-only mapping of a whole file. Empty files map to an empty span.
+class file_mapping {
+ public:
+  [[nodiscard]] static result<std::unique_ptr<file_mapping>> open(const std::string& path);
+  ~file_mapping();
+  file_mapping(const file_mapping&) = delete;
+  file_mapping& operator=(const file_mapping&) = delete;
+  [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return {data_, size_}; }
+
+ private:
+  file_mapping() = default;
+  const std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+/// Where each storage's bytes are: a span of the mapping, or else a compressed zip member.
+struct torch_storage_source {
+  std::vector<std::span<const std::byte>> mapped;  ///< empty span: see `member`
+  std::vector<std::string> member;                 ///< zip member name of a compressed storage
+  std::shared_ptr<zip_reader> zip;                 ///< for compressed members
+};
+
+struct torch_zip_checkpoint {
+  pickle_document object;
+  bool big_endian = false;
+  torch_storage_source source;
+};
+
+[[nodiscard]] bool looks_like_zip(std::span<const std::byte> file) noexcept;
+
+/// Reads the zip container: finds the one top-level folder, unpickles data.pkl, reads
+/// byteorder, and pairs each storage with its member (whose size must match).
+[[nodiscard]] result<torch_zip_checkpoint> open_torch_zip(const file_mapping& file, const std::string& path,
+                                                          const torch_open_options& options);
+
+/// The bytes of storage `index` (`byte_size` long): a span of the mapping, or the member
+/// inflated into `buffer`.
+[[nodiscard]] result<std::span<const std::byte>> storage_bytes(const torch_storage_source& source, std::size_t index,
+                                                               std::uint64_t byte_size, std::vector<std::byte>& buffer);
+
+}  // namespace safetensors::detail

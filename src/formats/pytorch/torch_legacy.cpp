@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "formats/pytorch/torch_legacy.h"
+
+#include <array>
+#include <unordered_map>
+
+namespace safetensors::detail {
+namespace {
+
+// PROTO 2, LONG1 10 bytes: the magic number 0x1950a86a20f9469cfc6c, little-endian.
+constexpr std::array<unsigned char, 14> legacy_prefix{0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c,
+                                                      0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
+
+// Unpickles the pickle at `offset`; errors get file offsets.
+result<pickle_document> pickle_at(std::span<const std::byte> file, std::uint64_t offset, const pickle_limits& limits,
+                                  const char* what) {
+  auto doc = unpickle(file.subspan(static_cast<std::size_t>(offset)), limits);
+  if (!doc) {
+    error e = std::move(doc).err();
+    e.message = std::string(what) + " pickle (starting at file byte " + std::to_string(offset) + "): " + e.message;
+    if (e.offset) *e.offset += offset;
+    return e;
+  }
+  return doc;
+}
+
+const pickle_value* dict_get(const pickle_value& dict, std::string_view key) {
+  if (dict.kind != pickle_kind::dict) return nullptr;
+  for (std::size_t i = 0; i + 1 < dict.items.size(); i += 2) {
+    if (dict.items[i]->kind == pickle_kind::string && dict.items[i]->text == key) return dict.items[i + 1];
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool looks_like_legacy_checkpoint(std::span<const std::byte> file) noexcept {
+  if (file.size() < legacy_prefix.size()) return false;
+  for (std::size_t i = 0; i < legacy_prefix.size(); ++i) {
+    if (std::to_integer<unsigned char>(file[i]) != legacy_prefix[i]) return false;
+  }
+  return true;
+}
+
+result<legacy_checkpoint> read_legacy_checkpoint(std::span<const std::byte> file, const pickle_limits& limits) {
+  auto bad = [](std::string why, std::uint64_t at) { return make_error(error_code::invalid_format, std::move(why), at); };
+  if (!looks_like_legacy_checkpoint(file)) return bad("not a legacy torch checkpoint (magic number missing)", 0);
+  std::uint64_t pos = 0;
+  auto magic = pickle_at(file, pos, limits, "magic number");
+  if (!magic) return std::move(magic).err();
+  pos += magic->end_offset();
+  auto protocol = pickle_at(file, pos, limits, "protocol version");
+  if (!protocol) return std::move(protocol).err();
+  if (protocol->root().kind != pickle_kind::integer || protocol->root().integer != 1001) {
+    return make_error(error_code::unsupported, "legacy protocol version is not 1001", pos);
+  }
+  pos += protocol->end_offset();
+  auto sys_info = pickle_at(file, pos, limits, "sys_info");
+  if (!sys_info) return std::move(sys_info).err();
+  const pickle_value* little = dict_get(sys_info->root(), "little_endian");
+  if (little == nullptr || little->kind != pickle_kind::boolean) return bad("sys_info lacks little_endian", pos);
+  pos += sys_info->end_offset();
+
+  legacy_checkpoint out;
+  out.big_endian = little->integer == 0;
+  auto object = pickle_at(file, pos, limits, "object");
+  if (!object) return std::move(object).err();
+  pos += object->end_offset();
+  out.object = std::move(object).value();
+  auto keys = pickle_at(file, pos, limits, "storage keys");
+  if (!keys) return std::move(keys).err();
+  pos += keys->end_offset();
+  if (keys->root().kind != pickle_kind::list) return bad("storage keys are not a list", pos);
+
+  const auto storages = out.object.storages();
+  std::unordered_map<std::string, std::size_t> by_key;
+  for (std::size_t i = 0; i < storages.size(); ++i) by_key.emplace(storages[i].key, i);
+  out.storage_offsets.assign(storages.size(), 0);
+  std::vector<bool> seen(storages.size(), false);
+  for (const pickle_value* key : keys->root().items) {
+    auto it = key->kind == pickle_kind::string ? by_key.find(key->text) : by_key.end();
+    if (it == by_key.end()) return bad("storage key list names a storage the object does not use", pos);
+    const auto& s = storages[it->second];
+    if (seen[it->second]) return bad("storage '" + s.key + "' listed twice", pos);
+    seen[it->second] = true;
+    if (file.size() - pos < 8) return bad("file ends in the header of storage '" + s.key + "'", pos);
+    std::uint64_t count = 0;
+    for (int b = 0; b < 8; ++b) {
+      auto byte = std::to_integer<std::uint64_t>(file[static_cast<std::size_t>(pos) + static_cast<std::size_t>(b)]);
+      count |= out.big_endian ? byte << (8 * (7 - b)) : byte << (8 * b);
+    }
+    if (count != s.element_count) {
+      return bad("storage '" + s.key + "' has " + std::to_string(count) + " elements, the object says " +
+                     std::to_string(s.element_count),
+                 pos);
+    }
+    pos += 8;
+    std::uint64_t bytes = 0;
+    if (__builtin_mul_overflow(count, s.element_bytes, &bytes) || bytes > file.size() - pos) {
+      return bad("file ends inside storage '" + s.key + "'", pos);
+    }
+    out.storage_offsets[it->second] = pos;
+    pos += bytes;
+  }
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    if (!seen[i]) return bad("storage '" + storages[i].key + "' is used but not stored", pos);
+  }
+  return out;
+}
+
+}  // namespace safetensors::detail

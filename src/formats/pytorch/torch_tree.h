@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal: from an unpickled checkpoint object to named tensors. Selects `key`, flattens
+// nested dicts with '.', lists the rest as skipped, and checks every tensor's dtype and
+// view against its storage.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "safetensors/formats/pickle.h"
+#include "safetensors/formats/pytorch.h"
+
+namespace safetensors::detail {
+
+struct torch_tree {
+  std::vector<torch_tensor> tensors;
+  std::vector<torch_skipped> skipped;
+};
+
+/// Errors carry no path (the caller adds it).
+[[nodiscard]] result<torch_tree> flatten_checkpoint(const pickle_document& doc, const std::string& key,
+                                                    std::size_t max_nesting);
+
+}  // namespace safetensors::detail

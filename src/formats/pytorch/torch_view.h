@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal: a tensor's bytes out of its storage, contiguous and little-endian.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <span>
+
+#include "safetensors/formats/pytorch.h"
+
+namespace safetensors::detail {
+
+using byte_sink = std::function<status(std::span<const std::byte>)>;
+
+/// Gathers the view `t` of `storage` (already bounds-checked) in C order and passes it
+/// to `sink` in chunks of at most `chunk_bytes`, byteswapping each `swap_bytes`-wide unit
+/// (1: no swap). A contiguous view that needs no swap goes straight from `storage`.
+[[nodiscard]] status copy_view(std::span<const std::byte> storage, const torch_tensor& t, std::size_t swap_bytes,
+                               std::size_t chunk_bytes, const byte_sink& sink);
+
+/// The byteswap unit of `t` when its storage is big-endian (complex: each half).
+[[nodiscard]] std::size_t swap_unit(dtype t) noexcept;
+
+}  // namespace safetensors::detail

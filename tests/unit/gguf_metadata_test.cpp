@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+// GGUF metadata as __metadata__ text and back, and the GGUF writer's plan checks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "safetensors/formats/gguf_metadata.h"
+#include "safetensors/formats/gguf_writer.h"
+
+namespace {
+
+namespace gguf = safetensors::gguf;
+using safetensors::error_code;
+
+TEST(GgufMetadata, TextReadsBackAsItsType) {
+  auto u16 = gguf::from_text("UINT16", "65535");
+  ASSERT_TRUE(u16.ok());
+  EXPECT_EQ(std::get<std::uint16_t>(*u16), 65535);
+  auto f32 = gguf::from_text("FLOAT32", "-inf");
+  ASSERT_TRUE(f32.ok());
+  EXPECT_EQ(std::get<float>(*f32), -INFINITY);
+  auto strs = gguf::from_text("ARRAY[STRING]", R"(["a\n", "\u00fc"])");
+  ASSERT_TRUE(strs.ok());
+  EXPECT_EQ(std::get<gguf::array_value>(*strs).strings, (std::vector<std::string>{"a\n", "\xC3\xBC"}));
+  auto ints = gguf::from_text("ARRAY[INT16]", " [ -1, 2 ,3 ] ");
+  ASSERT_TRUE(ints.ok());
+  EXPECT_EQ(gguf::to_text(*ints), "[-1,2,3]");
+  auto floats = gguf::from_text("ARRAY[FLOAT64]", R"([0.1,"nan"])");
+  ASSERT_TRUE(floats.ok());
+  EXPECT_EQ(gguf::to_text(*floats), R"([0.1,"nan"])");
+}
+
+TEST(GgufMetadata, TextOutOfRangeOrMalformedIsAnError) {
+  EXPECT_EQ(gguf::from_text("UINT8", "256").err().code, error_code::invalid_argument);
+  EXPECT_FALSE(gguf::from_text("INT8", "-129").ok());
+  EXPECT_FALSE(gguf::from_text("BOOL", "yes").ok());
+  EXPECT_FALSE(gguf::from_text("UINT32", "12abc").ok());
+  EXPECT_FALSE(gguf::from_text("ARRAY[INT32]", "[1,,2]").ok());
+  EXPECT_FALSE(gguf::from_text("ARRAY[STRING]", "[1]").ok());
+  EXPECT_FALSE(gguf::from_text("ARRAY[ARRAY]", "[]").ok());
+  const auto unknown = gguf::from_text("UINT128", "1");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.err().message.find("UINT128"), std::string::npos);
+}
+
+TEST(GgufMetadata, PlainMetadataBecomesStringsAndTypedMetadataIsChecked) {
+  safetensors::metadata_map plain{{"b", "2"}, {"a", "x"}};
+  auto entries = gguf::from_safetensors_metadata(plain);
+  ASSERT_TRUE(entries.ok());
+  ASSERT_EQ(entries->size(), 2U);
+  EXPECT_EQ((*entries)[0].key, "a");
+  EXPECT_EQ(std::get<std::string>((*entries)[1].val), "2");
+
+  safetensors::metadata_map typed{{"n", "7"}, {"s", "x"}, {"__gguf_types__", R"([["n","UINT32"]])"}};
+  auto t = gguf::from_safetensors_metadata(typed);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(std::get<std::uint32_t>((*t)[0].val), 7U);
+  EXPECT_EQ(std::get<std::string>((*t)[1].val), "x");
+
+  safetensors::metadata_map missing{{"__gguf_types__", R"([["gone","UINT32"]])"}};
+  EXPECT_NE(gguf::from_safetensors_metadata(missing).err().message.find("'gone'"), std::string::npos);
+  safetensors::metadata_map bad_value{{"n", "-1"}, {"__gguf_types__", R"([["n","UINT32"]])"}};
+  EXPECT_NE(gguf::from_safetensors_metadata(bad_value).err().message.find("'n'"), std::string::npos);
+  safetensors::metadata_map not_json{{"__gguf_types__", "{"}};
+  EXPECT_FALSE(gguf::from_safetensors_metadata(not_json).ok());
+
+  const std::vector<gguf::metadata_entry> reserved{{"__gguf_types__", gguf::value(std::string("x"))}};
+  EXPECT_FALSE(gguf::to_safetensors_metadata(reserved).ok());
+}
+
+TEST(GgufWriter, PlanChecksNamesAndShapesAndSetsTheAlignment) {
+  auto long_name = gguf::write_plan::make({}, {{std::string(64, 'x'), gguf::ggml_type::f32, {1}}});
+  ASSERT_FALSE(long_name.ok());
+  EXPECT_EQ(long_name.err().tensor, std::string(64, 'x'));
+  EXPECT_FALSE(gguf::write_plan::make({}, {{"t", gguf::ggml_type::f32, {1, 1, 1, 1, 1}}}).ok());
+  EXPECT_FALSE(gguf::write_plan::make({}, {{"t", gguf::ggml_type::q8_0, {16}}}).ok());
+  EXPECT_FALSE(gguf::write_plan::make({}, {{"t", gguf::ggml_type::f32, {1}}, {"t", gguf::ggml_type::f32, {1}}}).ok());
+
+  std::vector<gguf::metadata_entry> meta{{"general.alignment", gguf::value(std::uint64_t{64})}};
+  auto plan = gguf::write_plan::make(meta, {{"a", gguf::ggml_type::f16, {3}}, {"b", gguf::ggml_type::q8_0, {2, 32}}});
+  ASSERT_TRUE(plan.ok()) << plan.err().message;
+  EXPECT_EQ(plan->tensors()[1].offset, 32U);  // 6 bytes padded to 32
+  EXPECT_EQ(plan->file_size(), plan->data_start() + 32 + 96);  // two Q8_0 blocks: 68 bytes, padded
+  auto back = gguf::parse_header(plan->header_bytes(), plan->file_size());
+  ASSERT_TRUE(back.ok()) << back.err().message;
+  EXPECT_EQ(std::get<std::uint32_t>(*back->find("general.alignment")), 32U);  // replaced, as UINT32
+  EXPECT_EQ(back->tensors[1].shape, (std::vector<std::uint64_t>{2, 32}));
+}
+
+}  // namespace

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+// A header_parser of one's own gives the free functions' answers, call after call, across
+// sizes and after errors (its buffers are reused, never stale).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "safetensors/header.h"
+#include "safetensors/json_text.h"
+
+namespace {
+
+std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
+
+/// `n` F32 tensors of 2 elements back to back: 8 bytes each.
+std::string tiled_header(std::size_t n) {
+  std::string json = "{";
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i > 0) json += ',';
+    json += fmt::format(R"("layer.{}.weight":{{"dtype":"F32","shape":[2],"data_offsets":[{},{}]}})", i, 8 * i,
+                        8 * i + 8);
+  }
+  return json + "}";
+}
+
+TEST(HeaderParser, GivesTheFreeFunctionsAnswersAcrossSizesAndErrors) {
+  safetensors::header_parser parser;
+  for (std::size_t n : {3UL, 20'000UL, 1UL, 5'000UL}) {
+    const std::string json = tiled_header(n);
+    const std::uint64_t file_size = 8 + json.size() + 8 * n;
+    auto mine = parser.parse(bytes_of(json), file_size);
+    auto free = safetensors::parse_header(bytes_of(json), file_size);
+    ASSERT_TRUE(mine) << mine.err().message;
+    ASSERT_TRUE(free);
+    ASSERT_EQ(mine->tensors().size(), n);
+    EXPECT_EQ(safetensors::header_to_json(*mine), safetensors::header_to_json(*free));
+    EXPECT_NE(mine->find(fmt::format("layer.{}.weight", n - 1)), nullptr);
+
+    auto bad = parser.parse(bytes_of(json), file_size + 1);  // one trailing byte
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.err().code, safetensors::error_code::metadata_incomplete_buffer);
+    auto broken = parser.parse(bytes_of(json.substr(0, json.size() / 2)), file_size);
+    ASSERT_FALSE(broken);
+    EXPECT_EQ(broken.err().code, safetensors::error_code::invalid_header_deserialization);
+  }
+}
+
+TEST(HeaderParser, ParsesWholeFilesAndMoves) {
+  const std::string json = tiled_header(2);
+  std::string file(8, '\0');
+  for (std::size_t i = 0; i < 8; ++i) file[i] = static_cast<char>((json.size() >> (8 * i)) & 0xff);
+  file += json + std::string(16, 'x');
+  safetensors::header_parser first;
+  safetensors::header_parser parser = std::move(first);
+  auto h = parser.parse_file_bytes(bytes_of(file));
+  ASSERT_TRUE(h) << h.err().message;
+  EXPECT_EQ(h->data_size(), 16U);
+  auto short_file = parser.parse_file_bytes(bytes_of(file.substr(0, 4)));
+  ASSERT_FALSE(short_file);
+  EXPECT_EQ(short_file.err().code, safetensors::error_code::header_too_small);
+}
+
+}  // namespace

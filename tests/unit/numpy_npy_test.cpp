@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+// .npy: the header literal parser, descrs, layout conversion and the writer, checked
+// against files written by NumPy itself (tests/fixtures/numpy, expected.txt).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "formats/numpy/py_literal.h"
+#include "support/numpy_fixtures.h"
+#include "safetensors/formats/npy.h"
+#include "support/paths.h"
+
+namespace {
+
+using safetensors::dtype;
+using safetensors::error_code;
+using safetensors::npy_header;
+
+std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes(std::span(s)); }
+
+std::string npy_with_header(const std::string& dict, std::size_t data_bytes = 0) {
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out.push_back(static_cast<char>(dict.size() & 0xFF));
+  out.push_back(static_cast<char>(dict.size() >> 8));
+  return out + dict + std::string(data_bytes, '\0');
+}
+
+safetensors::result<npy_header> parse_dict(const std::string& dict, const safetensors::npy_options& o = {}) {
+  return safetensors::parse_npy_header(bytes_of(npy_with_header(dict)), o);
+}
+
+TEST(NumpyNpy, EveryFixtureMatchesNumpysBytes) {
+  int checked = 0;
+  for (const auto& e : st_test::numpy_expectations()) {
+    if (e.member != "-") continue;
+    SCOPED_TRACE(e.file);
+    const auto file = st_test::read_bytes(st_test::numpy_fixture(e.file));
+    auto h = safetensors::parse_npy_header(file);
+    ASSERT_TRUE(h.ok()) << h.err().to_string();
+    EXPECT_EQ(safetensors::dtype_name(h->type), e.dtype);
+    EXPECT_EQ(h->shape, e.shape);
+    ASSERT_EQ(h->data_offset + h->data_bytes, file.size());
+    std::vector<std::byte> out(h->data_bytes);
+    ASSERT_TRUE(safetensors::npy_to_c_order(*h, std::span(file).subspan(h->data_offset), out).ok());
+    EXPECT_EQ(st_test::hex(out), e.hex);
+    ++checked;
+  }
+  EXPECT_GE(checked, 25);
+}
+
+TEST(NumpyNpy, HeaderDetailsOfNumpyAndMlxFiles) {
+  auto fortran = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture("fortran_3d_i2.npy")));
+  ASSERT_TRUE(fortran.ok());
+  EXPECT_TRUE(fortran->fortran_order);
+  EXPECT_TRUE(fortran->needs_transpose());
+  EXPECT_FALSE(fortran->is_c_order_little_endian());
+  EXPECT_EQ(fortran->data_offset % 64, 0U);
+
+  auto big = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture("big_endian_i4.npy")));
+  ASSERT_TRUE(big.ok());
+  EXPECT_TRUE(big->big_endian);
+  EXPECT_EQ(big->descr, ">i4");
+
+  // MLX: '<V2' is BF16; fortran_order True on a 1-D array needs no copy; data at byte 70.
+  auto mlx = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture("mlx_bf16.npy")));
+  ASSERT_TRUE(mlx.ok());
+  EXPECT_EQ(mlx->type, dtype::BF16);
+  EXPECT_TRUE(mlx->fortran_order);
+  EXPECT_TRUE(mlx->is_c_order_little_endian());
+  EXPECT_EQ(mlx->data_offset, 70U);
+
+  for (const char* name : {"version_2.npy", "version_3.npy"}) {
+    auto v = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture(name)));
+    ASSERT_TRUE(v.ok()) << name;
+    EXPECT_EQ(v->major_version, name[8] - '0');
+  }
+}
+
+TEST(NumpyNpy, VoidDtypeNeedsAnOverrideOfTheRightWidth) {
+  const auto file = st_test::read_bytes(st_test::numpy_fixture("void_v1.npy"));
+  auto plain = safetensors::parse_npy_header(file);
+  ASSERT_FALSE(plain.ok());
+  EXPECT_EQ(plain.err().code, error_code::unsupported);
+  EXPECT_NE(plain.err().message.find("|V1"), std::string::npos) << plain.err().message;
+
+  auto fp8 = safetensors::parse_npy_header(file, {.void_as = dtype::F8_E4M3});
+  ASSERT_TRUE(fp8.ok());
+  EXPECT_EQ(fp8->type, dtype::F8_E4M3);
+  EXPECT_EQ(fp8->data_bytes, 4U);
+
+  auto wrong = safetensors::parse_npy_header(file, {.void_as = dtype::F16});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.err().code, error_code::invalid_argument);
+  // The override also replaces the BF16 default for two-byte voids.
+  auto as_f16 = parse_dict("{'descr': '<V2', 'fortran_order': False, 'shape': (1,)}", {.void_as = dtype::F16});
+  ASSERT_TRUE(as_f16.ok());
+  EXPECT_EQ(as_f16->type, dtype::F16);
+}
+
+TEST(NumpyNpy, LiteralSyntaxAcceptedLikePython) {
+  auto py2 = parse_dict("{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (3L, 4L)}");
+  ASSERT_TRUE(py2.ok()) << py2.err().to_string();
+  EXPECT_EQ(py2->shape, (std::vector<std::uint64_t>{3, 4}));
+  auto scalar = parse_dict("{'shape': (), 'fortran_order': False, 'descr': '|u1'}\n");
+  ASSERT_TRUE(scalar.ok());
+  EXPECT_TRUE(scalar->shape.empty());
+  EXPECT_EQ(scalar->data_bytes, 1U);
+
+  auto v = safetensors::detail::parse_py_literal(" [None, 'a\\'b', (1, -2, [True]), {'k': \"\\x41\"}] ");
+  ASSERT_TRUE(v.ok()) << v.err().to_string();
+  ASSERT_EQ(v->items.size(), 4U);
+  EXPECT_EQ(v->items[1].text, "a'b");
+  EXPECT_EQ(v->items[2].items[1].integer, -2);
+  EXPECT_EQ(v->items[3].find("k")->text, "A");
+}
+
+TEST(NumpyNpy, MalformedHeadersAreClearErrors) {
+  struct bad_case {
+    std::string dict;
+    error_code code;
+    std::string says;
+  };
+  const std::vector<bad_case> cases = {
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3)}", error_code::invalid_format, "not a tuple"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'x': 1}", error_code::invalid_format, "exactly"},
+      {"{'descr': '<f4', 'descr': '<f4', 'shape': (3,)}", error_code::invalid_format, "duplicate key"},
+      {"{'descr': '<f4', 'fortran_order': 0, 'shape': (3,)}", error_code::invalid_format, "fortran_order"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (03,)}", error_code::invalid_format, "leading zero"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (1.5,)}", error_code::invalid_format, "expected ','"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3,)} x", error_code::invalid_format, "after"},
+      {"{'descr': '<f4', 'fortran_order': False, 'shape': (3,)", error_code::invalid_format, "ends early"},
+      {"{'descr': b'<f4', 'fortran_order': False, 'shape': (3,)}", error_code::invalid_format, "not a literal"},
+      {"{'descr': '<f4\\q', 'fortran_order': False, 'shape': (3,)}", error_code::invalid_format, "escape"},
+      {"{'descr': 'float32', 'fortran_order': False, 'shape': (3,)}", error_code::invalid_format, "bad descr"},
+      {"{'descr': '<M8[s]', 'fortran_order': False, 'shape': (3,)}", error_code::unsupported, "datetime"},
+      {"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (3,)}", error_code::unsupported, "structured"},
+      {"{'descr': '|O', 'fortran_order': False, 'shape': (3,)}", error_code::unsupported, "object"},
+      {"{1: 2}", error_code::invalid_format, "keys must be strings"},
+      {"[" + std::string(100, '(') + std::string(100, ')') + "]", error_code::invalid_format, "nesting"},
+  };
+  for (const auto& c : cases) {
+    auto h = parse_dict(c.dict);
+    ASSERT_FALSE(h.ok()) << c.dict;
+    EXPECT_EQ(h.err().code, c.code) << c.dict << ": " << h.err().message;
+    EXPECT_NE(h.err().message.find(c.says), std::string::npos) << c.dict << ": " << h.err().message;
+    ASSERT_TRUE(h.err().offset.has_value()) << c.dict;
+  }
+}
+
+TEST(NumpyNpy, MalformedFixturesAreClearErrors) {
+  const std::vector<std::pair<std::string, error_code>> cases = {
+      {"bad_truncated_header.npy", error_code::invalid_format}, {"bad_magic.npy", error_code::invalid_format},
+      {"bad_version.npy", error_code::unsupported},            {"bad_literal.npy", error_code::invalid_format},
+      {"bad_eval.npy", error_code::invalid_format},            {"bad_keys.npy", error_code::invalid_format},
+      {"bad_overflow_shape.npy", error_code::validation_overflow},
+      {"bad_huge_int.npy", error_code::invalid_format},        {"bad_negative_dim.npy", error_code::invalid_format},
+      {"bad_complex128.npy", error_code::unsupported},         {"bad_unicode.npy", error_code::unsupported},
+      {"bad_deep.npy", error_code::invalid_format},
+  };
+  for (const auto& [name, code] : cases) {
+    auto h = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture(name)));
+    ASSERT_FALSE(h.ok()) << name;
+    EXPECT_EQ(h.err().code, code) << name << ": " << h.err().message;
+  }
+  // A terabyte shape parses (the header is valid) but claims far more data than the file holds.
+  auto tb = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture("bad_terabyte_shape.npy")));
+  ASSERT_TRUE(tb.ok());
+  EXPECT_EQ(tb->data_bytes, 4ULL << 40);
+}
+
+TEST(NumpyNpy, HeaderLengthLimit) {
+  std::string huge = npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)}" + std::string(2000, ' '));
+  safetensors::npy_options small_limit;
+  small_limit.max_header_bytes = 1000;
+  auto h = safetensors::parse_npy_header(bytes_of(huge), small_limit);
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.err().code, error_code::limit_exceeded);
+  auto size = safetensors::npy_preamble_size(bytes_of(huge.substr(0, 12)));
+  ASSERT_TRUE(size.ok());
+  EXPECT_EQ(*size, huge.size());
+}
+
+TEST(NumpyNpy, EncodedHeadersAreAlignedAndParseBack) {
+  for (const dtype t : safetensors::all_dtypes()) {
+    const std::vector<std::uint64_t> shape{2, 3};
+    auto pre = safetensors::npy_encode_header(t, shape);
+    if (!safetensors::npy_descr(t)) {
+      ASSERT_FALSE(pre.ok());
+      EXPECT_EQ(pre.err().code, error_code::unsupported);
+      continue;
+    }
+    ASSERT_TRUE(pre.ok()) << safetensors::dtype_name(t);
+    EXPECT_EQ(pre->size() % 64, 0U);
+    EXPECT_EQ(pre->back(), '\n');
+    auto back = safetensors::parse_npy_header(bytes_of(*pre));
+    ASSERT_TRUE(back.ok()) << back.err().to_string();
+    EXPECT_EQ(back->type, t);
+    EXPECT_EQ(back->shape, shape);
+    EXPECT_EQ(back->data_offset, pre->size());
+  }
+  // A header past 65535 bytes needs version 2.0.
+  const std::vector<std::uint64_t> many(30000, 1);
+  auto v2 = safetensors::npy_encode_header(dtype::F32, many);
+  ASSERT_TRUE(v2.ok());
+  EXPECT_EQ((*v2)[6], '\x02');
+  EXPECT_EQ(v2->size() % 64, 0U);
+  auto back = safetensors::parse_npy_header(bytes_of(*v2));
+  ASSERT_TRUE(back.ok()) << back.err().to_string();
+  EXPECT_EQ(back->shape.size(), many.size());
+}
+
+TEST(NumpyNpy, WriteNpyGivesNumpysBytes) {
+  const auto dir = st_test::scratch_dir();
+  int compared = 0;
+  for (const auto& e : st_test::numpy_expectations()) {
+    if (e.file.rfind("dtype_", 0) != 0) continue;
+    SCOPED_TRACE(e.file);
+    std::vector<std::byte> data(e.hex.size() / 2);
+    for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::byte(std::stoul(e.hex.substr(2 * i, 2), nullptr, 16));
+    const auto path = dir / e.file;
+    ASSERT_TRUE(safetensors::write_npy(path.string(), *safetensors::parse_dtype(e.dtype), e.shape, data).ok());
+    EXPECT_EQ(st_test::read_bytes(path), st_test::read_bytes(st_test::numpy_fixture(e.file)));
+    ++compared;
+  }
+  EXPECT_EQ(compared, 13);
+
+  const std::vector<std::uint64_t> shape{2, 2};
+  const std::vector<std::byte> six(6);
+  auto short_data = safetensors::write_npy((dir / "b.npy").string(), dtype::I16, shape, six);
+  ASSERT_FALSE(short_data.ok());
+  EXPECT_EQ(short_data.err().code, error_code::invalid_argument);
+  EXPECT_FALSE(std::filesystem::exists(dir / "b.npy"));
+}
+
+}  // namespace

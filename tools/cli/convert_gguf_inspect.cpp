@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+// `inspect FILE.gguf [--json]`: version, alignment, metadata (long arrays and strings
+// abbreviated) and the tensor table with ggml types, row-major shapes and offsets.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "command.h"
+#include "foreign_formats.h"
+#include "progress.h"
+#include "report.h"
+#include "safetensors/formats/gguf.h"
+#include "safetensors/formats/gguf_metadata.h"
+#include "safetensors/json_text.h"
+
+namespace st_cli {
+namespace {
+
+namespace gguf = safetensors::gguf;
+
+constexpr std::size_t shown_elements = 8;  // array elements printed before "..."
+constexpr std::size_t shown_chars = 120;   // string bytes printed before "..."
+
+/// The first `shown_elements` elements of an array (the whole array when shorter).
+gguf::array_value head_of(const gguf::array_value& a) {
+  gguf::array_value head;
+  head.element_type = a.element_type;
+  if (a.element_type == gguf::value_type::string) {
+    head.strings.assign(a.strings.begin(), a.strings.begin() + static_cast<std::ptrdiff_t>(std::min(a.strings.size(), shown_elements)));
+  } else {
+    const std::size_t bytes = std::min(a.packed.size(), shown_elements * gguf::value_type_size(a.element_type));
+    head.packed.assign(a.packed.begin(), a.packed.begin() + static_cast<std::ptrdiff_t>(bytes));
+  }
+  return head;
+}
+
+std::string abbreviated_text(const gguf::value& v) {
+  if (const auto* a = std::get_if<gguf::array_value>(&v)) {
+    std::string text = gguf::to_text(gguf::value(std::in_place_index<9>, head_of(*a)));
+    if (a->size() > shown_elements) text.insert(text.size() - 1, fmt::format(", ... ({} more)", a->size() - shown_elements));
+    return text;
+  }
+  std::string text = gguf::to_text(v);
+  if (text.size() > shown_chars) text = text.substr(0, shown_chars) + fmt::format("... ({} bytes)", text.size());
+  return text;
+}
+
+/// A JSON value: numbers and booleans bare (non-finite floats quoted), strings quoted,
+/// arrays abbreviated to their first elements.
+std::string json_value(const gguf::value& v) {
+  if (const auto* a = std::get_if<gguf::array_value>(&v)) {
+    return gguf::to_text(gguf::value(std::in_place_index<9>, head_of(*a)));
+  }
+  if (std::holds_alternative<std::string>(v)) return safetensors::json_quote(gguf::to_text(v));
+  const std::string text = gguf::to_text(v);
+  const bool non_finite = text == "nan" || text == "-nan" || text == "inf" || text == "-inf";
+  return non_finite ? safetensors::json_quote(text) : text;
+}
+
+std::string shape_text(const gguf::tensor_info& t) { return fmt::format("[{}]", fmt::join(t.shape, ", ")); }
+
+void print_text(const std::string& path, const gguf::header& h) {
+  std::map<std::string, std::pair<std::size_t, std::uint64_t>> per_type;
+  std::uint64_t params = 0;
+  for (const auto& t : h.tensors) {
+    auto& [count, bytes] = per_type[std::string(gguf::traits(t.type).name)];
+    ++count;
+    bytes += t.byte_size;
+    params += t.element_count;
+  }
+  fmt::print("file:        {}\n", path);
+  fmt::print("format:      GGUF v{}, alignment {}, data starts at byte {}\n", h.version, h.alignment, h.data_start);
+  fmt::print("tensors:     {}\n", h.tensors.size());
+  fmt::print("parameters:  {}\n", params);
+  for (const auto& [name, d] : per_type) fmt::print("  {:<12} {:>6} tensors {:>12}\n", name, d.first, human_bytes(d.second));
+  fmt::print("metadata:    {} keys\n", h.metadata.size());
+  for (const auto& e : h.metadata) fmt::print("  {} ({}): {}\n", e.key, gguf::type_tag(e.val), abbreviated_text(e.val));
+  if (h.tensors.empty()) return;
+  std::size_t width = 4;
+  for (const auto& t : h.tensors) width = std::max(width, t.name.size());
+  fmt::print("\n{:<{}}  {:<8}  {:<22}  {:>12}  {}\n", "name", width, "type", "shape", "bytes", "offset");
+  for (const auto& t : h.tensors) {
+    fmt::print("{:<{}}  {:<8}  {:<22}  {:>12}  {}\n", t.name, width, gguf::traits(t.type).name, shape_text(t),
+               t.byte_size, h.data_start + t.offset);
+  }
+}
+
+void print_json(const gguf::header& h) {
+  std::string out = fmt::format(R"({{"format":"gguf","version":{},"alignment":{},"data_start":{},"metadata":{{)",
+                                h.version, h.alignment, h.data_start);
+  bool first = true;
+  for (const auto& e : h.metadata) {
+    if (!first) out += ',';
+    first = false;
+    out += fmt::format(R"({}:{{"type":{},"value":{})", safetensors::json_quote(e.key),
+                       safetensors::json_quote(gguf::type_tag(e.val)), json_value(e.val));
+    if (const auto* a = std::get_if<gguf::array_value>(&e.val)) {
+      out += fmt::format(R"(,"count":{},"truncated":{})", a->size(), a->size() > shown_elements);
+    }
+    out += '}';
+  }
+  out += R"(},"tensors":[)";
+  first = true;
+  for (const auto& t : h.tensors) {
+    if (!first) out += ',';
+    first = false;
+    out += fmt::format(R"({{"name":{},"type":{},"shape":[{}],"offset":{},"bytes":{}}})", safetensors::json_quote(t.name),
+                       safetensors::json_quote(gguf::traits(t.type).name), fmt::join(t.shape, ","),
+                       h.data_start + t.offset, t.byte_size);
+  }
+  out += "]}";
+  fmt::print("{}\n", out);
+}
+
+}  // namespace
+
+int inspect_gguf(const std::string& path, bool json) {
+  auto in = gguf::reader::open(path);
+  if (!in) return fail_with(in.err(), path);
+  if (json) {
+    print_json(in->info());
+  } else {
+    print_text(path, in->info());
+  }
+  return exit_ok;
+}
+
+}  // namespace st_cli

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: Apache-2.0
+// `convert IN.safetensors OUT.gguf [--rename-long hash]`: unquantized tensors (F32, F16,
+// BF16, F64, I8..I64) in the input's order with general.alignment 32; __metadata__ comes
+// back typed when it records GGUF types (gguf_metadata.h), else as STRING values.
+#include <fmt/format.h>
+
+#include <set>
+#include <vector>
+
+#include "command.h"
+#include "foreign_formats.h"
+#include "input.h"
+#include "progress.h"
+#include "report.h"
+#include "safetensors/formats/gguf_metadata.h"
+#include "safetensors/formats/gguf_writer.h"
+#include "safetensors/sha256.h"
+
+namespace st_cli {
+namespace {
+
+namespace gguf = safetensors::gguf;
+using safetensors::error_code;
+using safetensors::make_error;
+
+constexpr std::size_t gguf_max_name = 63;
+constexpr std::size_t hash_chars = 8;
+
+/// A name of at most 63 bytes: the longest prefix that ends on a UTF-8 character boundary
+/// and fits with "~" and 8 hex digits of the full name's SHA-256.
+safetensors::result<std::string> hashed_name(std::string_view name) {
+  auto hasher = safetensors::sha256_hasher::create();
+  if (!hasher) return std::move(hasher).err();
+  hasher->update(std::as_bytes(std::span(name)));
+  const std::string hex = safetensors::to_hex(hasher->finish()).substr(0, hash_chars);
+  std::size_t keep = gguf_max_name - 1 - hash_chars;
+  while (keep > 0 && (static_cast<unsigned char>(name[keep]) & 0xC0U) == 0x80U) --keep;  // not mid-character
+  return std::string(name.substr(0, keep)) + "~" + hex;
+}
+
+struct renames {
+  std::vector<std::string> from;
+  std::vector<std::string> to;
+};
+
+/// GGUF names for every tensor; over-long ones are an error unless `rename_long` is "hash".
+safetensors::result<std::vector<std::string>> gguf_names(const safetensors::header& h, const std::string& rename_long,
+                                                         renames& renamed) {
+  std::vector<std::string> names;
+  std::set<std::string, std::less<>> taken;
+  for (const auto& t : h.tensors()) taken.emplace(t.name);
+  for (const auto& t : h.tensors()) {
+    if (t.name.size() <= gguf_max_name) {
+      names.emplace_back(t.name);
+      continue;
+    }
+    if (rename_long != "hash") {
+      return make_error(error_code::invalid_argument,
+                        fmt::format("tensor name is {} bytes, GGUF allows {} (--rename-long hash shortens it)",
+                                    t.name.size(), gguf_max_name),
+                        std::nullopt, std::string(t.name));
+    }
+    auto short_name = hashed_name(t.name);
+    if (!short_name) return std::move(short_name).err();
+    if (!taken.insert(*short_name).second) {
+      return make_error(error_code::invalid_argument, "shortened name '" + *short_name + "' is already taken",
+                        std::nullopt, std::string(t.name));
+    }
+    renamed.from.emplace_back(t.name);
+    renamed.to.push_back(*short_name);
+    names.push_back(std::move(short_name).value());
+  }
+  return names;
+}
+
+gguf::metadata_entry string_array(std::string key, std::vector<std::string> items) {
+  gguf::array_value a;
+  a.element_type = gguf::value_type::string;
+  a.strings = std::move(items);
+  return {std::move(key), gguf::value(std::in_place_index<9>, std::move(a))};
+}
+
+safetensors::result<gguf::write_plan> plan_output(const safetensors::header& h, const convert_args& args) {
+  renames renamed;
+  auto names = gguf_names(h, args.rename_long, renamed);
+  if (!names) return std::move(names).err();
+  std::vector<gguf::tensor_spec> specs;
+  std::size_t i = 0;
+  for (const auto& t : h.tensors()) {
+    const auto type = gguf::ggml_type_for(t.type);
+    if (!type) {
+      return make_error(error_code::unsupported,
+                        fmt::format("dtype {} has no GGUF equivalent (GGUF takes F32, F16, BF16, F64, I8, I16, I32, I64)",
+                                    safetensors::dtype_name(t.type)),
+                        std::nullopt, std::string(t.name));
+    }
+    specs.push_back({(*names)[i++], *type, std::vector<std::uint64_t>(t.shape.begin(), t.shape.end())});
+  }
+  std::vector<gguf::metadata_entry> metadata;
+  if (h.metadata()) {
+    auto typed = gguf::from_safetensors_metadata(*h.metadata());
+    if (!typed) return std::move(typed).err();
+    metadata = std::move(typed).value();
+  }
+  if (!renamed.from.empty()) {
+    metadata.push_back(string_array("safetensors.renamed.from", std::move(renamed.from)));
+    metadata.push_back(string_array("safetensors.renamed.to", std::move(renamed.to)));
+  }
+  return gguf::write_plan::make(std::move(metadata), std::move(specs), 32);
+}
+
+}  // namespace
+
+int convert_safetensors_to_gguf(const convert_args& args) {
+  auto in = open_input(args.in);
+  if (!in) return fail_with(in.err(), args.in);
+  const safetensors::header& h = in->meta();
+  auto plan = plan_output(h, args);
+  if (!plan) return fail_with(plan.err(), args.in);
+  auto out = gguf::stream_writer::create(args.out, std::move(plan).value());
+  if (!out) return fail_with(out.err(), args.out);
+  progress bar("convert", total_tensor_bytes(*in), !args.quiet);
+  std::vector<std::byte> buffer;
+  std::size_t index = 0;
+  for (const auto& t : h.tensors()) {
+    const auto s = for_each_chunk(*in, t, buffer, [&](std::span<const std::byte> chunk) {
+      bar.advance(chunk.size());
+      return out->append(index, chunk);
+    });
+    if (!s) return fail_with(s.err(), args.in);
+    ++index;
+  }
+  if (auto s = out->commit(); !s) return fail_with(s.err(), args.out);
+  bar.finish();
+  if (!args.quiet) fmt::print("{}: {} tensors, {} metadata keys\n", args.out, h.tensors().size(),
+                              h.metadata() ? h.metadata()->size() : 0);
+  return exit_ok;
+}
+
+}  // namespace st_cli
