@@ -119,9 +119,13 @@ class checkpoint {
   std::vector<std::string> warnings_;
 };
 
+/// Reports hashing progress: `done` of `size` bytes of shard file `path` hashed so far.
+using hash_progress = std::function<void(const std::string& path, std::uint64_t done, std::uint64_t size)>;
+
 struct verify_options {
   checkpoint_options open;
-  bool checksums = false;  ///< also compute SHA-256 of every shard file
+  bool checksums = false;   ///< also compute SHA-256 of every shard file
+  hash_progress on_hashed;  ///< called after each piece hashed (a few MiB), when set
 };
 
 struct shard_report {

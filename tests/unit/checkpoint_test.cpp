@@ -124,7 +124,9 @@ TEST(Checkpoint, WritesShardsAndOpensThemAsOneNamespace) {
     EXPECT_EQ(c->find("nope"), nullptr);
     EXPECT_EQ(c->read_into("nope", got).err().code, error_code::tensor_not_found);
   }
-  auto report = safetensors::verify_checkpoint(dir.string(), {{}, true});
+  safetensors::verify_options with_checksums;
+  with_checksums.checksums = true;
+  auto report = safetensors::verify_checkpoint(dir.string(), with_checksums);
   ASSERT_TRUE(report.ok());
   EXPECT_TRUE(report->ok());
   EXPECT_EQ(report->tensors, 5U);

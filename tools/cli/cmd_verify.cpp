@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // `safetensors verify DIR|INDEX|FILE [--checksums] [--policy P]`: the index against its
 // shards and every shard against the format rules; exit 0 consistent, 1 problems, 2 I/O.
+#include <optional>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "command.h"
 #include "count_text.h"
 #include "input_diagnosis.h"
+#include "progress.h"
 #include "report.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/json_text.h"
@@ -30,6 +34,7 @@ struct verify_args {
   std::string policy = "reference";
   bool checksums = false;
   bool json = false;
+  bool quiet = false;
 };
 
 /// {"kind":"...", "file", "code", "message", "offset", "tensor"}
@@ -77,7 +82,22 @@ int run_verify(const verify_args& args) {
   options.checksums = args.checksums;
   options.open.shard.backend = safetensors::io_backend::pread;  // headers only; never SIGBUS
   options.open.shard.parse.policy = *safetensors::parse_policy(args.policy);
+  std::optional<progress> bar;  // one per shard being hashed
+  std::string hashing;
+  std::uint64_t hashed = 0;
+  if (!args.quiet) {
+    options.on_hashed = [&](const std::string& path, std::uint64_t done, std::uint64_t size) {
+      if (path != hashing) {
+        bar.reset();
+        hashing = path;
+        hashed = 0;
+        bar.emplace(fmt::format("sha256 {}", path.substr(path.find_last_of('/') + 1)), size, true);
+      }
+      bar->advance(done - std::exchange(hashed, done));
+    };
+  }
   auto report = safetensors::verify_checkpoint(args.path, options);
+  bar.reset();
   if (args.json) return print_json(args, report);
   if (!report) {
     print_error(report.err());
@@ -110,6 +130,7 @@ const command_registrar registrar{
       auto args = std::make_shared<verify_args>();
       app.add_option("path", args->path, "Checkpoint directory, index or single file")->required();
       app.add_flag("--checksums", args->checksums, "Also print the SHA-256 of every shard");
+      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
       app.add_option("--policy", args->policy, "reference (default), strict or lenient")
           ->check(CLI::IsMember({"reference", "strict", "lenient"}));
       app.add_flag("--json", args->json, "Print one JSON object: verdict, shards, problems");

@@ -10,6 +10,7 @@
 
 #include "command.h"
 #include "report.h"
+#include "safetensors/cleanup.h"
 
 namespace st_cli {
 
@@ -47,6 +48,8 @@ std::string usage_message(const CLI::ParseError& e, std::string_view sub) {
 
 int main(int argc, char** argv) {
   using namespace st_cli;
+  // Ctrl-C or a kill during a write removes the hidden temporaries (no half-written outputs).
+  safetensors::remove_temporaries_on_signals();
   try {
     CLI::App app{"Inspect, validate and write SafeTensors files.", "safetensors"};
     app.require_subcommand(1);
