@@ -24,21 +24,15 @@ void print_checkpoint_warnings(const safetensors::checkpoint& c) {
 safetensors::result<std::vector<shard_tensor>> select_checkpoint_tensors(const safetensors::checkpoint& c,
                                                                          const std::vector<std::string>& only,
                                                                          const std::vector<std::string>& exclude) {
-  for (const auto& pattern : only) {
-    const auto tensors = c.tensors();
-    if (std::none_of(tensors.begin(), tensors.end(), [&](const auto& t) { return name_matches(pattern, t.name); })) {
-      safetensors::error e = safetensors::make_error(safetensors::error_code::tensor_not_found,
-                                                     fmt::format("no tensor matches '{}'", pattern));
-      e.path = c.sharded() ? c.index_path() : c.shards().front().file.path();
-      return e;
-    }
-  }
+  std::vector<std::string_view> names;
+  for (const auto& t : c.tensors()) names.push_back(t.name);
+  const std::string path = c.sharded() ? c.index_path() : c.shards().front().file.path();
+  if (auto s = require_matches(names, only, exclude, path); !s) return std::move(s).err();
   std::vector<shard_tensor> out;
   for (const auto& shard : c.shards()) {
     for (const auto& t : shard.file.tensors()) {
-      const auto match = [&](const std::string& p) { return name_matches(p, t.name); };
-      if (!only.empty() && std::none_of(only.begin(), only.end(), match)) continue;
-      if (std::any_of(exclude.begin(), exclude.end(), match)) continue;
+      if (!only.empty() && !any_matches(only, t.name)) continue;
+      if (any_matches(exclude, t.name)) continue;
       out.push_back({&shard.file, &t});
     }
   }

@@ -8,22 +8,27 @@
 #include "safetensors/glob.h"
 
 namespace st_cli {
-namespace {
 
 bool any_matches(const std::vector<std::string>& patterns, std::string_view name) {
   return std::any_of(patterns.begin(), patterns.end(),
                      [&](const std::string& p) { return safetensors::name_matches(p, name); });
 }
 
-}  // namespace
-
 safetensors::status require_matches(std::span<const safetensors::tensor_info> tensors,
                                     const std::vector<std::string>& only, const std::vector<std::string>& exclude,
                                     const std::string& path) {
+  std::vector<std::string_view> names;
+  names.reserve(tensors.size());
+  for (const auto& t : tensors) names.push_back(t.name);
+  return require_matches(names, only, exclude, path);
+}
+
+safetensors::status require_matches(std::span<const std::string_view> names, const std::vector<std::string>& only,
+                                    const std::vector<std::string>& exclude, const std::string& path) {
   for (const auto* patterns : {&only, &exclude}) {
     for (const auto& pattern : *patterns) {
-      if (std::any_of(tensors.begin(), tensors.end(),
-                      [&](const auto& t) { return safetensors::name_matches(pattern, t.name); })) {
+      if (std::any_of(names.begin(), names.end(),
+                      [&](std::string_view name) { return safetensors::name_matches(pattern, name); })) {
         continue;
       }
       safetensors::error e = safetensors::make_error(

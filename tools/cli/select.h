@@ -11,8 +11,15 @@
 
 namespace st_cli {
 
+/// Whether `name` matches one of `patterns` (safetensors::name_matches).
+[[nodiscard]] bool any_matches(const std::vector<std::string>& patterns, std::string_view name);
+
 /// TensorNotFound ("no tensor matches 'X'") for the first of `only` / `exclude`
-/// that matches none of `tensors`, so a typo never silently selects nothing (or all).
+/// that matches none of `names`, so a typo never silently selects nothing (or all).
+[[nodiscard]] safetensors::status require_matches(std::span<const std::string_view> names,
+                                                  const std::vector<std::string>& only,
+                                                  const std::vector<std::string>& exclude, const std::string& path);
+/// The same over a file's tensors.
 [[nodiscard]] safetensors::status require_matches(std::span<const safetensors::tensor_info> tensors,
                                                   const std::vector<std::string>& only,
                                                   const std::vector<std::string>& exclude, const std::string& path);
