@@ -114,8 +114,7 @@ class member_inflater {
     stream_.next_out = reinterpret_cast<Bytef*>(out.data());
     stream_.avail_out = static_cast<uInt>(out.size());
     while (stream_.avail_out > 0 && !ended_) {
-      if (stream_.avail_in == 0) {
-        if (left_ == 0) break;
+      if (stream_.avail_in == 0 && left_ > 0) {
         const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(input_.size(), left_));
         if (auto s = sys::pread_exact(fd_, input_.data(), n, next_, path_); !s) return s.err();
         next_ += n;
@@ -126,6 +125,8 @@ class member_inflater {
       const int rc = inflate(&stream_, Z_NO_FLUSH);
       if (rc == Z_STREAM_END) {
         ended_ = true;
+      } else if (rc == Z_BUF_ERROR && left_ == 0) {
+        break;  // all input used and nothing more to produce: the stream is cut short
       } else if (rc != Z_OK) {
         return make_error(error_code::invalid_format,
                           fmt::format("corrupt deflate data ({})",
