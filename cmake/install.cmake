@@ -21,5 +21,22 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/safetensors-config.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/safetensors-config-version.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/safetensors)
 
+# safetensors.pc finds its prefix from its own folder (${pcfiledir}), so the installed tree can
+# move. A static library's dependencies go in Requires/Libs, not the .private fields: plain
+# `pkg-config --libs` must be enough to link.
+set(SAFETENSORS_PC_DIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+if(IS_ABSOLUTE "${SAFETENSORS_PC_DIR}")
+  message(FATAL_ERROR "safetensors.pc needs a relative CMAKE_INSTALL_LIBDIR, not ${CMAKE_INSTALL_LIBDIR}")
+endif()
+file(RELATIVE_PATH SAFETENSORS_PC_TO_PREFIX "/prefix/${SAFETENSORS_PC_DIR}" "/prefix")
+string(REGEX REPLACE "/$" "" SAFETENSORS_PC_TO_PREFIX "${SAFETENSORS_PC_TO_PREFIX}")
+get_target_property(safetensors_type safetensors TYPE)
+if(safetensors_type STREQUAL "STATIC_LIBRARY")
+  set(SAFETENSORS_PC_REQUIRES "Requires")
+  set(SAFETENSORS_PC_THREADS "-pthread")
+else()
+  set(SAFETENSORS_PC_REQUIRES "Requires.private")
+  set(SAFETENSORS_PC_THREADS "")
+endif()
 configure_file(cmake/safetensors.pc.in ${CMAKE_CURRENT_BINARY_DIR}/safetensors.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/safetensors.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "platform/sys.h"
+#include "platform/temp_registry.h"
 
 namespace safetensors {
 namespace {
@@ -37,13 +38,16 @@ result<atomic_file> atomic_file::create(const std::string& target, std::uint64_t
     return sys::io_error("cannot write to a directory path", EISDIR, target);
   }
   atomic_file f;
-  f.target_ = target;
-  const std::string dir = directory_of(target);
+  f.target_ = sys::write_target(target);
+  const std::string dir = directory_of(f.target_);
+  const std::optional<mode_t> kept_mode = sys::permissions_of(f.target_);
   for (int attempt = 0;; ++attempt) {
-    f.temp_ = fmt::format("{}/.{}.tmp-{}-{}", dir, base_name(target), ::getpid(), temp_counter.fetch_add(1));
-    auto fd = sys::open_file(f.temp_, O_RDWR | O_CREAT | O_EXCL, 0666);
+    f.temp_ = fmt::format("{}/.{}.tmp-{}-{}", dir, base_name(f.target_), ::getpid(), temp_counter.fetch_add(1));
+    const detail::signals_held held;  // created and registered as one step for a signal handler
+    auto fd = sys::open_file(f.temp_, O_RDWR | O_CREAT | O_EXCL, kept_mode ? 0600 : 0666);
     if (fd) {
       f.fd_ = *fd;
+      f.registry_slot_ = detail::register_temporary(f.temp_);
       break;
     }
     if (fd.err().os_errno != EEXIST || attempt > 100) {
@@ -54,6 +58,9 @@ result<atomic_file> atomic_file::create(const std::string& target, std::uint64_t
       return e;
     }
   }
+  if (kept_mode) {
+    if (auto s = sys::set_permissions(f.fd_, *kept_mode, target); !s) return std::move(s).err();
+  }
   f.size_ = size;
   return f;
 }
@@ -62,7 +69,8 @@ atomic_file::atomic_file(atomic_file&& other) noexcept
     : target_(std::move(other.target_)),
       temp_(std::move(other.temp_)),
       fd_(std::exchange(other.fd_, -1)),
-      size_(other.size_) {
+      size_(other.size_),
+      registry_slot_(std::exchange(other.registry_slot_, -1)) {
   other.temp_.clear();
 }
 
@@ -72,6 +80,7 @@ atomic_file& atomic_file::operator=(atomic_file&& other) noexcept {
     target_ = std::move(other.target_);
     temp_ = std::exchange(other.temp_, {});
     fd_ = std::exchange(other.fd_, -1);
+    registry_slot_ = std::exchange(other.registry_slot_, -1);
     size_ = other.size_;
   }
   return *this;
@@ -84,6 +93,7 @@ void atomic_file::abort() noexcept {
   fd_ = -1;
   if (!temp_.empty()) (void)sys::current().unlink(temp_.c_str());
   temp_.clear();
+  detail::unregister_temporary(std::exchange(registry_slot_, -1));
 }
 
 status atomic_file::write_at(std::uint64_t offset, std::span<const std::byte> bytes) {
@@ -132,6 +142,7 @@ status atomic_file::publish() {
     return e;
   }
   temp_.clear();
+  detail::unregister_temporary(std::exchange(registry_slot_, -1));
   // Make the rename itself durable; failure here cannot undo it, so it is not reported.
   if (auto dir = sys::open_file(directory_of(target_), O_RDONLY | O_DIRECTORY)) {
     (void)sys::current().fsync(*dir);

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Internal: a file that appears at its path complete or not at all. Data goes into a
 // temporary file in the target's directory; commit() fsyncs it, renames it over the
-// target and fsyncs the directory. Destroying it uncommitted removes the temporary.
+// target and fsyncs the directory. Destroying it uncommitted removes the temporary, and
+// so does a signal (the temporary is registered for safetensors/cleanup.h).
+// A target that is a symlink is written through (the link stays a link); a replaced file
+// keeps its permission bits; a new file gets 0666 less the umask, as `cp` gives.
 #pragma once
 
 #include <cstdint>
@@ -15,7 +18,8 @@ namespace safetensors {
 class atomic_file {
  public:
   /// Creates the temporary file; sync() gives it its final size of `size` bytes (0: the size
-  /// of what was written, for writers that cannot know it up front).
+  /// of what was written, for writers that cannot know it up front). `target()` is then the
+  /// path that will be replaced (a symlink's final target).
   [[nodiscard]] static result<atomic_file> create(const std::string& target, std::uint64_t size);
 
   atomic_file(atomic_file&& other) noexcept;
@@ -43,6 +47,7 @@ class atomic_file {
   std::string temp_;
   int fd_ = -1;
   std::uint64_t size_ = 0;
+  int registry_slot_ = -1;
 };
 
 }  // namespace safetensors

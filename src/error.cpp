@@ -39,11 +39,13 @@ std::string error::to_string() const {
   std::string out;
   if (!path.empty()) out = fmt::format("{}: ", path);
   out += message;
-  if (offset || tensor) {
+  // Said once: a message that already quotes the tensor ("tensor 'w' not found") does not repeat it.
+  const bool show_tensor = tensor && message.find(fmt::format("'{}'", *tensor)) == std::string::npos;
+  if (offset || show_tensor) {
     out += " (";
     if (offset) out += fmt::format("at byte {}", *offset);
-    if (offset && tensor) out += ", ";
-    if (tensor) out += fmt::format("tensor '{}'", *tensor);
+    if (offset && show_tensor) out += ", ";
+    if (show_tensor) out += fmt::format("tensor '{}'", *tensor);
     out += ")";
   }
   return out;

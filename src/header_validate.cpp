@@ -178,12 +178,12 @@ result<header> header_builder::finish(std::uint64_t header_length, std::uint64_t
       h.warnings_.push_back({fmt::format("{} trailing bytes after the last tensor", file_size - covered_end),
                              covered_end});
     } else {
+      // Tensors ending past the end of the file is what a cut-short download looks like.
       return make_error(error_code::metadata_incomplete_buffer,
-                        wrapped || covered_end > file_size
-                            ? fmt::format("incomplete metadata, file not fully covered: tensors end at byte {} "
-                                          "but the file has {} bytes",
-                                          wrapped ? std::string("past 2^64") : std::to_string(covered_end),
-                                          file_size)
+                        wrapped ? std::string("incomplete metadata: tensors end past 2^64")
+                        : covered_end > file_size
+                            ? fmt::format("file is truncated: tensors end at byte {} but the file has {} bytes",
+                                          covered_end, file_size)
                             : fmt::format("incomplete metadata, file not fully covered: {} bytes after the "
                                           "last tensor",
                                           file_size - covered_end),

@@ -70,7 +70,8 @@ enum class checkpoint_problem : std::uint8_t {
 ///
 /// Opening checks everything that makes the namespace well defined and fails with the
 /// first problem (ShardMismatch, UnsafePath, InvalidIndex, DuplicateKey, or the shard's
-/// own error). `verify_checkpoint` reports every problem instead.
+/// own error); a wrong metadata.total_size is only a warning (see warnings()).
+/// `verify_checkpoint` reports every problem, total_size included, as an error.
 class checkpoint {
  public:
   /// `path` is a `.safetensors` file, an index `.json`, or a directory holding exactly
@@ -98,6 +99,9 @@ class checkpoint {
   [[nodiscard]] std::optional<std::uint64_t> total_size() const noexcept { return total_size_; }
   /// Sum of all tensors' byte sizes.
   [[nodiscard]] std::uint64_t data_size() const noexcept { return data_size_; }
+  /// Problems opening tolerates (a metadata.total_size that differs from the tensors' sum),
+  /// one line each with the index path; `verify_checkpoint` reports them as errors.
+  [[nodiscard]] std::span<const std::string> warnings() const noexcept { return warnings_; }
 
   /// Copies a tensor's bytes (see file::read_into). Errors: TensorNotFound, IoError.
   [[nodiscard]] status read_into(std::string_view name, std::span<std::byte> destination) const;
@@ -112,11 +116,16 @@ class checkpoint {
   metadata_map index_metadata_;
   std::optional<std::uint64_t> total_size_;
   std::uint64_t data_size_ = 0;
+  std::vector<std::string> warnings_;
 };
+
+/// Reports hashing progress: `done` of `size` bytes of shard file `path` hashed so far.
+using hash_progress = std::function<void(const std::string& path, std::uint64_t done, std::uint64_t size)>;
 
 struct verify_options {
   checkpoint_options open;
-  bool checksums = false;  ///< also compute SHA-256 of every shard file
+  bool checksums = false;   ///< also compute SHA-256 of every shard file
+  hash_progress on_hashed;  ///< called after each piece hashed (a few MiB), when set
 };
 
 struct shard_report {

@@ -12,4 +12,8 @@ namespace safetensors {
 /// `[!a-z]` one byte of a set, `\x` a literal x. Runs in O(|pattern| x |text|) time.
 [[nodiscard]] bool glob_match(std::string_view pattern, std::string_view text) noexcept;
 
+/// How every command and library function selects tensors by pattern: `pattern` is the
+/// exact `name`, or matches it as a glob (so a name containing `[` still selects itself).
+[[nodiscard]] bool name_matches(std::string_view pattern, std::string_view name) noexcept;
+
 }  // namespace safetensors

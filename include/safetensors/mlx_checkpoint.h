@@ -103,12 +103,10 @@ struct checkpoint_info {
 /// InvalidArgument for a shard that is not resident.
 [[nodiscard]] result<quantized_ref> layer_ref(const checkpoint& c, const quantized_layer& layer);
 
-/// Glob match with `*` (any run, `.` included) and `?` (one character).
-[[nodiscard]] bool glob_match(std::string_view pattern, std::string_view text) noexcept;
-
 /// Which tensors `quantize` would quantize, like mlx-lm's default predicate: float
 /// (F32/F16/BF16) `*.weight` tensors of rank >= 2 whose last axis divides by the group
-/// size, matching one of `only` (all when empty) and none of `exclude`.
+/// size, matching one of `only` (all when empty) and none of `exclude` (patterns as in glob.h's
+/// name_matches, the rule of every command).
 struct selection_rules {
   std::vector<std::string> only;
   std::vector<std::string> exclude;

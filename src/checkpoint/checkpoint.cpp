@@ -48,8 +48,13 @@ struct checkpoint_builder {
     std::vector<const file*> files;
     for (const auto& s : c.shards_) files.push_back(&s.file);
     std::optional<error> first;
-    detail::cross_check(*index, names, files, target.directory, [&](checkpoint_problem, error e) {
+    detail::cross_check(*index, names, files, target.directory, [&](checkpoint_problem kind, error e) {
       if (e.path.empty()) e.path = target.index_path;
+      // A stale total_size does not make the namespace ambiguous: readers go on, verify fails.
+      if (kind == checkpoint_problem::total_size_mismatch) {
+        c.warnings_.push_back(e.to_string());
+        return true;
+      }
       first = std::move(e);
       return false;
     });

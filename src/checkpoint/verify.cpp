@@ -14,7 +14,7 @@ namespace safetensors {
 namespace {
 
 /// SHA-256 of a whole file, read in 4 MiB pieces through the sys seam.
-result<std::string> sha256_file(const std::string& path) {
+result<std::string> sha256_file(const std::string& path, const hash_progress& on_hashed) {
   auto fd = sys::open_file(path, O_RDONLY);
   if (!fd) return std::move(fd).err();
   sys::unique_fd guard(*fd);
@@ -28,6 +28,7 @@ result<std::string> sha256_file(const std::string& path) {
     if (auto s = sys::pread_exact(*fd, buffer.data(), n, at, path); !s) return std::move(s).err();
     hasher->update(std::span<const std::byte>(buffer.data(), n));
     at += n;
+    if (on_hashed) on_hashed(path, at, *size);
   }
   return to_hex(hasher->finish());
 }
@@ -45,7 +46,7 @@ void add_shard(verify_report& report, std::string name, const std::string& path,
     report.issues.push_back({checkpoint_problem::shard_invalid, f.err()});
   }
   if (options.checksums && f) {
-    auto digest = sha256_file(path);
+    auto digest = sha256_file(path, options.on_hashed);
     if (digest) {
       r.sha256 = std::move(digest).value();
     } else {

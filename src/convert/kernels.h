@@ -21,8 +21,9 @@ void f32_to_f16(const float* src, std::byte* dst, std::size_t n) noexcept;
 void bf16_to_f64(const std::byte* src, double* dst, std::size_t n) noexcept;
 void f16_to_f64(const std::byte* src, double* dst, std::size_t n) noexcept;
 
-// The paths behind the run-time dispatch, so tests can compare them (x86_kernels.cpp;
-// elsewhere the x86 names fall back to the portable code).
+// The paths behind the run-time dispatch, so tests can compare them (x86/x86_kernels.cpp;
+// elsewhere, and in SAFETENSORS_PORTABLE builds, portable/scalar_kernels.cpp, where the
+// probes say no and the x86 names run the scalar loops).
 void f16_to_f32_portable(const std::byte* src, float* dst, std::size_t n) noexcept;
 void f32_to_f16_portable(const float* src, std::byte* dst, std::size_t n) noexcept;
 bool has_f16c() noexcept;

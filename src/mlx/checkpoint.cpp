@@ -8,6 +8,7 @@
 
 #include "safetensors/checkpoint.h"
 #include "safetensors/file.h"
+#include "safetensors/glob.h"
 #include "safetensors/mlx_checkpoint.h"
 
 namespace safetensors::mlx {
@@ -267,29 +268,6 @@ result<quantized_ref> layer_ref(const checkpoint& c, const quantized_layer& laye
   });
 }
 
-bool glob_match(std::string_view pattern, std::string_view text) noexcept {
-  std::size_t p = 0;
-  std::size_t t = 0;
-  std::size_t star = std::string_view::npos;
-  std::size_t resume = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      ++p;
-      ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      resume = t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++resume;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
-
 bool selected_for_quantization(const tensor_info& t, const quant_params& p, const selection_rules& rules) {
   if (!t.name.ends_with(weight_suffix)) return false;
   if (t.type != dtype::F32 && t.type != dtype::F16 && t.type != dtype::BF16) return false;
@@ -297,7 +275,7 @@ bool selected_for_quantization(const tensor_info& t, const quant_params& p, cons
     return false;
   }
   auto any = [&](const std::vector<std::string>& globs) {
-    return std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return glob_match(g, t.name); });
+    return std::any_of(globs.begin(), globs.end(), [&](const std::string& g) { return name_matches(g, t.name); });
   };
   if (!rules.only.empty() && !any(rules.only)) return false;
   return !any(rules.exclude);

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -69,6 +70,15 @@ class unique_fd {
  private:
   int fd_;
 };
+
+/// Where writing `path` should land: the file a symlink finally leads to when `path` is
+/// one (so replacing it keeps the link), else `path` itself.
+[[nodiscard]] std::string write_target(const std::string& path);
+/// Permission bits (with setuid/setgid/sticky) of the regular file at `path`; nullopt
+/// when there is none.
+[[nodiscard]] std::optional<mode_t> permissions_of(const std::string& path);
+/// fchmod(2): gives a replacement the permissions of the file it replaces.
+[[nodiscard]] status set_permissions(int fd, mode_t mode, const std::string& path);
 
 /// Reads a whole small file (a JSON index or config). A file over `max_bytes` is
 /// LimitExceeded ("<what> has N bytes, the limit is M") before anything is allocated.

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -48,6 +49,29 @@ result<int> open_file(const std::string& path, int flags, mode_t mode) {
 
 void close_quietly(int fd) noexcept {
   if (fd >= 0) (void)current().close(fd);
+}
+
+std::string write_target(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
+  char* resolved = ::realpath(path.c_str(), nullptr);
+  if (resolved == nullptr) return path;  // a dangling link is replaced like a file
+  std::string target(resolved);
+  std::free(resolved);
+  return target;
+}
+
+std::optional<mode_t> permissions_of(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
+  return st.st_mode & 07777;
+}
+
+status set_permissions(int fd, mode_t mode, const std::string& path) {
+  while (::fchmod(fd, mode) != 0) {
+    if (errno != EINTR) return io_error("cannot set the permissions of the temporary file", errno, path);
+  }
+  return {};
 }
 
 result<std::string> read_small_file(const std::string& path, std::uint64_t max_bytes, std::string_view what) {

@@ -68,4 +68,8 @@ bool glob_match(std::string_view pattern, std::string_view text) noexcept {
   return p == pattern.size();
 }
 
+bool name_matches(std::string_view pattern, std::string_view name) noexcept {
+  return pattern == name || glob_match(pattern, name);
+}
+
 }  // namespace safetensors

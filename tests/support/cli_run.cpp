@@ -28,6 +28,16 @@ std::string drain(int fd) {
   return out;
 }
 
+/// The CLI's argv: the binary, then `args`; `storage` owns the strings.
+std::vector<char*> cli_argv(const std::vector<std::string>& args, std::vector<std::string>& storage) {
+  storage = {cli_path()};
+  storage.insert(storage.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : storage) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  return argv;
+}
+
 }  // namespace
 
 cli_result run_cli(const std::vector<std::string>& args) {
@@ -37,11 +47,8 @@ cli_result run_cli(const std::vector<std::string>& args) {
   const std::string tag = std::to_string(::getpid());
   const std::string out_path = (dir / ("st-cli-out-" + tag)).string();
   const std::string err_path = (dir / ("st-cli-err-" + tag)).string();
-  std::vector<std::string> argv_storage{cli_path()};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : argv_storage) argv.push_back(a.data());
-  argv.push_back(nullptr);
+  std::vector<std::string> storage;
+  std::vector<char*> argv = cli_argv(args, storage);
 
   const pid_t pid = ::fork();
   if (pid == 0) {
@@ -73,6 +80,21 @@ cli_result run_cli(const std::vector<std::string>& args) {
     ::unlink(path->c_str());
   }
   return r;
+}
+
+int start_cli(const std::vector<std::string>& args) {
+  std::vector<std::string> storage;
+  std::vector<char*> argv = cli_argv(args, storage);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_RDWR);
+    if (null < 0) ::_exit(127);
+    for (int fd : {0, 1, 2}) ::dup2(null, fd);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  if (pid < 0) ADD_FAILURE() << "cannot start " << cli_path();
+  return pid;
 }
 
 void make_f32_file(const std::filesystem::path& path, const std::vector<f32_tensor>& tensors,

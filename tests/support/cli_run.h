@@ -22,6 +22,10 @@ struct cli_result {
 /// Runs the CLI with `args` (each passed as one argv entry, no shell), stdin from /dev/null.
 cli_result run_cli(const std::vector<std::string>& args);
 
+/// Starts the CLI with `args` without waiting for it (stdin, stdout and stderr on
+/// /dev/null); returns its pid, or -1 (with a test failure) when it cannot start.
+int start_cli(const std::vector<std::string>& args);
+
 /// A float32 tensor for make_file.
 struct f32_tensor {
   std::string name;

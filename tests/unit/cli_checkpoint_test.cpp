@@ -102,10 +102,11 @@ TEST(CliShard, ProblemsGiveExitCodes) {
   EXPECT_EQ(verify.status, 1) << verify.out;
   EXPECT_NE(verify.out.find("total_size mismatch: ShardMismatch"), std::string::npos) << verify.out;
   EXPECT_EQ(st_test::run_command(cli() + " validate " + q(dir / "out")).status, 1);
-  EXPECT_EQ(st_test::run_command(cli() + " merge " + q(dir / "out") + " " + q(dir / "m.safetensors") + " 2>&1")
-                .status,
-            1);
-  EXPECT_FALSE(fs::exists(dir / "m.safetensors"));
+  // Merging recomputes sizes: a stale total_size is a warning there, not a failure.
+  auto merge = st_test::run_command(cli() + " merge " + q(dir / "out") + " " + q(dir / "m.safetensors") + " 2>&1");
+  EXPECT_EQ(merge.status, 0) << merge.out;
+  EXPECT_NE(merge.out.find("safetensors: warning: "), std::string::npos) << merge.out;
+  EXPECT_EQ(st_test::read_bytes(dir / "m.safetensors"), st_test::read_bytes(in));
   fs::remove(dir / "out" / "model-00002-of-00005.safetensors");
   EXPECT_EQ(st_test::run_command(cli() + " verify " + q(dir / "out")).status, 2);
 }

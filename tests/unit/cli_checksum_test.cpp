@@ -34,7 +34,7 @@ TEST(CliChecksum, PerTensorDigestsInFileOrder) {
   ASSERT_TRUE(f.ok());
   std::string expected = sha256_of(st_test::read_bytes(path)) + "  " + path + "\n";
   for (const auto& t : f->tensors()) {
-    expected += sha256_of(f->view(t).data) + "  " + path + ":" + std::string(t.name) + "\n";
+    expected += "tensor " + sha256_of(f->view(t).data) + "  " + std::string(t.name) + "\n";
   }
   EXPECT_EQ(r.out, expected);
 }
@@ -67,9 +67,89 @@ TEST(CliChecksum, ErrorsStillHashTheOtherFiles) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find(good), std::string::npos);
   EXPECT_EQ(r.err.rfind("safetensors: error: " + missing + ": ", 0), 0U) << r.err;
-  auto bad = st_test::run_cli(
-      {"checksum", (st_test::conformance_dir() / "format" / "048-hole-between-tensors.safetensors").string()});
+  EXPECT_EQ(r.err.find(missing, missing.size()), std::string::npos) << "path said twice: " << r.err;
+}
+
+TEST(CliChecksum, AnyReadableFileIsHashedOnlyPerTensorNeedsAValidOne) {
+  const std::string bad = (st_test::conformance_dir() / "format" / "048-hole-between-tensors.safetensors").string();
+  auto reference = st_test::run_command("sha256sum " + st_test::shell_quote(bad));
+  auto whole = st_test::run_cli({"checksum", bad});
+  EXPECT_EQ(whole.status, 0) << whole.err;
+  EXPECT_EQ(whole.out, reference.out);
+  // --per-tensor cannot split an invalid file, but still prints the whole-file digest.
+  auto per = st_test::run_cli({"checksum", "--per-tensor", bad});
+  EXPECT_EQ(per.status, 1);
+  EXPECT_EQ(per.out, reference.out);
+  EXPECT_NE(per.err.find("safetensors: error: "), std::string::npos);
+  // A partial download: the first 100 bytes of a valid file.
+  const auto dir = st_test::scratch_dir();
+  auto bytes = st_test::read_bytes(st_test::conformance_dir() / "format" / "002-weights-bf16.safetensors");
+  bytes.resize(100);
+  st_test::write_bytes(dir / "part.safetensors", bytes);
+  auto part = st_test::run_cli({"checksum", (dir / "part.safetensors").string()});
+  EXPECT_EQ(part.status, 0) << part.err;
+  EXPECT_EQ(part.out.substr(0, 64), sha256_of(bytes));
+}
+
+TEST(CliChecksum, DashReadsStandardInput) {
+  const std::string path = (st_test::conformance_dir() / "format" / "002-weights-bf16.safetensors").string();
+  const std::string cli = st_test::shell_quote(st_test::cli_path());
+  auto piped = st_test::run_command("cat " + st_test::shell_quote(path) + " | " + cli + " checksum -");
+  ASSERT_EQ(piped.status, 0);
+  EXPECT_EQ(piped.out, sha256_of(st_test::read_bytes(path)) + "  -\n");
+  auto per = st_test::run_command(cli + " checksum --per-tensor - < /dev/null 2>&1");
+  EXPECT_EQ(per.status, 2);
+  EXPECT_NE(per.out.find("standard input cannot be read by offset"), std::string::npos) << per.out;
+}
+
+TEST(CliChecksum, CheckVerifiesFilesAndTensorsAndReadsSha256sumLists) {
+  const auto dir = st_test::scratch_dir();
+  const auto model = dir / "m.safetensors";
+  st_test::make_f32_file(model, {{"a", {4}, {1, 2, 3, 4}}, {"b", {2}, {5, 6}}});
+  const std::string cli = st_test::shell_quote(st_test::cli_path());
+  const std::string in_dir = "cd " + st_test::shell_quote(dir.string()) + " && ";
+  ASSERT_EQ(st_test::run_command(in_dir + cli + " checksum --per-tensor m.safetensors > list").status, 0);
+  auto ok = st_test::run_command(in_dir + cli + " checksum --check list");
+  EXPECT_EQ(ok.status, 0) << ok.out;
+  EXPECT_EQ(ok.out, "m.safetensors: OK\nm.safetensors: tensor 'a': OK\nm.safetensors: tensor 'b': OK\n");
+  // sha256sum -c reads our file lines and skips the tensor lines instead of failing on them.
+  auto coreutils = st_test::run_command(in_dir + "sha256sum -c list 2>/dev/null");
+  EXPECT_EQ(coreutils.status, 0) << coreutils.out;
+  EXPECT_EQ(coreutils.out, "m.safetensors: OK\n");
+  // A changed value in tensor b: the file and b fail, a still matches.
+  auto bytes = st_test::read_bytes(model);
+  bytes.back() ^= std::byte{1};
+  st_test::write_bytes(model, bytes);
+  auto bad = st_test::run_command(in_dir + cli + " checksum --check list 2>&1");
   EXPECT_EQ(bad.status, 1);
+  EXPECT_NE(bad.out.find("m.safetensors: FAILED\n"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("tensor 'a': OK"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("tensor 'b': FAILED"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("2 of 3 computed checksums did NOT match"), std::string::npos) << bad.out;
+  // A list written by sha256sum.
+  ASSERT_EQ(st_test::run_command(in_dir + "sha256sum m.safetensors > list2").status, 0);
+  auto theirs = st_test::run_command(in_dir + cli + " checksum -c list2");
+  EXPECT_EQ(theirs.status, 0);
+  EXPECT_EQ(theirs.out, "m.safetensors: OK\n");
+  // A missing file is an I/O problem (exit 2).
+  std::filesystem::remove(model);
+  EXPECT_EQ(st_test::run_command(in_dir + cli + " checksum -c list2 2>/dev/null").status, 2);
+}
+
+TEST(CliChecksum, CheckpointDirectoryHashesEveryShard) {
+  const auto dir = st_test::scratch_dir();
+  st_test::make_f32_file(dir / "in.safetensors", {{"a", {64}, std::vector<float>(64, 1.0F)},
+                                                  {"b", {64}, std::vector<float>(64, 2.0F)}});
+  ASSERT_EQ(st_test::run_cli({"shard", (dir / "in.safetensors").string(), (dir / "out").string(),
+                              "--max-shard-size", "300"})
+                .status,
+            0);
+  auto r = st_test::run_cli({"checksum", (dir / "out").string()});
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* shard : {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}) {
+    const auto path = (dir / "out" / shard).string();
+    EXPECT_NE(r.out.find(sha256_of(st_test::read_bytes(path)) + "  " + path + "\n"), std::string::npos) << r.out;
+  }
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ TEST(CliDiff, IdenticalFilesAreEqual) {
   st_test::make_f32_file(p.b, {{"w", {3}, {1, std::nanf(""), 3}}}, safetensors::metadata_map{{"k", "v"}});
   auto r = st_test::run_cli({"diff", p.a.string(), p.b.string()});
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, "equal: 1 tensors, metadata identical\n");
+  EXPECT_EQ(r.out, "equal: 1 tensor, metadata identical\n");
 }
 
 TEST(CliDiff, ReportsEveryKindOfDifference) {
@@ -51,7 +51,8 @@ TEST(CliDiff, ReportsEveryKindOfDifference) {
             "only in B: new\n"
             "shape differs: shape: [2, 1] vs [1, 2]\n"
             "values differ: vals: 2 of 4 values, max abs error 2, max rel error 1 (first at index 1: 2 vs 2.5)\n"
-            "different: 2 of 3 common tensors differ, 1 only in A, 1 only in B, 3 metadata keys differ\n");
+            "different: 2 tensors of 3 in common differ, 1 only in A, 1 only in B, 3 metadata keys differ; values "
+            "differ in 1 of 2 tensors compared\n");
 }
 
 TEST(CliDiff, TolerancesFollowAllclose) {
@@ -101,8 +102,41 @@ TEST(CliDiff, DifferentDtypesCompareValuesToo) {
   auto r = st_test::run_cli({"diff", p.a.string(), p.b.string()});
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out,
-            "dtype differs: w: F32 vs BF16\n"
-            "different: 1 of 1 common tensors differ, 0 only in A, 0 only in B, 0 metadata keys differ\n");
+            "dtype differs: w: F32 vs BF16, values match\n"
+            "different: 1 tensor of 1 in common differs, 0 only in A, 0 only in B, 0 metadata keys differ; values "
+            "match (1 tensor compared)\n");
+}
+
+TEST(CliDiff, IgnoreDtypeComparesValuesAcrossACast) {
+  pair_of_files p;
+  st_test::make_f32_file(p.a, {{"w", {3}, {1.0F, 2.0F, 0.1F}}, {"b", {1}, {7.0F}}});
+  // The same tensor cast to BF16: 0.1 becomes 0.10009765625, within rtol 1e-2.
+  std::vector<std::uint16_t> bf16{0x3F80, 0x4000, 0x3DCD};
+  std::vector<float> b{7.0F};
+  std::vector<safetensors::tensor_data> data{
+      {"w", safetensors::dtype::BF16, {3}, std::as_bytes(std::span<const std::uint16_t>(bf16))},
+      {"b", safetensors::dtype::F32, {1}, std::as_bytes(std::span<const float>(b))}};
+  ASSERT_TRUE(safetensors::write_file(p.b.string(), data).ok());
+  auto exact = st_test::run_cli({"diff", "--ignore-dtype", p.a.string(), p.b.string()});
+  EXPECT_EQ(exact.status, 1);
+  EXPECT_NE(exact.out.find("dtype ignored: w: F32 vs BF16, values differ\n"), std::string::npos) << exact.out;
+  EXPECT_NE(exact.out.find("values differ in 1 of 2 tensors compared"), std::string::npos) << exact.out;
+  auto close = st_test::run_cli({"diff", "--ignore-dtype", "--rtol", "1e-2", p.a.string(), p.b.string()});
+  EXPECT_EQ(close.status, 0) << close.out;
+  EXPECT_EQ(close.out,
+            "dtype ignored: w: F32 vs BF16, values match\n"
+            "equal: 2 tensors, metadata identical (1 dtype change ignored, values match)\n");
+  // Without --ignore-dtype the dtype alone still makes them different, and the values verdict is given.
+  auto strict = st_test::run_cli({"diff", "--rtol", "1e-2", p.a.string(), p.b.string()});
+  EXPECT_EQ(strict.status, 1);
+  EXPECT_NE(strict.out.find("dtype differs: w: F32 vs BF16, values match\n"), std::string::npos) << strict.out;
+  auto json = st_test::run_cli({"diff", "--json", "--ignore-dtype", "--rtol", "1e-2", p.a.string(), p.b.string()});
+  EXPECT_EQ(json.status, 0);
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  ASSERT_EQ(parser.parse(json.out).get(doc), simdjson::SUCCESS) << json.out;
+  EXPECT_TRUE(doc["equal"].get_bool().value());
+  for (auto t : doc["tensors"].get_array()) EXPECT_TRUE(t["values_equal"].get_bool().value());
 }
 
 TEST(CliDiff, UnreadableInputExits2) {

@@ -26,17 +26,17 @@ TEST(CliInspect, SummaryShowsTotalsAlignmentAndTable) {
                 "header:      216 bytes, data starts at byte 224 (aligned to 32)\n"
                 "tensors:     3\n"
                 "parameters:  8\n"
-                "  F16               1 tensors              2 params           4 B\n"
-                "  BF16              1 tensors              4 params           8 B\n"
-                "  F32               1 tensors              2 params           8 B\n"
+                "  F16               1 tensor               2 params           4 B\n"
+                "  BF16              1 tensor               4 params           8 B\n"
+                "  F32               1 tensor               2 params           8 B\n"
                 "alignment:   every tensor aligned to its element size (all data at least 8-byte aligned)\n"
                 "metadata:\n"
                 "  format: pt\n"
                 "\n"
-                "name    dtype        shape                        bytes   align  data_offsets\n"
-                "scale   F32          [2]                              8     32   [0, 8]\n"
-                "weight  BF16         [2, 2]                           8      8   [8, 16]\n"
-                "bias    F16          [2]                              4     16   [16, 20]\n");
+                "name    dtype        shape                          bytes   align  data_offsets\n"
+                "scale   F32          [2]                                8     32   [0, 8]\n"
+                "weight  BF16         [2, 2]                             8      8   [8, 16]\n"
+                "bias    F16          [2]                                4     16   [16, 20]\n");
 }
 
 TEST(CliInspect, FlagsMisalignedTensors) {
@@ -149,7 +149,7 @@ TEST(CliInspect, MissingFileAndUsageErrorsExit2) {
   EXPECT_NE(missing.err.find("No such file or directory"), std::string::npos) << missing.err;
   auto usage = run_cli({"inspect"});
   EXPECT_EQ(usage.status, 2);
-  EXPECT_EQ(usage.err, "safetensors: error: file is required (see 'safetensors --help')\n");
+  EXPECT_EQ(usage.err, "safetensors: error: file is required (see 'safetensors inspect --help')\n");
   EXPECT_EQ(run_cli({"inspect", "--no-such-flag", "x"}).status, 2);
   EXPECT_EQ(run_cli({}).status, 2);
   EXPECT_EQ(run_cli({"no-such-command"}).status, 2);

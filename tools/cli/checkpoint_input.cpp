@@ -6,11 +6,15 @@
 
 namespace st_cli {
 
-void append_tensors(const safetensors::checkpoint& c, std::vector<safetensors::tensor_data>& out) {
+safetensors::result<safetensors::checkpoint> open_streamed(const std::string& path) {
+  safetensors::checkpoint_options options;
+  options.shard.backend = safetensors::io_backend::pread;
+  return safetensors::checkpoint::open(path, options);
+}
+
+void append_tensors(const safetensors::checkpoint& c, std::vector<output_tensor>& out) {
   for (const auto& shard : c.shards()) {
-    for (const auto& t : shard.file.tensors()) {
-      out.push_back({std::string(t.name), t.type, {t.shape.begin(), t.shape.end()}, shard.file.view(t).data});
-    }
+    for (const auto& t : shard.file.tensors()) out.push_back({&shard.file, &t, std::string(t.name), t.type});
   }
 }
 

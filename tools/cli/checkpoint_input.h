@@ -9,12 +9,16 @@
 
 #include "safetensors/checkpoint.h"
 #include "safetensors/writer.h"
+#include "rewrite.h"
 
 namespace st_cli {
 
-/// Every tensor of `c` as writer input, viewing the mapped bytes (mmap backend required),
-/// in shard order then file order.
-void append_tensors(const safetensors::checkpoint& c, std::vector<safetensors::tensor_data>& out);
+/// Opens a checkpoint with the pread backend: nothing mapped, so memory stays bounded
+/// whatever its size.
+[[nodiscard]] safetensors::result<safetensors::checkpoint> open_streamed(const std::string& path);
+
+/// Every tensor of `c`, unchanged, in shard order then file order.
+void append_tensors(const safetensors::checkpoint& c, std::vector<output_tensor>& out);
 
 /// The `__metadata__` all shards of all checkpoints share: kept when identical; otherwise
 /// the keys whose values agree, with a warning on stderr naming the dropped ones.

@@ -5,7 +5,11 @@
 #include <fmt/format.h>
 
 #include "checkpoint_input.h"
+#include "checkpoint_tensors.h"
 #include "command.h"
+#include "count_text.h"
+#include "input_diagnosis.h"
+#include "mlx_summary.h"
 #include "report.h"
 #include "safetensors/json_text.h"
 
@@ -18,9 +22,7 @@ bool is_checkpoint_path(const std::string& path) {
 }
 
 int inspect_checkpoint(const std::string& path, bool json) {
-  safetensors::checkpoint_options options;
-  options.shard.backend = safetensors::io_backend::pread;  // headers are all inspect needs
-  auto c = safetensors::checkpoint::open(path, options);
+  auto c = open_checkpoint_input(path);  // headers are all inspect needs
   if (!c) {
     print_error(c.err());
     return exit_code_for(c.err());
@@ -28,7 +30,9 @@ int inspect_checkpoint(const std::string& path, bool json) {
   if (json) {
     std::vector<std::string> metadata;
     for (const auto& [k, v] : c->index_metadata()) {
-      metadata.push_back(fmt::format("{}:{}", safetensors::json_quote(k), safetensors::json_quote(v)));
+      // total_size is a number in the index and stays one; other values are kept as text.
+      const bool number = k == "total_size" && c->total_size();
+      metadata.push_back(fmt::format("{}:{}", safetensors::json_quote(k), number ? v : safetensors::json_quote(v)));
     }
     std::vector<std::string> shards;
     for (const auto& s : c->shards()) {
@@ -41,33 +45,37 @@ int inspect_checkpoint(const std::string& path, bool json) {
                fmt::join(shards, ","));
     return exit_ok;
   }
+  param_overrides overrides;
+  for (const auto& s : c->shards()) overrides.merge(logical_param_overrides(s.file.path(), s.file.meta()));
   std::uint64_t params = 0;
-  for (const auto& t : c->tensors()) params += t.info->element_count();
+  for (const auto& t : c->tensors()) params += param_count(overrides, *t.info);
   fmt::print("checkpoint:  {}\n", c->directory());
   fmt::print("index:       {}\n", c->sharded() ? c->index_path() : "none (single file)");
-  fmt::print("shards:      {}\n", c->shards().size());
-  fmt::print("tensors:     {}\n", c->tensors().size());
-  fmt::print("parameters:  {}\n", params);
-  fmt::print("data:        {} bytes", c->data_size());
-  if (c->total_size()) fmt::print(" (index total_size {})", *c->total_size());
+  fmt::print("shards:      {}\n", with_commas(c->shards().size()));
+  fmt::print("tensors:     {}\n", with_commas(c->tensors().size()));
+  fmt::print("parameters:  {}\n", with_commas(params));
+  fmt::print("data:        {}", count_of(c->data_size(), "byte"));
+  if (c->total_size()) fmt::print(" (index total_size {})", with_commas(*c->total_size()));
   fmt::print("\n");
   for (const auto& [k, v] : c->index_metadata()) fmt::print("  {}: {}\n", k, v);
-  fmt::print("\n{:<40}  {:>8}  {:>14}  {}\n", "shard", "tensors", "bytes", "__metadata__");
+  fmt::print("\n{:<40}  {:>8}  {:>18}  {}\n", "shard", "tensors", "bytes", "__metadata__");
   for (const auto& s : c->shards()) {
     std::vector<std::string> meta;
     if (s.file.meta().metadata()) {
       for (const auto& [k, v] : *s.file.meta().metadata()) meta.push_back(fmt::format("{}={}", k, v));
     }
-    fmt::print("{:<40}  {:>8}  {:>14}  {}\n", s.name, s.file.tensors().size(), s.file.file_size(),
+    fmt::print("{:<40}  {:>8}  {:>18}  {}\n", s.name, with_commas(s.file.tensors().size()),
+               with_commas(s.file.file_size()),
                fmt::join(meta, " "));
   }
   std::size_t width = 4;
   for (const auto& t : c->tensors()) width = std::max(width, t.name.size());
   width = std::min<std::size_t>(width, 80);
-  fmt::print("\n{:<{}}  {:<11}  {:<20}  {:>12}  {}\n", "name", width, "dtype", "shape", "bytes", "shard");
+  fmt::print("\n{:<{}}  {:<11}  {:<20}  {:>14}  {}\n", "name", width, "dtype", "shape", "bytes", "shard");
   for (const auto& t : c->tensors()) {
-    fmt::print("{:<{}}  {:<11}  {:<20}  {:>12}  {}\n", t.name, width, safetensors::dtype_name(t.info->type),
-               fmt::format("[{}]", fmt::join(t.info->shape, ", ")), t.info->byte_size(), c->shards()[t.shard].name);
+    fmt::print("{:<{}}  {:<11}  {:<20}  {:>14}  {}\n", t.name, width, safetensors::dtype_name(t.info->type),
+               fmt::format("[{}]", fmt::join(t.info->shape, ", ")), with_commas(t.info->byte_size()),
+               c->shards()[t.shard].name);
   }
   return exit_ok;
 }
@@ -84,27 +92,33 @@ int validate_checkpoint(const std::string& path, safetensors::validation_policy 
     first = &report->issues.front().error;
   }
   if (json) {
+    // Every problem the text output lists, under "problems"; the first also as code/message.
+    std::vector<std::string> problems;
+    if (!report) problems.push_back(problem_json(*first, path));
+    if (report) {
+      for (const auto& issue : report->issues) problems.push_back(problem_json(issue.error, path));
+    }
     if (first == nullptr) {
-      fmt::print(R"({{"file":{},"ok":true,"code":null,"message":null,"offset":null,"tensor":null,"warnings":[]}})"
+      fmt::print(R"({{"file":{},"ok":true,"code":null,"message":null,"offset":null,"tensor":null,"warnings":[],)"
+                 R"("problems":[]}})"
                  "\n",
                  safetensors::json_quote(path));
     } else {
-      fmt::print(R"({{"file":{},"ok":false,"code":"{}","message":{},"offset":{},"tensor":{},"warnings":[]}})"
+      const safetensors::error shown = explain_input_error(*first);
+      fmt::print(R"({{"file":{},"ok":false,"code":"{}","message":{},"offset":{},"tensor":{},"warnings":[],)"
+                 R"("problems":[{}]}})"
                  "\n",
-                 safetensors::json_quote(path), safetensors::error_code_name(first->code),
-                 safetensors::json_quote(first->to_string()),
-                 first->offset ? std::to_string(*first->offset) : "null",
-                 first->tensor ? safetensors::json_quote(*first->tensor) : "null");
+                 safetensors::json_quote(path), safetensors::error_code_name(shown.code),
+                 safetensors::json_quote(shown.to_string()), shown.offset ? std::to_string(*shown.offset) : "null",
+                 shown.tensor ? safetensors::json_quote(*shown.tensor) : "null", fmt::join(problems, ","));
     }
   } else if (!report) {
-    fmt::print("{}: {}: {}\n", path, safetensors::error_code_name(first->code), first->to_string());
+    fmt::print("{}\n", problem_line(*first, path));
   } else if (report->ok()) {
-    fmt::print("{}: ok ({} tensors in {} shard{})\n", path, report->tensors, report->shards.size(),
-               report->shards.size() == 1 ? "" : "s");
+    fmt::print("{}: ok ({} in {})\n", path, count_of(report->tensors, "tensor"),
+               count_of(report->shards.size(), "shard"));
   } else {
-    for (const auto& issue : report->issues) {
-      fmt::print("{}: {}: {}\n", path, safetensors::error_code_name(issue.error.code), issue.error.to_string());
-    }
+    for (const auto& issue : report->issues) fmt::print("{}\n", problem_line(issue.error, path));
   }
   if (first == nullptr) return exit_ok;
   if (!report) return exit_code_for(*first);

@@ -51,13 +51,13 @@ int run_cast(const cast_args& args) {
   for (std::size_t i = 0; i < f->tensors().size(); ++i) {
     const auto& t = f->tensors()[i];
     const bool convert = selected[i] && castable(t.type);
-    outputs.push_back({&t, std::string(t.name), convert ? *target : t.type});
+    outputs.push_back({&*f, &t, std::string(t.name), convert ? *target : t.type});
   }
   safetensors::write_options options;
   options.metadata = f->meta().metadata();
   safetensors::encode_options encode;
   encode.saturate = args.saturate;
-  if (auto s = write_rewritten(*f, args.out, outputs, options, !args.quiet, "cast", encode); !s) {
+  if (auto s = write_rewritten(args.out, outputs, options, !args.quiet, "cast", encode); !s) {
     print_error(s.err());
     return exit_code_for(s.err());
   }

@@ -4,11 +4,15 @@
 // else is copied; streamed in row chunks with bounded memory, written atomically. IN may be
 // a sharded checkpoint (directory or index); OUT is then a checkpoint directory.
 #include <algorithm>
+#include <functional>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "command.h"
 #include "mlx_stream.h"
+#include "output_path.h"
+#include "progress.h"
 #include "report.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/file.h"
@@ -26,42 +30,59 @@ struct dequantize_args {
   std::string out;
   std::string dtype_name;
   std::string max_shard_size = "5GB";
+  bool quiet = false;
 };
 
 bool is_quantization_key(std::string_view k) {
   return k == "quantization_bits" || k == "quantization_group_size" || k == "quantization_mode";
 }
 
-/// Dequantizes one layer into `out`, a chunk of rows at a time.
+/// Bytes of tensor `name` (0 when absent: the layer description has been checked).
+std::uint64_t tensor_bytes(const mlx_input& in, const std::string& name) {
+  const auto* t = name.empty() ? nullptr : in.checkpoint().find(name);
+  return t == nullptr ? 0 : t->info->byte_size();
+}
+
+/// Dequantizes one layer into `out`, a chunk of rows at a time read from the input;
+/// `done` counts the input bytes consumed.
 safetensors::status write_layer(const mlx_input& in, const mlx::quantized_layer& layer, dtype out_type,
-                                const safetensors::chunk_sink& out) {
-  auto whole = mlx::layer_ref(in.checkpoint(), layer);
-  if (!whole) return std::move(whole).err();
+                                const safetensors::chunk_sink& out, const std::function<void(std::uint64_t)>& done) {
   if (layer.rows == 0 || layer.cols == 0) return {};
   const std::size_t out_row = layer.cols * (safetensors::dtype_bits(out_type) / 8);
-  const std::size_t w_row = whole->weight.size() / layer.rows;
-  const std::size_t s_row = whole->scales.size() / layer.rows;
+  const std::size_t w_row = tensor_bytes(in, layer.weight) / layer.rows;
+  const std::size_t s_row = tensor_bytes(in, layer.scales) / layer.rows;
+  const bool affine = !layer.biases.empty();
   const std::uint64_t chunk_rows = std::max<std::uint64_t>(1, mlx_chunk_bytes / std::max<std::size_t>(1, out_row));
-  std::vector<std::byte> buffer(static_cast<std::size_t>(std::min(chunk_rows, layer.rows)) * out_row);
+  const auto max_rows = static_cast<std::size_t>(std::min(chunk_rows, layer.rows));
+  std::vector<std::byte> buffer(max_rows * out_row);
+  std::vector<std::byte> w(max_rows * w_row), s(max_rows * s_row), b(affine ? max_rows * s_row : 0);
   for (std::uint64_t r = 0; r < layer.rows; r += chunk_rows) {
     const auto n = static_cast<std::size_t>(std::min(chunk_rows, layer.rows - r));
-    mlx::quantized_ref part = *whole;
+    mlx::quantized_ref part;
+    part.params = layer.params;
     part.rows = n;
-    part.weight = whole->weight.subspan(r * w_row, n * w_row);
-    part.scales = whole->scales.subspan(r * s_row, n * s_row);
-    if (!whole->biases.empty()) part.biases = whole->biases.subspan(r * s_row, n * s_row);
+    part.cols = layer.cols;
+    part.scale_type = layer.scale_type;
+    part.weight = std::span<const std::byte>(w.data(), n * w_row);
+    part.scales = std::span<const std::byte>(s.data(), n * s_row);
+    if (affine) part.biases = std::span<const std::byte>(b.data(), n * s_row);
+    for (auto [name, dst, row] : {std::tuple{&layer.weight, w.data(), w_row}, std::tuple{&layer.scales, s.data(), s_row},
+                                  std::tuple{&layer.biases, b.data(), s_row}}) {
+      if (name->empty()) continue;
+      if (auto got = in.read(*name, r * row, std::span<std::byte>(dst, n * row)); !got) return got;
+    }
     const std::span<std::byte> dst(buffer.data(), n * out_row);
-    if (auto s = mlx::dequantize(part, out_type, dst); !s) {
-      safetensors::error e = std::move(s).err();
+    if (auto st = mlx::dequantize(part, out_type, dst); !st) {
+      safetensors::error e = std::move(st).err();
       e.tensor = layer.weight;
       e.message = fmt::format("layer '{}': {}", layer.path, e.message);
       return e;
     }
-    if (auto s = out(dst); !s) return s;
+    if (auto st = out(dst); !st) return st;
+    done(n * (w_row + s_row * (affine ? 2 : 1)));
   }
   return {};
 }
-
 
 int run_dequantize(const dequantize_args& args) {
   std::optional<dtype> forced;
@@ -78,6 +99,9 @@ int run_dequantize(const dequantize_args& args) {
   const mlx_input* in = &job->in;
   const mlx::checkpoint_info* info = &job->info;
   const std::uint64_t max_shard_bytes = job->max_shard_bytes;
+  if (info->layers.empty()) {
+    fmt::print(stderr, "safetensors: warning: {}: no quantized layers, the output is a plain copy\n", args.in);
+  }
 
   std::vector<safetensors::tensor_spec> specs;
   for (const auto& t : in->meta().tensors()) {
@@ -98,16 +122,21 @@ int run_dequantize(const dequantize_args& args) {
     }
     metadata = std::move(kept);
   }
-  progress_line progress("dequantize", specs.size());
-  auto produce = [&](std::string_view name, dtype type, const safetensors::chunk_sink& sink) -> safetensors::status {
-    safetensors::status s;
-    if (const auto* layer = info->find_weight(name)) {
-      s = write_layer(*in, *layer, type, sink);
-    } else {
-      s = copy_tensor(*in->view(name), sink);
+  if (!in->directory_output()) {
+    const std::vector<std::string> inputs = input_files(in->checkpoint());
+    for (auto s : {check_output_file(args.out), check_not_an_input(args.out, inputs)}) {
+      if (!s) return fail_with(s.err(), args.out);
     }
-    if (s) progress.step(name);
-    return s;
+  }
+  progress bar("dequantize", in->meta().data_size(), !args.quiet);
+  auto produce = [&](std::string_view name, dtype type, const safetensors::chunk_sink& sink) -> safetensors::status {
+    if (const auto* layer = info->find_weight(name)) {
+      return write_layer(*in, *layer, type, sink, [&bar](std::uint64_t bytes) { bar.advance(bytes); });
+    }
+    return in->copy(name, [&](std::span<const std::byte> chunk) -> safetensors::status {
+      bar.advance(chunk.size());
+      return sink(chunk);
+    });
   };
 
   if (in->directory_output()) {
@@ -146,6 +175,7 @@ const command_registrar registrar{
       app.add_option("--max-shard-size", args->max_shard_size,
                      "Sharded input only: largest output shard, decimal (5GB) or binary (2GiB) units")
           ->capture_default_str();
+      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
       return [args] { return run_dequantize(*args); };
     }};
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "count_text.h"
 #include "input.h"
 #include "json_util.h"
 #include "progress.h"
@@ -26,6 +27,7 @@ struct diff_args {
   double atol = 0;
   bool json = false;
   bool quiet = false;
+  bool ignore_dtype = false;
 };
 
 struct meta_difference {
@@ -37,6 +39,7 @@ struct tensor_difference {
   const safetensors::tensor_info* a = nullptr;
   const safetensors::tensor_info* b = nullptr;
   bool dtype_differs = false;
+  bool dtype_counts = true;  // false with --ignore-dtype: only values decide
   bool shape_differs = false;
   bool compared = false;       // values were compared
   std::uint64_t values = 0;    // values compared (C64: two per element)
@@ -45,7 +48,8 @@ struct tensor_difference {
   double max_rel = 0;
   std::uint64_t first_index = 0;
   double first_a = 0, first_b = 0;
-  [[nodiscard]] bool differs() const { return dtype_differs || shape_differs || mismatched > 0; }
+  [[nodiscard]] bool differs() const { return (dtype_differs && dtype_counts) || shape_differs || mismatched > 0; }
+  [[nodiscard]] bool values_match() const { return compared && mismatched == 0; }
 };
 
 /// Compares value chunks, updating the running differences.
@@ -158,6 +162,7 @@ int run_diff(const diff_args& args) {
     d.a = &t;
     d.b = other;
     d.dtype_differs = t.type != other->type;
+    d.dtype_counts = !args.ignore_dtype;
     d.shape_differs = !std::equal(t.shape.begin(), t.shape.end(), other->shape.begin(), other->shape.end());
     const bool c64_mismatch = d.dtype_differs && (t.type == safetensors::dtype::C64 || other->type == safetensors::dtype::C64);
     if (!d.shape_differs && !c64_mismatch) total += t.byte_size() + other->byte_size();
@@ -203,8 +208,9 @@ int run_diff(const diff_args& args) {
       const auto& d = common[i];
       if (i > 0) out += ',';
       out += fmt::format(
-          R"({{"name":{},"equal":{},"dtype_a":"{}","dtype_b":"{}","shape_a":[{}],"shape_b":[{}],"compared":{},"values":{},"mismatched":{},"max_abs":{},"max_rel":{}}})",
-          safetensors::json_quote(d.a->name), !d.differs(), safetensors::dtype_name(d.a->type),
+          R"({{"name":{},"equal":{},"values_equal":{},"dtype_a":"{}","dtype_b":"{}","shape_a":[{}],"shape_b":[{}],"compared":{},"values":{},"mismatched":{},"max_abs":{},"max_rel":{}}})",
+          safetensors::json_quote(d.a->name), !d.differs(), d.compared ? (d.values_match() ? "true" : "false") : "null",
+          safetensors::dtype_name(d.a->type),
           safetensors::dtype_name(d.b->type), fmt::join(d.a->shape, ","), fmt::join(d.b->shape, ","), d.compared,
           d.values, d.mismatched, d.compared ? json_number(d.max_abs) : "null",
           d.compared ? json_number(d.max_rel) : "null");
@@ -230,8 +236,10 @@ int run_diff(const diff_args& args) {
       fmt::print("shape differs: {}: {} vs {}\n", d.a->name, shape_text(d.a->shape), shape_text(d.b->shape));
     }
     if (d.dtype_differs) {
-      fmt::print("dtype differs: {}: {} vs {}\n", d.a->name, safetensors::dtype_name(d.a->type),
-                 safetensors::dtype_name(d.b->type));
+      // Across a cast the question is whether the values survived it: say so either way.
+      const std::string values = !d.compared ? "" : d.values_match() ? ", values match" : ", values differ";
+      fmt::print("dtype {}: {}: {} vs {}{}\n", d.dtype_counts ? "differs" : "ignored", d.a->name,
+                 safetensors::dtype_name(d.a->type), safetensors::dtype_name(d.b->type), values);
     }
     if (d.mismatched > 0) {
       fmt::print("values differ: {}: {} of {} values, max abs error {:.6g}, max rel error {:.6g} (first at index {}: "
@@ -239,11 +247,28 @@ int run_diff(const diff_args& args) {
                  d.a->name, d.mismatched, d.values, d.max_abs, d.max_rel, d.first_index, d.first_a, d.first_b);
     }
   }
+  std::size_t compared = 0;
+  std::size_t values_differ = 0;
+  std::size_t dtype_changes = 0;
+  for (const auto& d : common) {
+    if (d.compared) ++compared;
+    if (d.compared && !d.values_match()) ++values_differ;
+    if (d.dtype_differs) ++dtype_changes;
+  }
+  const std::string values =
+      compared == 0       ? std::string("no values compared")
+      : values_differ == 0 ? fmt::format("values match ({} compared)", count_of(compared, "tensor"))
+                           : fmt::format("values differ in {} of {} compared", with_commas(values_differ),
+                                         count_of(compared, "tensor"));
+  const auto verb = [](std::size_t n) { return n == 1 ? "differs" : "differ"; };
   if (equal) {
-    fmt::print("equal: {} tensors, metadata identical\n", common.size());
+    fmt::print("equal: {}, metadata identical", count_of(common.size(), "tensor"));
+    if (dtype_changes > 0) fmt::print(" ({} ignored, values match)", count_of(dtype_changes, "dtype change"));
+    fmt::print("\n");
   } else {
-    fmt::print("different: {} of {} common tensors differ, {} only in A, {} only in B, {} metadata keys differ\n",
-               differing, common.size(), only_a.size(), only_b.size(), meta.size());
+    fmt::print("different: {} of {} in common {}, {} only in A, {} only in B, {} {}; {}\n",
+               count_of(differing, "tensor"), with_commas(common.size()), verb(differing), with_commas(only_a.size()),
+               with_commas(only_b.size()), count_of(meta.size(), "metadata key"), verb(meta.size()), values);
   }
   return equal ? exit_ok : exit_failed;
 }
@@ -257,6 +282,8 @@ const command_registrar registrar{
       app.add_option("--rtol", args->rtol, "Relative tolerance (default 0)");
       app.add_option("--atol", args->atol, "Absolute tolerance (default 0)");
       app.add_flag("--json", args->json, "Print one JSON object");
+      app.add_flag("--ignore-dtype", args->ignore_dtype,
+                   "Compare values across a cast: a dtype change alone is no difference (see --rtol/--atol)");
       app.add_flag("-q,--quiet", args->quiet, "No progress bar");
       return [args] { return run_diff(*args); };
     }};

@@ -109,11 +109,11 @@ int run_extract(const extract_args& args) {
   }
 
   std::vector<output_tensor> outputs;
-  for (const auto* t : *chosen) outputs.push_back({t, renamed(t->name, rules), t->type});
+  for (const auto* t : *chosen) outputs.push_back({&*f, t, renamed(t->name, rules), t->type});
   for (const auto& r : rules) {
     if (!r.used) return usage_error(fmt::format("{}: --rename: no selected tensor matches '{}'", args.in, r.from + (r.prefix ? "*" : "")));
   }
-  if (auto s = write_rewritten(*f, args.out, outputs, options, !args.quiet, "extract"); !s) {
+  if (auto s = write_rewritten(args.out, outputs, options, !args.quiet, "extract"); !s) {
     print_error(s.err());
     return exit_code_for(s.err());
   }

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include "checkpoint_input.h"
+#include "checkpoint_tensors.h"
 #include "command.h"
+#include "count_text.h"
 #include "foreign_formats.h"
 #include "input.h"
 #include "mlx_summary.h"
@@ -50,6 +52,7 @@ std::string detect_layout(const safetensors::header& h) {
 }
 
 void print_summary(const std::string& path, const safetensors::header& h, std::uint64_t file_size) {
+  const param_overrides overrides = logical_param_overrides(path, h);
   struct totals {
     std::uint64_t tensors = 0, params = 0, bytes = 0;
   };
@@ -58,29 +61,29 @@ void print_summary(const std::string& path, const safetensors::header& h, std::u
   std::size_t misaligned = 0;
   std::uint64_t min_alignment = 4096;
   for (const auto& t : h.tensors()) {
-    params += t.element_count();
+    params += param_count(overrides, t);
     auto& d = per_dtype[t.type];
     ++d.tensors;
-    d.params += t.element_count();
+    d.params += param_count(overrides, t);
     d.bytes += t.byte_size();
     const std::uint64_t offset = h.data_start() + t.begin;
     if (offset % required_alignment(t.type) != 0) ++misaligned;
     if (t.byte_size() > 0) min_alignment = std::min(min_alignment, alignment_of(offset));
   }
   fmt::print("file:        {}\n", path);
-  fmt::print("size:        {} ({} bytes)\n", human_bytes(file_size), file_size);
-  fmt::print("header:      {} bytes, data starts at byte {} (aligned to {})\n", h.header_length(), h.data_start(),
-             alignment_of(h.data_start()));
+  fmt::print("size:        {} ({})\n", human_bytes(file_size), count_of(file_size, "byte"));
+  fmt::print("header:      {}, data starts at byte {} (aligned to {})\n", count_of(h.header_length(), "byte"),
+             with_commas(h.data_start()), alignment_of(h.data_start()));
   const std::string layout = detect_layout(h);
   if (!layout.empty()) fmt::print("layout:      {}\n", layout);
-  fmt::print("tensors:     {}\n", h.tensors().size());
-  fmt::print("parameters:  {}\n", params);
+  fmt::print("tensors:     {}\n", with_commas(h.tensors().size()));
+  fmt::print("parameters:  {}\n", with_commas(params));
   for (const auto& [type, d] : per_dtype) {
-    fmt::print("  {:<12} {:>6} tensors {:>14} params  {:>12}\n", safetensors::dtype_name(type), d.tensors, d.params,
-               human_bytes(d.bytes));
+    fmt::print("  {:<12} {:>6} {:<7} {:>14} params  {:>12}\n", safetensors::dtype_name(type), with_commas(d.tensors),
+               d.tensors == 1 ? "tensor" : "tensors", with_commas(d.params), human_bytes(d.bytes));
   }
   if (misaligned > 0) {
-    fmt::print("alignment:   {} tensors not aligned to their element size (marked !)\n", misaligned);
+    fmt::print("alignment:   {} not aligned to their element size (marked !)\n", count_of(misaligned, "tensor"));
   } else if (!h.tensors().empty()) {
     fmt::print("alignment:   every tensor aligned to its element size (all data at least {}-byte aligned)\n",
                min_alignment);
@@ -95,14 +98,14 @@ void print_summary(const std::string& path, const safetensors::header& h, std::u
   std::size_t width = 4;
   for (const auto& t : h.tensors()) width = std::max(width, t.name.size());
   width = std::min<std::size_t>(width, 80);
-  fmt::print("\n{:<{}}  {:<11}  {:<20}  {:>12}  {:>6}  {}\n", "name", width, "dtype", "shape", "bytes", "align",
+  fmt::print("\n{:<{}}  {:<11}  {:<20}  {:>14}  {:>6}  {}\n", "name", width, "dtype", "shape", "bytes", "align",
              "data_offsets");
   for (const auto& t : h.tensors()) {
     const std::uint64_t offset = h.data_start() + t.begin;
     const bool bad = offset % required_alignment(t.type) != 0;
-    fmt::print("{:<{}}  {:<11}  {:<20}  {:>12}  {:>5}{}  [{}, {}]\n", t.name, width, safetensors::dtype_name(t.type),
-               fmt::format("[{}]", fmt::join(t.shape, ", ")), t.byte_size(), alignment_of(offset), bad ? "!" : " ",
-               t.begin, t.end);
+    fmt::print("{:<{}}  {:<11}  {:<20}  {:>14}  {:>5}{}  [{}, {}]\n", t.name, width, safetensors::dtype_name(t.type),
+               fmt::format("[{}]", fmt::join(t.shape, ", ")), with_commas(t.byte_size()), alignment_of(offset),
+               bad ? "!" : " ", with_commas(t.begin), with_commas(t.end));
   }
 }
 
@@ -113,11 +116,34 @@ struct inspect_args {
   int depth = -1;
 };
 
+/// --tree of a file or a whole checkpoint: every shard's tensors in one tree.
+int inspect_tree(const inspect_args& args) {
+  auto c = open_checkpoint_input(args.file);
+  if (!c) {
+    print_error(c.err());
+    return exit_code_for(c.err());
+  }
+  std::vector<const safetensors::tensor_info*> tensors;
+  param_overrides overrides;
+  for (const auto& shard : c->shards()) {
+    overrides.merge(logical_param_overrides(shard.file.path(), shard.file.meta()));
+    for (const auto& t : shard.file.tensors()) tensors.push_back(&t);
+  }
+  const name_tree tree = build_name_tree(tensors, overrides);
+  if (args.json) {
+    fmt::print("{}\n", name_tree_json(tree));
+  } else {
+    print_name_tree(tree, args.depth);
+  }
+  return exit_ok;
+}
+
 int run_inspect(const inspect_args& args) {
   if (args.depth < -1) {
     print_error("--depth must be >= 0");
     return exit_usage;
   }
+  if (args.tree) return inspect_tree(args);
   if (is_checkpoint_path(args.file)) return inspect_checkpoint(args.file, args.json);
   if (auto format = safetensors::sniff_file(args.file); format) {
     using safetensors::file_format;
@@ -135,14 +161,7 @@ int run_inspect(const inspect_args& args) {
     print_error(f.err());
     return exit_code_for(f.err());
   }
-  if (args.tree) {
-    const name_tree tree = build_name_tree(f->meta().tensors());
-    if (args.json) {
-      fmt::print("{}\n", name_tree_json(tree));
-    } else {
-      print_name_tree(tree, args.depth);
-    }
-  } else if (args.json) {
+  if (args.json) {
     fmt::print("{}\n", safetensors::header_to_json(f->meta()));
   } else {
     print_summary(args.file, f->meta(), f->file_size());

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "checkpoint_input.h"
+#include "checkpoint_tensors.h"
 #include "command.h"
 #include "input.h"
 #include "json_util.h"
@@ -30,9 +31,7 @@ void print_names(const std::vector<std::string_view>& names, bool json) {
 int run_ls(const ls_args& args) {
   std::vector<std::string_view> names;
   if (is_checkpoint_path(args.file)) {
-    safetensors::checkpoint_options options;
-    options.shard.backend = safetensors::io_backend::pread;  // names need headers only
-    auto c = safetensors::checkpoint::open(args.file, options);
+    auto c = open_checkpoint_input(args.file);  // names need headers only
     if (!c) {
       print_error(c.err());
       return exit_code_for(c.err());

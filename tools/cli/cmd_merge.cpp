@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// `safetensors merge DIR|INDEX OUT`: joins a sharded checkpoint into one file, atomically.
+// `safetensors merge DIR|INDEX OUT`: joins a sharded checkpoint into one file, streamed, atomically.
 #include <fmt/format.h>
 
 #include "checkpoint_input.h"
+#include "checkpoint_tensors.h"
 #include "command.h"
+#include "output_path.h"
 #include "report.h"
+#include "rewrite.h"
 
 namespace st_cli {
 namespace {
@@ -12,19 +15,22 @@ namespace {
 struct merge_args {
   std::string input;
   std::string output;
+  bool quiet = false;
 };
 
 int run_merge(const merge_args& args) {
-  auto c = safetensors::checkpoint::open(args.input);
+  auto c = open_streamed(args.input);
   if (!c) {
     print_error(c.err());
     return exit_code_for(c.err());
   }
-  std::vector<safetensors::tensor_data> tensors;
+  print_checkpoint_warnings(*c);
+  if (auto s = check_not_an_input(args.output, input_files(*c)); !s) return fail_with(s.err(), args.output);
+  std::vector<output_tensor> tensors;
   append_tensors(*c, tensors);
   safetensors::write_options options;
   options.metadata = common_metadata(std::span(&c.value(), 1));
-  if (auto s = safetensors::write_file(args.output, tensors, options); !s) {
+  if (auto s = write_rewritten(args.output, tensors, options, !args.quiet, "merge"); !s) {
     print_error(s.err());
     return exit_code_for(s.err());
   }
@@ -39,6 +45,7 @@ const command_registrar registrar{"merge", "Join a sharded checkpoint (directory
                                     app.add_option("input", args->input, "Checkpoint directory or index")
                                         ->required();
                                     app.add_option("output", args->output, "Output .safetensors file")->required();
+                                    app.add_flag("-q,--quiet", args->quiet, "No progress bar");
                                     return [args] { return run_merge(*args); };
                                   }};
 

@@ -5,7 +5,8 @@
 #include <fmt/format.h>
 
 #include "command.h"
-#include "input.h"
+#include "checkpoint_input.h"
+#include "checkpoint_tensors.h"
 #include "report.h"
 #include "safetensors/json_text.h"
 
@@ -20,12 +21,13 @@ struct meta_args {
 };
 
 int run_meta(const meta_args& args) {
-  auto f = open_input(args.file);
-  if (!f) {
-    print_error(f.err());
-    return exit_code_for(f.err());
+  auto c = open_checkpoint_input(args.file);
+  if (!c) {
+    print_error(c.err());
+    return exit_code_for(c.err());
   }
-  const auto& metadata = f->meta().metadata();
+  // A checkpoint's shards normally share one __metadata__; keys they disagree on are dropped (with a warning).
+  const std::optional<safetensors::metadata_map> metadata = common_metadata(std::span(&c.value(), 1));
   if (args.has_key) {
     const auto it = metadata ? metadata->find(args.key) : safetensors::metadata_map::const_iterator{};
     if (!metadata || it == metadata->end()) {
@@ -54,7 +56,7 @@ const command_registrar registrar{
     "meta", "Print the metadata (__metadata__), or the value of one KEY (exit 1 if absent)",
     [](CLI::App& app) -> std::function<int()> {
       auto args = std::make_shared<meta_args>();
-      app.add_option("file", args->file, "SafeTensors file")->required();
+      app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")->required();
       app.add_option("key", args->key, "Print only this key's value")->each([args](const std::string&) {
         args->has_key = true;
       });

@@ -3,16 +3,24 @@
 // [--exclude GLOB]... [--config-out PATH] [--max-shard-size 5GB]`: writes an MLX-layout
 // checkpoint (P.weight as U32 codes, P.scales, P.biases) with MLX's CPU quantizer, streamed
 // in row chunks. IN may be a sharded checkpoint; OUT is then a checkpoint directory.
-#include <map>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
+#include <cerrno>
+#include <cstdio>
+#include <functional>
+#include <map>
 
 #include <fmt/format.h>
 
 #include "command.h"
 #include "mlx_stream.h"
+#include "output_path.h"
+#include "progress.h"
 #include "report.h"
+#include "select.h"
 #include "safetensors/file.h"
+#include "safetensors/glob.h"
 #include "safetensors/json_text.h"
 #include "safetensors/mlx_checkpoint.h"
 #include "safetensors/writer.h"
@@ -33,6 +41,7 @@ struct quantize_args {
   std::vector<std::string> exclude;
   std::string config_out;
   std::string max_shard_size = "5GB";
+  bool quiet = false;
 };
 
 struct planned_layer {
@@ -48,23 +57,26 @@ struct layer_sinks {
   safetensors::chunk_sink weight, scales, biases;
 };
 
+/// Quantizes one layer a chunk of rows at a time, read from the input as needed; `done`
+/// counts the input bytes consumed (for the progress bar).
 safetensors::status write_layer(const mlx_input& in, const planned_layer& layer, const mlx::quant_params& p,
-                                const layer_sinks& out) {
-  const auto data = in.view(layer.source->name)->data;
+                                const layer_sinks& out, const std::function<void(std::uint64_t)>& done) {
   if (layer.rows == 0) return {};
-  const std::size_t in_row = data.size() / layer.rows;
+  const std::size_t in_row = layer.source->byte_size() / layer.rows;
   const std::size_t w_row = layer.cols * p.bits / 8;
   const dtype st = mlx::scale_dtype_for(p.mode, layer.source->type);
   const std::size_t s_row = layer.cols / p.group_size * (safetensors::dtype_bits(st) / 8);
   const bool affine = p.mode == mlx::quant_mode::affine;
   const std::uint64_t chunk_rows = std::max<std::uint64_t>(1, mlx_chunk_bytes / std::max<std::size_t>(1, in_row));
   const auto max_rows = static_cast<std::size_t>(std::min(chunk_rows, layer.rows));
+  std::vector<std::byte> input(max_rows * in_row);
   std::vector<std::byte> w(max_rows * w_row), s(max_rows * s_row), b(affine ? max_rows * s_row : 0);
   for (std::uint64_t r = 0; r < layer.rows; r += chunk_rows) {
     const auto n = static_cast<std::size_t>(std::min(chunk_rows, layer.rows - r));
+    const std::span<std::byte> rows(input.data(), n * in_row);
+    if (auto got = in.read(layer.source->name, r * in_row, rows); !got) return got;
     const mlx::quantized_out parts{{w.data(), n * w_row}, {s.data(), n * s_row}, {b.data(), affine ? n * s_row : 0}};
-    if (auto st2 = mlx::quantize(layer.source->type, data.subspan(r * in_row, n * in_row), n, layer.cols, p, parts);
-        !st2) {
+    if (auto st2 = mlx::quantize(layer.source->type, rows, n, layer.cols, p, parts); !st2) {
       safetensors::error e = std::move(st2).err();
       e.tensor = std::string(layer.source->name);
       return e;
@@ -74,6 +86,7 @@ safetensors::status write_layer(const mlx_input& in, const planned_layer& layer,
       if (!affine && sink == &out.biases) continue;
       if (auto st2 = (*sink)(span); !st2) return st2;
     }
+    done(rows.size());
   }
   return {};
 }
@@ -83,6 +96,27 @@ std::string config_fragment(const mlx::quant_params& p) {
       fmt::format("{{\"group_size\": {}, \"bits\": {}, \"mode\": {}}}", p.group_size, p.bits,
                   safetensors::json_quote(mlx::mode_name(p.mode)));
   return fmt::format("{{\n  \"quantization\": {},\n  \"quantization_config\": {}\n}}\n", body, body);
+}
+
+/// Writes the config fragment atomically enough for a few hundred bytes: a temporary
+/// beside it, renamed over it; errors carry the system's reason.
+safetensors::status write_config_fragment(const std::string& path, const std::string& text) {
+  const std::string temp = fmt::format("{}.tmp-{}", path, ::getpid());
+  std::FILE* f = std::fopen(temp.c_str(), "w");
+  if (f == nullptr) return os_failure("cannot write the config fragment", errno, path);
+  const bool written = std::fputs(text.c_str(), f) >= 0;
+  const int write_errno = errno;
+  if (std::fclose(f) != 0 || !written) {
+    const int e = written ? errno : write_errno;
+    std::remove(temp.c_str());
+    return os_failure("cannot write the config fragment", e, path);
+  }
+  if (std::rename(temp.c_str(), path.c_str()) != 0) {
+    const int e = errno;
+    std::remove(temp.c_str());
+    return os_failure("cannot write the config fragment", e, path);
+  }
+  return {};
 }
 
 int run_quantize(const quantize_args& args) {
@@ -104,6 +138,9 @@ int run_quantize(const quantize_args& args) {
   const mlx_input* in = &job->in;
   const mlx::checkpoint_info* info = &job->info;
   const std::uint64_t max_shard_bytes = job->max_shard_bytes;
+  if (auto s = require_matches(in->meta().tensors(), args.only, args.exclude, args.in); !s) {
+    return fail_with(s.err(), args.in);
+  }
 
   const mlx::selection_rules rules{args.only, args.exclude};
   std::vector<safetensors::tensor_spec> specs;
@@ -123,26 +160,49 @@ int run_quantize(const quantize_args& args) {
       layers.push_back(layer);
       continue;
     }
+    const auto matches = [&](const std::vector<std::string>& patterns) {
+      return std::any_of(patterns.begin(), patterns.end(),
+                         [&](const std::string& g) { return safetensors::name_matches(g, t.name); });
+    };
     if (!already && !rules.only.empty() && t.name.ends_with(".weight") && t.shape.size() >= 2 &&
-        std::any_of(rules.only.begin(), rules.only.end(), [&](const std::string& g) { return mlx::glob_match(g, t.name); }) &&
-        !std::any_of(rules.exclude.begin(), rules.exclude.end(),
-                     [&](const std::string& g) { return mlx::glob_match(g, t.name); }) &&
-        t.shape.back() % p.group_size != 0) {
+        matches(rules.only) && !matches(rules.exclude) && t.shape.back() % p.group_size != 0) {
       // Asked for by name but impossible: say so instead of silently skipping it.
       return fail_with(safetensors::make_error(safetensors::error_code::invalid_argument,
-                                          fmt::format("group size {} does not divide the row length {}", p.group_size,
-                                                      t.shape.back()),
-                                          std::nullopt, std::string(t.name)),
-                  args.in);
+                                               fmt::format("group size {} does not divide the row length {}",
+                                                           p.group_size, t.shape.back()),
+                                               std::nullopt, std::string(t.name)),
+                       args.in);
     }
     specs.push_back({std::string(t.name), t.type, {t.shape.begin(), t.shape.end()}});
+  }
+  if (layers.empty()) {
+    // A file claiming quantization_bits with nothing quantized would mislead every loader.
+    return fail_with(safetensors::make_error(safetensors::error_code::invalid_argument,
+                                             "no tensor to quantize (float *.weight tensors of rank >= 2 whose last "
+                                             "axis divides by the group size, not yet quantized, selected by "
+                                             "--only/--exclude)"),
+                     args.in);
+  }
+  // Every output is checked before any is written.
+  const std::vector<std::string> inputs = input_files(in->checkpoint());
+  if (!args.config_out.empty()) {
+    for (auto s : {check_output_file(args.config_out), check_not_an_input(args.config_out, inputs)}) {
+      if (!s) return fail_with(s.err(), args.config_out);
+    }
+  }
+  if (!in->directory_output()) {
+    for (auto s : {check_output_file(args.out), check_not_an_input(args.out, inputs)}) {
+      if (!s) return fail_with(s.err(), args.out);
+    }
   }
   safetensors::metadata_map metadata = in->meta().metadata().value_or(safetensors::metadata_map{});
   metadata["format"] = "mlx";
   metadata["quantization_bits"] = std::to_string(p.bits);
   metadata["quantization_group_size"] = std::to_string(p.group_size);
   metadata["quantization_mode"] = std::string(mlx::mode_name(p.mode));
-  progress_line progress("quantize", in->meta().tensors().size());
+  progress bar("quantize", in->meta().data_size(), !args.quiet);
+  const auto advance = [&bar](std::uint64_t bytes) { bar.advance(bytes); };
+  const auto ignore = [](std::uint64_t) {};
   auto is_layer = [&](const safetensors::tensor_info& t) {
     return std::any_of(layers.begin(), layers.end(), [&](const planned_layer& l) { return l.source == &t; });
   };
@@ -167,17 +227,18 @@ int run_quantize(const quantize_args& args) {
       const std::string_view suffix = dot == std::string::npos ? std::string_view() : std::string_view(name).substr(dot);
       const auto layer = std::find_if(layers.begin(), layers.end(), [&](const planned_layer& l) { return l.path == path; });
       if (layer == layers.end() || (suffix != ".weight" && suffix != ".scales" && suffix != ".biases")) {
-        const auto s = copy_tensor(*in->view(name), sink);
-        if (s) progress.step(name);
-        return s;
+        return in->copy(name, [&](std::span<const std::byte> chunk) -> safetensors::status {
+          bar.advance(chunk.size());
+          return sink(chunk);
+        });
       }
       if (suffix == ".weight") {
-        const auto s = write_layer(*in, *layer, p, {sink, keep(layer->path + ".scales"), keep(layer->path + ".biases")});
-        if (s) progress.step(layer->source->name);
-        return s;
+        return write_layer(*in, *layer, p, {sink, keep(layer->path + ".scales"), keep(layer->path + ".biases")},
+                           advance);
       }
       if (!held.contains(name)) {  // its weight has not been written (yet): compute again
-        if (auto s = write_layer(*in, *layer, p, {discard, keep(layer->path + ".scales"), keep(layer->path + ".biases")});
+        if (auto s = write_layer(*in, *layer, p,
+                                 {discard, keep(layer->path + ".scales"), keep(layer->path + ".biases")}, ignore);
             !s) {
           return s;
         }
@@ -200,25 +261,25 @@ int run_quantize(const quantize_args& args) {
     for (const auto& layer : layers) {
       const layer_sinks sinks{append_to(*writer, layer.path + ".weight"), append_to(*writer, layer.path + ".scales"),
                               append_to(*writer, layer.path + ".biases")};
-      if (auto s = write_layer(*in, layer, p, sinks); !s) return fail_with(s.err(), args.in);
-      progress.step(layer.source->name);
+      if (auto s = write_layer(*in, layer, p, sinks, advance); !s) return fail_with(s.err(), args.in);
     }
     for (const auto& t : in->meta().tensors()) {
       if (is_layer(t)) continue;
-      if (auto s = copy_tensor(*in->view(t.name), append_to(*writer, std::string(t.name))); !s) {
+      const auto sink = append_to(*writer, std::string(t.name));
+      if (auto s = in->copy(t.name,
+                            [&](std::span<const std::byte> chunk) -> safetensors::status {
+                              bar.advance(chunk.size());
+                              return sink(chunk);
+                            });
+          !s) {
         return fail_with(s.err(), args.out);
       }
-      progress.step(t.name);
     }
     if (auto s = writer->commit(); !s) return fail_with(s.err(), args.out);
   }
+  bar.finish();
   if (!args.config_out.empty()) {
-    std::ofstream cfg(args.config_out, std::ios::trunc);
-    cfg << config_fragment(p);
-    if (!cfg.flush()) {
-      print_error(fmt::format("{}: cannot write the config fragment", args.config_out));
-      return exit_usage;
-    }
+    if (auto s = write_config_fragment(args.config_out, config_fragment(p)); !s) return fail_with(s.err(), args.config_out);
   }
   return exit_ok;
 }
@@ -235,8 +296,11 @@ const command_registrar registrar{
       app.add_option("--bits", args->bits, "Bits per weight (affine: 2, 3, 4, 5, 6, 8; default per mode)");
       app.add_option("--group-size", args->group_size, "Group size (affine: 32, 64, 128; default per mode)");
       app.add_option("--mode", args->mode, "affine (default), mxfp4, mxfp8 or nvfp4");
-      app.add_option("--only", args->only, "Quantize only tensors matching this glob (repeatable)");
-      app.add_option("--exclude", args->exclude, "Leave tensors matching this glob unquantized (repeatable)");
+      app.add_option("--only", args->only, "Quantize only tensors matching this glob or name (repeatable)")
+          ->allow_extra_args(false);
+      app.add_option("--exclude", args->exclude, "Leave tensors matching this glob or name unquantized (repeatable)")
+          ->allow_extra_args(false);
+      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
       app.add_option("--config-out", args->config_out, "Write an mlx-lm style quantization config fragment here");
       app.add_option("--max-shard-size", args->max_shard_size,
                      "Sharded input only: largest output shard, decimal (5GB) or binary (2GiB) units")

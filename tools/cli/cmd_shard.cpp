@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // `safetensors shard IN... OUTDIR [--max-shard-size 5GB] [--prefix model]`: splits files
-// or checkpoints into shards plus an index, atomically.
+// or checkpoints into shards plus an index, streamed, atomically.
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "checkpoint_input.h"
+#include "checkpoint_tensors.h"
 #include "command.h"
+#include "input.h"
+#include "output_path.h"
+#include "progress.h"
 #include "report.h"
 
 namespace st_cli {
@@ -16,11 +20,14 @@ struct shard_args {
   std::vector<std::string> paths;  // inputs then OUTDIR
   std::string max_size = "5GB";
   std::string prefix = "model";
+  bool quiet = false;
 };
 
 int run_shard(const shard_args& args) {
   if (args.paths.size() < 2) {
-    print_error("shard needs at least one input and an output directory");
+    print_error(fmt::format("shard: missing the output directory after '{}' (usage: safetensors shard INPUT... "
+                            "OUTDIR; see 'safetensors shard --help')",
+                            args.paths.front()));
     return exit_usage;
   }
   auto max = safetensors::parse_byte_size(args.max_size);
@@ -31,33 +38,50 @@ int run_shard(const shard_args& args) {
   const std::string& out_dir = args.paths.back();
   std::vector<safetensors::checkpoint> inputs;
   for (std::size_t i = 0; i + 1 < args.paths.size(); ++i) {
-    auto c = safetensors::checkpoint::open(args.paths[i]);
+    auto c = open_streamed(args.paths[i]);
     if (!c) {
       print_error(c.err());
       return exit_code_for(c.err());
     }
+    print_checkpoint_warnings(*c);
     inputs.push_back(std::move(c).value());
   }
-  std::vector<safetensors::tensor_data> tensors;
-  for (const auto& c : inputs) append_tensors(c, tensors);
+  std::vector<output_tensor> tensors;
+  std::vector<std::string> input_paths;
+  for (const auto& c : inputs) {
+    append_tensors(c, tensors);
+    for (auto& f : input_files(c)) input_paths.push_back(std::move(f));
+  }
+  std::vector<safetensors::tensor_spec> specs;
+  for (const auto& t : tensors) {
+    specs.push_back({t.name, t.type, {t.source->shape.begin(), t.source->shape.end()}});
+  }
   safetensors::shard_write_options options;
   options.max_shard_bytes = *max;
   options.prefix = args.prefix;
   options.file.metadata = common_metadata(inputs);
+  if (auto s = check_checkpoint_outputs(out_dir, specs, options, input_paths); !s) return fail_with(s.err(), out_dir);
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
-  if (ec) {
-    print_error(fmt::format("{}: cannot create the output directory: {}", out_dir, ec.message()));
-    return exit_usage;
-  }
-  auto plan = safetensors::write_checkpoint(out_dir, tensors, options);
+  if (ec) return fail_with(os_failure("cannot create the output directory", ec.value(), out_dir), out_dir);
+  std::uint64_t total = 0;
+  for (const auto& t : tensors) total += t.source->byte_size();
+  progress bar("shard", total, !args.quiet);
+  std::vector<std::byte> buffer;
+  auto produce = [&](std::size_t i, const safetensors::chunk_sink& sink) -> safetensors::status {
+    return for_each_chunk(*tensors[i].file, *tensors[i].source, buffer,
+                          [&](std::span<const std::byte> chunk) -> safetensors::status {
+                            bar.advance(chunk.size());
+                            return sink(chunk);
+                          });
+  };
+  auto plan = safetensors::write_checkpoint(out_dir, specs, produce, options);
   if (!plan) {
     print_error(plan.err());
     return exit_code_for(plan.err());
   }
-  std::uint64_t bytes = 0;
-  for (const auto& t : tensors) bytes += t.data.size();
-  fmt::print("wrote {} tensors ({} bytes) in {} shard{} to {}\n", tensors.size(), bytes, plan->shards.size(),
+  bar.finish();
+  fmt::print("wrote {} tensors ({} bytes) in {} shard{} to {}\n", tensors.size(), total, plan->shards.size(),
              plan->shards.size() == 1 ? "" : "s", out_dir);
   for (const auto& name : plan->file_names) fmt::print("  {}\n", name);
   if (plan->shards.size() > 1) fmt::print("  {}.safetensors.index.json\n", args.prefix);
@@ -70,11 +94,12 @@ const command_registrar registrar{
       auto args = std::make_shared<shard_args>();
       app.add_option("paths", args->paths, "Input files, indexes or directories, then the output directory")
           ->required()
-          ->expected(2, -1);
+          ->expected(1, -1);  // run_shard names a missing OUTDIR
       app.add_option("--max-shard-size", args->max_size,
                      "Largest shard: decimal (5GB = 5,000,000,000 bytes, 500MB) or binary (2GiB) units")
           ->capture_default_str();
       app.add_option("--prefix", args->prefix, "File name prefix")->capture_default_str();
+      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
       return [args] { return run_shard(*args); };
     }};
 

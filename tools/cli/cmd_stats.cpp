@@ -5,13 +5,13 @@
 
 #include <fmt/format.h>
 
+#include "checkpoint_tensors.h"
 #include "command.h"
 #include "input.h"
 #include "json_util.h"
 #include "progress.h"
 #include "report.h"
 #include "safetensors/stats.h"
-#include "select.h"
 #include "values.h"
 
 namespace st_cli {
@@ -28,25 +28,27 @@ struct stats_args {
 std::string short_number(double v) { return std::isnan(v) ? "-" : fmt::format("{:.6g}", v); }
 
 int run_stats(const stats_args& args) {
-  auto f = open_input(args.file);
-  if (!f) {
-    print_error(f.err());
-    return exit_code_for(f.err());
+  auto c = open_checkpoint_input(args.file);
+  if (!c) {
+    print_error(c.err());
+    return exit_code_for(c.err());
   }
-  auto chosen = select_tensors(*f, args.tensors, {});
+  auto chosen = select_checkpoint_tensors(*c, args.tensors, {});
   if (!chosen) {
     print_error(chosen.err());
     return exit_code_for(chosen.err());
   }
   std::uint64_t total = 0;
-  for (const auto* t : *chosen) total += t->byte_size();
+  for (const auto& t : *chosen) total += t.info->byte_size();
 
   std::vector<safetensors::tensor_stats> results;
   {
     progress bar("stats", total, !args.quiet);
     std::vector<std::byte> buffer;
     std::vector<double> values;
-    for (const auto* t : *chosen) {
+    for (const shard_tensor& chosen_one : *chosen) {
+      const safetensors::file* f = chosen_one.file;
+      const safetensors::tensor_info* t = chosen_one.info;
       safetensors::stats_accumulator acc;
       auto s = for_each_chunk(
           *f, *t, buffer,
@@ -75,7 +77,7 @@ int run_stats(const stats_args& args) {
     std::string out = fmt::format(R"({{"file":{},"tensors":[)", safetensors::json_quote(args.file));
     for (std::size_t i = 0; i < results.size(); ++i) {
       const auto& r = results[i];
-      const auto* t = (*chosen)[i];
+      const auto* t = (*chosen)[i].info;
       if (i > 0) out += ',';
       out += fmt::format(
           R"({{"name":{},"dtype":"{}","shape":[{}],"count":{},"min":{},"max":{},"mean":{},"std":{},"nan":{},"pos_inf":{},"neg_inf":{},"zeros":{}}})",
@@ -87,13 +89,13 @@ int run_stats(const stats_args& args) {
     return exit_ok;
   }
   std::size_t width = 4;
-  for (const auto* t : *chosen) width = std::max(width, t->name.size());
+  for (const auto& t : *chosen) width = std::max(width, t.info->name.size());
   width = std::min<std::size_t>(width, 60);
   fmt::print("{:<{}}  {:<7}  {:>10}  {:>12}  {:>12}  {:>12}  {:>12}  {:>6}  {:>6}  {:>8}\n", "name", width, "dtype",
              "count", "min", "max", "mean", "std", "nan", "inf", "zeros");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
-    const auto* t = (*chosen)[i];
+    const auto* t = (*chosen)[i].info;
     fmt::print("{:<{}}  {:<7}  {:>10}  {:>12}  {:>12}  {:>12}  {:>12}  {:>6}  {:>6}  {:>8}\n", t->name, width,
                safetensors::dtype_name(t->type), r.count, short_number(r.min), short_number(r.max),
                short_number(r.mean), short_number(r.std), r.nan, r.pos_inf + r.neg_inf, r.zeros);
@@ -105,7 +107,7 @@ const command_registrar registrar{
     "stats", "Per-tensor min, max, mean, std and NaN/Inf/zero counts (one streaming pass)",
     [](CLI::App& app) -> std::function<int()> {
       auto args = std::make_shared<stats_args>();
-      app.add_option("file", args->file, "SafeTensors file")->required();
+      app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")->required();
       app.add_option("tensors", args->tensors, "Tensor names or globs (default: all)");
       app.add_flag("--json", args->json, "Print a JSON object (non-finite statistics are null)");
       app.add_flag("-q,--quiet", args->quiet, "No progress bar");

@@ -5,6 +5,8 @@
 
 #include "checkpoint_input.h"
 #include "command.h"
+#include "count_text.h"
+#include "input_diagnosis.h"
 #include "report.h"
 #include "safetensors/file.h"
 #include "safetensors/json_text.h"
@@ -57,13 +59,14 @@ int run_validate(const validate_args& args) {
       continue;
     }
     auto h = safetensors::read_header(path, options);
+    if (!h) h = explain_input_error(std::move(h).err());
     if (args.json) {
       fmt::print("{}\n", json_line(path, h));
     } else if (h) {
-      fmt::print("{}: ok ({} tensors)\n", path, h->tensors().size());
-      for (const auto& w : h->warnings()) fmt::print("{}: warning: {}\n", path, w.message);
+      fmt::print("{}: ok ({})\n", path, count_of(h->tensors().size(), "tensor"));
+      for (const auto& w : h->warnings()) fmt::print(stderr, "safetensors: warning: {}: {}\n", path, w.message);
     } else {
-      fmt::print("{}: {}: {}\n", path, safetensors::error_code_name(h.err().code), h.err().to_string());
+      fmt::print("{}\n", problem_line(h.err(), path));
     }
     if (!h) status = std::max(status, exit_code_for(h.err()));
   }

@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // `safetensors verify DIR|INDEX|FILE [--checksums] [--policy P]`: the index against its
 // shards and every shard against the format rules; exit 0 consistent, 1 problems, 2 I/O.
+#include <optional>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "command.h"
+#include "count_text.h"
+#include "input_diagnosis.h"
+#include "progress.h"
 #include "report.h"
 #include "safetensors/checkpoint.h"
+#include "safetensors/json_text.h"
 
 namespace st_cli {
 namespace {
@@ -26,39 +33,95 @@ struct verify_args {
   std::string path;
   std::string policy = "reference";
   bool checksums = false;
+  bool json = false;
+  bool quiet = false;
 };
+
+/// {"kind":"...", "file", "code", "message", "offset", "tensor"}
+std::string issue_json(std::string_view kind, const safetensors::error& e, const std::string& path) {
+  const std::string fields = problem_json(e, path);
+  return fmt::format(R"({{"kind":{},{})", safetensors::json_quote(kind), std::string_view(fields).substr(1));
+}
+
+int exit_status_of(const safetensors::verify_report& report) {
+  if (report.ok()) return exit_ok;
+  for (const auto& issue : report.issues) {
+    if (issue.error.code == safetensors::error_code::io) return exit_usage;
+  }
+  return exit_failed;
+}
+
+/// One JSON object: the verdict, every shard and every problem.
+int print_json(const verify_args& args, const safetensors::result<safetensors::verify_report>& report) {
+  if (!report) {
+    fmt::print(R"({{"path":{},"index":null,"ok":false,"tensors":0,"bytes":0,"shards":[],"problems":[{}]}})"
+               "\n",
+               safetensors::json_quote(args.path), issue_json("unusable checkpoint", report.err(), args.path));
+    return exit_code_for(report.err());
+  }
+  std::vector<std::string> shards;
+  for (const auto& s : report->shards) {
+    shards.push_back(fmt::format(R"({{"name":{},"path":{},"ok":{},"tensors":{},"bytes":{},"sha256":{}}})",
+                                 safetensors::json_quote(s.name), safetensors::json_quote(s.path), s.ok, s.tensors,
+                                 s.file_size, s.sha256.empty() ? "null" : safetensors::json_quote(s.sha256)));
+  }
+  std::vector<std::string> problems;
+  for (const auto& issue : report->issues) {
+    problems.push_back(issue_json(problem_name(issue.kind), issue.error, args.path));
+  }
+  fmt::print(R"({{"path":{},"index":{},"ok":{},"tensors":{},"bytes":{},"shards":[{}],"problems":[{}]}})"
+             "\n",
+             safetensors::json_quote(args.path),
+             report->index_path.empty() ? "null" : safetensors::json_quote(report->index_path), report->ok(),
+             report->tensors, report->data_size, fmt::join(shards, ","), fmt::join(problems, ","));
+  return exit_status_of(*report);
+}
 
 int run_verify(const verify_args& args) {
   safetensors::verify_options options;
   options.checksums = args.checksums;
   options.open.shard.backend = safetensors::io_backend::pread;  // headers only; never SIGBUS
   options.open.shard.parse.policy = *safetensors::parse_policy(args.policy);
+  std::optional<progress> bar;  // one per shard being hashed
+  std::string hashing;
+  std::uint64_t hashed = 0;
+  if (!args.quiet) {
+    options.on_hashed = [&](const std::string& path, std::uint64_t done, std::uint64_t size) {
+      if (path != hashing) {
+        bar.reset();
+        hashing = path;
+        hashed = 0;
+        bar.emplace(fmt::format("sha256 {}", path.substr(path.find_last_of('/') + 1)), size, true);
+      }
+      bar->advance(done - std::exchange(hashed, done));
+    };
+  }
   auto report = safetensors::verify_checkpoint(args.path, options);
+  bar.reset();
+  if (args.json) return print_json(args, report);
   if (!report) {
     print_error(report.err());
     return exit_code_for(report.err());
   }
   if (!report->index_path.empty()) fmt::print("index: {}\n", report->index_path);
   for (const auto& s : report->shards) {
-    fmt::print("  {}: {}", s.name, s.ok ? fmt::format("ok ({} tensors, {} bytes)", s.tensors, s.file_size) : "FAILED");
+    fmt::print("  {}: {}", s.name,
+               s.ok ? fmt::format("ok ({}, {})", count_of(s.tensors, "tensor"), count_of(s.file_size, "byte"))
+                    : "FAILED");
     if (!s.sha256.empty()) fmt::print("  sha256 {}", s.sha256);
     fmt::print("\n");
   }
   for (const auto& issue : report->issues) {
     fmt::print("{}: {}: {}\n", problem_name(issue.kind), safetensors::error_code_name(issue.error.code),
-               issue.error.to_string());
+               explain_input_error(issue.error).to_string());
   }
   if (report->ok()) {
-    fmt::print("ok: {} tensors, {} bytes in {} shard{}\n", report->tensors, report->data_size,
-               report->shards.size(), report->shards.size() == 1 ? "" : "s");
+    fmt::print("ok: {}, {} in {}\n", count_of(report->tensors, "tensor"), count_of(report->data_size, "byte"),
+               count_of(report->shards.size(), "shard"));
     return exit_ok;
   }
-  fmt::print("FAILED: {} problem{}\n", report->issues.size(), report->issues.size() == 1 ? "" : "s");
-  int status = exit_failed;
-  for (const auto& issue : report->issues) {
-    if (issue.error.code == safetensors::error_code::io) status = exit_usage;
-  }
-  return status;
+  fmt::print("FAILED: {}\n", count_of(report->issues.size(), "problem"));
+  return exit_status_of(*report);
 }
 
 const command_registrar registrar{
@@ -67,8 +130,10 @@ const command_registrar registrar{
       auto args = std::make_shared<verify_args>();
       app.add_option("path", args->path, "Checkpoint directory, index or single file")->required();
       app.add_flag("--checksums", args->checksums, "Also print the SHA-256 of every shard");
+      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
       app.add_option("--policy", args->policy, "reference (default), strict or lenient")
           ->check(CLI::IsMember({"reference", "strict", "lenient"}));
+      app.add_flag("--json", args->json, "Print one JSON object: verdict, shards, problems");
       return [args] { return run_verify(*args); };
     }};
 

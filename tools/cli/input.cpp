@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "safetensors/sniff.h"
+#include "input_diagnosis.h"
 
 namespace st_cli {
 
@@ -13,16 +13,8 @@ safetensors::result<safetensors::file> open_input(const std::string& path) {
   safetensors::open_options options;
   options.backend = safetensors::io_backend::pread;
   auto f = safetensors::file::open(path, options);
-  if (f || f.err().code == safetensors::error_code::io) return f;
-  auto format = safetensors::sniff_file(path);
-  if (format && *format != safetensors::file_format::safetensors && *format != safetensors::file_format::unknown) {
-    safetensors::error e = std::move(f).err();
-    e.message = fmt::format("this is a {} file, not SafeTensors", safetensors::file_format_name(*format));
-    e.offset.reset();
-    e.tensor.reset();
-    return e;
-  }
-  return f;
+  if (f) return f;
+  return explain_input_error(std::move(f).err());
 }
 
 safetensors::status for_each_chunk(const safetensors::file& f, const safetensors::tensor_info& t,

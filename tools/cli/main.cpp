@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Entry point of the `safetensors` tool: builds the subcommands from the registry,
 // parses the command line, runs the chosen one. Never lets an exception escape.
+#include <algorithm>
 #include <exception>
 #include <map>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "command.h"
 #include "report.h"
+#include "safetensors/cleanup.h"
 
 namespace st_cli {
 
@@ -20,10 +23,33 @@ command_registrar::command_registrar(std::string name, std::string help, command
   registry().push_back({std::move(name), std::move(help), std::move(setup)});
 }
 
+namespace {
+
+/// The subcommand named on the command line (the first argument that is not an option).
+std::string_view subcommand_word(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (argv[i][0] != '-') return argv[i];
+  }
+  return {};
+}
+
+bool is_registered(std::string_view name) {
+  return std::any_of(registry().begin(), registry().end(), [&](const command& c) { return c.name == name; });
+}
+
+/// One line naming what is wrong and where help is: the subcommand's own --help when one was given.
+std::string usage_message(const CLI::ParseError& e, std::string_view sub) {
+  const std::string help = sub.empty() ? "safetensors --help" : fmt::format("safetensors {} --help", sub);
+  return fmt::format("{} (see '{}')", e.what(), help);
+}
+
+}  // namespace
 }  // namespace st_cli
 
 int main(int argc, char** argv) {
   using namespace st_cli;
+  // Ctrl-C or a kill during a write removes the hidden temporaries (no half-written outputs).
+  safetensors::remove_temporaries_on_signals();
   try {
     CLI::App app{"Inspect, validate and write SafeTensors files.", "safetensors"};
     app.require_subcommand(1);
@@ -32,6 +58,11 @@ int main(int argc, char** argv) {
     for (const command& c : registry()) {
       CLI::App* sub = app.add_subcommand(c.name, c.help);
       runners[sub] = c.setup(*sub);
+    }
+    const std::string_view named = subcommand_word(argc, argv);
+    if (!named.empty() && !is_registered(named)) {
+      print_error(fmt::format("unknown subcommand '{}' (see 'safetensors --help')", named));
+      return exit_usage;
     }
     try {
       app.parse(argc, argv);
@@ -43,7 +74,7 @@ int main(int argc, char** argv) {
       return app.exit(e);
     } catch (const CLI::ParseError& e) {
       // Same one-line shape as every other error, so scripts parse one format.
-      print_error(fmt::format("{} (see 'safetensors --help')", e.what()));
+      print_error(usage_message(e, is_registered(named) ? named : std::string_view{}));
       return exit_usage;
     }
     for (auto& [sub, run] : runners) {

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Chunked copies and the progress line of the MLX subcommands.
+// The MLX subcommands' input, read in chunks.
 #include "mlx_stream.h"
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -10,13 +8,17 @@
 #include <fmt/format.h>
 
 #include "checkpoint_input.h"
+#include "input.h"
+#include "output_path.h"
 #include "command.h"
 #include "report.h"
 
 namespace st_cli {
 
 safetensors::result<mlx_input> mlx_input::open(const std::string& path) {
-  auto c = safetensors::checkpoint::open(path);
+  safetensors::checkpoint_options options;
+  options.shard.backend = safetensors::io_backend::pread;  // nothing mapped: bounded memory
+  auto c = safetensors::checkpoint::open(path, options);
   if (!c) return std::move(c).err();
   mlx_input in;
   in.checkpoint_ = std::move(c).value();
@@ -31,9 +33,9 @@ safetensors::result<mlx_input> mlx_input::open(const std::string& path) {
   for (const auto& t : in.checkpoint_.tensors()) {
     specs.push_back({std::string(t.name), t.info->type, {t.info->shape.begin(), t.info->shape.end()}});
   }
-  safetensors::write_options options;
-  options.metadata = common_metadata(std::span(&in.checkpoint_, 1));
-  auto plan = safetensors::write_plan::make(std::move(specs), options);
+  safetensors::write_options write;
+  write.metadata = common_metadata(std::span(&in.checkpoint_, 1));
+  auto plan = safetensors::write_plan::make(std::move(specs), write);
   if (!plan) return std::move(plan).err();
   auto h = safetensors::parse_header(plan->header_bytes().subspan(8), plan->file_size());
   if (!h) return std::move(h).err();
@@ -41,29 +43,51 @@ safetensors::result<mlx_input> mlx_input::open(const std::string& path) {
   return in;
 }
 
-std::optional<safetensors::tensor_view> mlx_input::view(std::string_view name) const {
+safetensors::status mlx_input::read(std::string_view name, std::uint64_t offset,
+                                   std::span<std::byte> destination) const {
   const auto* t = checkpoint_.find(name);
-  if (t == nullptr) return std::nullopt;
-  return checkpoint_.file_of(*t).view(*t->info);
+  if (t == nullptr) {
+    return safetensors::make_error(safetensors::error_code::tensor_not_found,
+                                   fmt::format("tensor '{}' not found", name), std::nullopt, std::string(name));
+  }
+  const safetensors::file& f = checkpoint_.file_of(*t);
+  if (offset + destination.size() > t->info->byte_size()) {
+    return safetensors::make_error(safetensors::error_code::invalid_argument,
+                                   fmt::format("read past the end of tensor '{}'", name), std::nullopt,
+                                   std::string(name));
+  }
+  auto s = f.read_range(f.meta().data_start() + t->info->begin + offset, destination);
+  if (!s) {
+    safetensors::error e = std::move(s).err();
+    if (!e.tensor) e.tensor = std::string(name);
+    return e;
+  }
+  return {};
+}
+
+safetensors::status mlx_input::copy(std::string_view name, const safetensors::chunk_sink& sink) const {
+  const auto* t = checkpoint_.find(name);
+  if (t == nullptr) {
+    return safetensors::make_error(safetensors::error_code::tensor_not_found,
+                                   fmt::format("tensor '{}' not found", name), std::nullopt, std::string(name));
+  }
+  std::vector<std::byte> buffer;
+  return for_each_chunk(checkpoint_.file_of(*t), *t->info, buffer, sink);
 }
 
 safetensors::status write_sharded(const std::string& out, const mlx_input& in,
                                   std::span<const safetensors::tensor_spec> specs,
                                   const safetensors::tensor_producer& produce, std::uint64_t max_shard_bytes,
                                   const std::optional<safetensors::metadata_map>& metadata) {
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec) {
-    auto e = safetensors::make_error(safetensors::error_code::io,
-                                     fmt::format("cannot create the output directory: {}", ec.message()));
-    e.path = out;
-    return e;
-  }
   safetensors::shard_write_options options;
   options.max_shard_bytes = max_shard_bytes;
   options.file.metadata = metadata;
   options.index_metadata = in.checkpoint().index_metadata();
   options.index_metadata.erase("total_size");  // recomputed for the new tensors
+  if (auto s = check_checkpoint_outputs(out, specs, options, input_files(in.checkpoint())); !s) return s;
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) return os_failure("cannot create the output directory", ec.value(), out);
   auto written = safetensors::write_checkpoint(out, specs, produce, options);
   if (!written) return std::move(written).err();
   return {};
@@ -71,29 +95,6 @@ safetensors::status write_sharded(const std::string& out, const mlx_input& in,
 
 safetensors::chunk_sink append_to(safetensors::stream_writer& out, std::string name) {
   return [&out, name = std::move(name)](std::span<const std::byte> chunk) { return out.append(name, chunk); };
-}
-
-safetensors::status copy_tensor(const safetensors::tensor_view& t, const safetensors::chunk_sink& sink) {
-  for (std::size_t at = 0; at < t.data.size(); at += mlx_chunk_bytes) {
-    const std::size_t n = std::min(mlx_chunk_bytes, t.data.size() - at);
-    if (auto s = sink(t.data.subspan(at, n)); !s) return s;
-  }
-  return {};
-}
-
-progress_line::progress_line(std::string verb, std::size_t total)
-    : verb_(std::move(verb)), total_(total), enabled_(::isatty(STDERR_FILENO) == 1) {}
-
-void progress_line::step(std::string_view tensor) {
-  ++done_;
-  if (!enabled_) return;
-  const std::string_view shown = tensor.size() > 60 ? tensor.substr(tensor.size() - 60) : tensor;
-  fmt::print(stderr, "\r\033[K{}: {}/{} {}", verb_, done_, total_, shown);
-  std::fflush(stderr);
-}
-
-progress_line::~progress_line() {
-  if (enabled_ && done_ > 0) fmt::print(stderr, "\r\033[K");
 }
 
 void print_warnings(const std::string& file, const std::vector<std::string>& warnings) {

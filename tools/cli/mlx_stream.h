@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Helpers shared by `dequantize` and `quantize`: their input (one file or a sharded
-// checkpoint), chunked tensor copies, and a progress line on a terminal.
+// checkpoint, read with pread so memory stays bounded) and chunked tensor copies.
 #pragma once
 
 #include <cstddef>
@@ -16,7 +16,7 @@
 namespace st_cli {
 
 /// Bytes of input or output a command holds in memory per chunk.
-inline constexpr std::size_t mlx_chunk_bytes = 32U << 20;
+inline constexpr std::size_t mlx_chunk_bytes = 8U << 20;
 
 /// The input of an MLX command: a `.safetensors` file, or a checkpoint directory / index.
 class mlx_input {
@@ -33,8 +33,12 @@ class mlx_input {
   [[nodiscard]] const safetensors::checkpoint& checkpoint() const noexcept { return checkpoint_; }
   /// A path in the checkpoint's directory, for finding config.json beside it.
   [[nodiscard]] const std::string& anchor() const noexcept { return anchor_; }
-  /// The shard holding `name` and its entry there; nullopt when absent.
-  [[nodiscard]] std::optional<safetensors::tensor_view> view(std::string_view name) const;
+  /// Reads `destination.size()` bytes of tensor `name` from byte `offset` of its data.
+  /// Errors: TensorNotFound, IoError (naming the shard and tensor).
+  [[nodiscard]] safetensors::status read(std::string_view name, std::uint64_t offset,
+                                         std::span<std::byte> destination) const;
+  /// Passes tensor `name`'s bytes to `sink` unchanged, a few MiB at a time.
+  [[nodiscard]] safetensors::status copy(std::string_view name, const safetensors::chunk_sink& sink) const;
 
  private:
   safetensors::checkpoint checkpoint_;
@@ -53,25 +57,6 @@ class mlx_input {
 
 /// A sink appending to tensor `name` of `out`.
 [[nodiscard]] safetensors::chunk_sink append_to(safetensors::stream_writer& out, std::string name);
-
-/// Passes a tensor's bytes to `sink` unchanged, `mlx_chunk_bytes` at a time.
-[[nodiscard]] safetensors::status copy_tensor(const safetensors::tensor_view& t, const safetensors::chunk_sink& sink);
-
-/// "verb: i/n tensors" on stderr, rewritten in place; silent unless stderr is a terminal.
-class progress_line {
- public:
-  progress_line(std::string verb, std::size_t total);
-  void step(std::string_view tensor);
-  ~progress_line();
-  progress_line(const progress_line&) = delete;
-  progress_line& operator=(const progress_line&) = delete;
-
- private:
-  std::string verb_;
-  std::size_t total_;
-  std::size_t done_ = 0;
-  bool enabled_;
-};
 
 /// Prints each warning as "safetensors: warning: <file>: <text>".
 void print_warnings(const std::string& file, const std::vector<std::string>& warnings);

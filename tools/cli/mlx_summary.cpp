@@ -42,7 +42,30 @@ void print_mlx_summary(const std::string& path, const safetensors::header& h) {
                mlx::bits_per_weight(l.params, l.scale_type), fmt::format("[{}]", fmt::join(l.shape, ", ")),
                mlx::source_name(l.source), l.ambiguous ? " (ambiguous)" : "");
   }
-  for (const auto& w : info->warnings) fmt::print("warning: {}\n", w);
+  for (const auto& w : info->warnings) fmt::print(stderr, "safetensors: warning: {}: {}\n", path, w);
+}
+
+param_overrides logical_param_overrides(const std::string& path, const safetensors::header& h) {
+  namespace mlx = safetensors::mlx;
+  param_overrides out;
+  bool quantized = false;
+  for (const auto& t : h.tensors()) quantized = quantized || t.type == safetensors::dtype::U32;
+  if (!quantized) return out;  // no packed weights: skip reading config.json
+  auto config = mlx::read_config_beside(path);
+  if (!config) return out;
+  auto info = mlx::describe_checkpoint(h, *config ? &**config : nullptr);
+  if (!info) return out;
+  for (const auto& l : info->layers) {
+    out[l.weight] = l.rows * l.cols;
+    out[l.scales] = 0;
+    if (!l.biases.empty()) out[l.biases] = 0;
+  }
+  return out;
+}
+
+std::uint64_t param_count(const param_overrides& overrides, const safetensors::tensor_info& t) {
+  const auto it = overrides.find(t.name);
+  return it != overrides.end() ? it->second : t.element_count();
 }
 
 }  // namespace st_cli

@@ -4,10 +4,13 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "input_diagnosis.h"
 
 namespace st_cli {
 
-void print_error(const safetensors::error& e) { fmt::print(stderr, "safetensors: error: {}\n", e.to_string()); }
+void print_error(const safetensors::error& e) {
+  fmt::print(stderr, "safetensors: error: {}\n", explain_input_error(e).to_string());
+}
 
 void print_error(std::string_view message) { fmt::print(stderr, "safetensors: error: {}\n", message); }
 

@@ -2,6 +2,7 @@
 #include "rewrite.h"
 
 #include "input.h"
+#include "output_path.h"
 #include "progress.h"
 #include "values.h"
 
@@ -16,10 +17,11 @@ safetensors::error in_file(safetensors::error e, const std::string& path, std::s
 
 }  // namespace
 
-safetensors::status write_rewritten(const safetensors::file& in, const std::string& out_path,
+safetensors::status write_rewritten(const std::string& out_path,
                                     const std::vector<output_tensor>& tensors,
                                     const safetensors::write_options& options, bool show_progress,
                                     const std::string& label, const safetensors::encode_options& encode) {
+  if (auto s = check_output_file(out_path); !s) return s;
   std::vector<safetensors::tensor_spec> specs;
   std::uint64_t total = 0;
   for (const auto& t : tensors) {
@@ -48,11 +50,11 @@ safetensors::status write_rewritten(const safetensors::file& in, const std::stri
     const safetensors::dtype from = t.source->type;
     const bool convert = from != t.type;
     auto s = for_each_chunk(
-        in, *t.source, buffer,
+        *t.file, *t.source, buffer,
         [&](std::span<const std::byte> chunk) -> safetensors::status {
           if (convert) {
             if (auto c = convert_chunk(from, t.type, chunk, scratch32, scratch64, converted, encode); !c) {
-              return in_file(std::move(c).err(), in.path(), t.source->name);
+              return in_file(std::move(c).err(), t.file->path(), t.source->name);
             }
             if (auto a = writer->append(t.name, converted); !a) return a;
           } else if (auto a = writer->append(t.name, chunk); !a) {

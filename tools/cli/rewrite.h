@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Writing a new file from tensors of an open one (extract, cast): planned with
+// Writing a new file from tensors of open files (extract, cast, merge): planned with
 // safetensors::write_plan, streamed chunk by chunk through safetensors::stream_writer,
 // so memory stays bounded and the target appears complete or not at all.
 #pragma once
@@ -14,14 +14,15 @@
 namespace st_cli {
 
 struct output_tensor {
+  const safetensors::file* file = nullptr;  ///< where `source` is read from
   const safetensors::tensor_info* source = nullptr;
   std::string name;
   safetensors::dtype type = safetensors::dtype::U8;  ///< differs from the source's for a cast
 };
 
-/// Writes `tensors` (taken from `in`, converted where the dtype differs) to `out_path`.
-/// Progress counts source bytes. Errors carry the file and tensor concerned.
-[[nodiscard]] safetensors::status write_rewritten(const safetensors::file& in, const std::string& out_path,
+/// Writes `tensors` (read from their files, converted where the dtype differs) to
+/// `out_path`. Progress counts source bytes. Errors carry the file and tensor concerned.
+[[nodiscard]] safetensors::status write_rewritten(const std::string& out_path,
                                                   const std::vector<output_tensor>& tensors,
                                                   const safetensors::write_options& options, bool show_progress,
                                                   const std::string& label,

@@ -8,27 +8,42 @@
 #include "safetensors/glob.h"
 
 namespace st_cli {
+namespace {
 
-bool name_matches(const std::string& pattern, std::string_view name) {
-  return pattern == name || safetensors::glob_match(pattern, name);
+bool any_matches(const std::vector<std::string>& patterns, std::string_view name) {
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& p) { return safetensors::name_matches(p, name); });
+}
+
+}  // namespace
+
+safetensors::status require_matches(std::span<const safetensors::tensor_info> tensors,
+                                    const std::vector<std::string>& only, const std::vector<std::string>& exclude,
+                                    const std::string& path) {
+  for (const auto* patterns : {&only, &exclude}) {
+    for (const auto& pattern : *patterns) {
+      if (std::any_of(tensors.begin(), tensors.end(),
+                      [&](const auto& t) { return safetensors::name_matches(pattern, t.name); })) {
+        continue;
+      }
+      safetensors::error e = safetensors::make_error(
+          safetensors::error_code::tensor_not_found,
+          patterns == &only ? fmt::format("no tensor matches '{}'", pattern)
+                            : fmt::format("--exclude '{}' matches no tensor", pattern));
+      e.path = path;
+      return e;
+    }
+  }
+  return {};
 }
 
 safetensors::result<std::vector<const safetensors::tensor_info*>> select_tensors(
     const safetensors::file& f, const std::vector<std::string>& only, const std::vector<std::string>& exclude) {
-  for (const auto& pattern : only) {
-    const auto tensors = f.tensors();
-    if (std::none_of(tensors.begin(), tensors.end(), [&](const auto& t) { return name_matches(pattern, t.name); })) {
-      safetensors::error e = safetensors::make_error(safetensors::error_code::tensor_not_found,
-                                                     fmt::format("no tensor matches '{}'", pattern));
-      e.path = f.path();
-      return e;
-    }
-  }
+  if (auto s = require_matches(f.tensors(), only, exclude, f.path()); !s) return std::move(s).err();
   std::vector<const safetensors::tensor_info*> out;
   for (const auto& t : f.tensors()) {
-    const auto match = [&](const std::string& p) { return name_matches(p, t.name); };
-    if (!only.empty() && std::none_of(only.begin(), only.end(), match)) continue;
-    if (std::any_of(exclude.begin(), exclude.end(), match)) continue;
+    if (!only.empty() && !any_matches(only, t.name)) continue;
+    if (any_matches(exclude, t.name)) continue;
     out.push_back(&t);
   }
   return out;

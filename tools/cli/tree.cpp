@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "count_text.h"
 #include "safetensors/json_text.h"
 
 namespace st_cli {
@@ -26,16 +27,6 @@ void merge_chains(name_tree& node) {
   }
 }
 
-std::string with_commas(std::uint64_t n) {
-  std::string digits = std::to_string(n);
-  std::string out;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 struct line {
   std::string left;
   std::string params;
@@ -48,7 +39,7 @@ void collect(const name_tree& node, int depth, int max_depth, std::vector<line>&
     std::string right = child.leaf != nullptr
                             ? fmt::format("{} [{}]", safetensors::dtype_name(child.leaf->type),
                                           fmt::join(child.leaf->shape, ", "))
-                            : fmt::format("{} tensors", child.tensors);
+                            : count_of(child.tensors, "tensor");
     if (child.leaf != nullptr && !child.children.empty()) right += fmt::format(" (+{} below)", child.tensors - 1);
     out.push_back({indent + child.label, with_commas(child.params), right});
     if (max_depth < 0 || depth + 1 <= max_depth) collect(child, depth + 1, max_depth, out);
@@ -82,12 +73,15 @@ bool natural_less::operator()(const std::string& a, const std::string& b) const 
   return a < b;
 }
 
-name_tree build_name_tree(std::span<const safetensors::tensor_info> tensors) {
+name_tree build_name_tree(std::span<const safetensors::tensor_info* const> tensors,
+                          const param_overrides& overrides) {
   name_tree root;
-  for (const auto& t : tensors) {
+  for (const safetensors::tensor_info* tensor : tensors) {
+    const safetensors::tensor_info& t = *tensor;
+    const std::uint64_t params = param_count(overrides, t);
     name_tree* node = &root;
-    const auto add = [&t](name_tree& n) {
-      n.params += t.element_count();
+    const auto add = [&t, params](name_tree& n) {
+      n.params += params;
       n.bytes += t.byte_size();
       ++n.tensors;
     };
@@ -111,7 +105,7 @@ name_tree build_name_tree(std::span<const safetensors::tensor_info> tensors) {
 
 void print_name_tree(const name_tree& root, int max_depth) {
   std::vector<line> lines;
-  lines.push_back({"(all)", with_commas(root.params), fmt::format("{} tensors", root.tensors)});
+  lines.push_back({"(all)", with_commas(root.params), count_of(root.tensors, "tensor")});
   if (max_depth != 0) collect(root, 1, max_depth, lines);
   std::size_t left = 0;
   std::size_t params = 0;

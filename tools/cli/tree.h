@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 
+#include "mlx_summary.h"
 #include "safetensors/header.h"
 
 namespace st_cli {
@@ -25,8 +26,10 @@ struct name_tree {
   std::map<std::string, name_tree, natural_less> children;
 };
 
-/// Builds the tree; chains of single-child groups are merged ("model.layers").
-[[nodiscard]] name_tree build_name_tree(std::span<const safetensors::tensor_info> tensors);
+/// Builds the tree; chains of single-child groups are merged ("model.layers"). Parameters
+/// are counted as param_count does (quantized weights by their logical size).
+[[nodiscard]] name_tree build_name_tree(std::span<const safetensors::tensor_info* const> tensors,
+                                        const param_overrides& overrides = {});
 /// Prints it indented; `max_depth` < 0 means every level.
 void print_name_tree(const name_tree& root, int max_depth);
 /// {"name":..., "params":..., "bytes":..., "tensors":..., "dtype"/"shape" for leaves, "children":[...]}

@@ -2,20 +2,21 @@
 // x86 kernels: F16 <-> float with F16C, the shared loops built for AVX2 (the table decode
 // with gathers), F32 -> BF16 with AVX-512F and AVX512_BF16. Each function carries its own
 // target attribute, so the library stays baseline x86-64; callers choose at run time
-// through the has_*() probes.
+// through the has_*() probes. Compiled only for x86 targets without SAFETENSORS_PORTABLE
+// (src/CMakeLists.txt); portable/scalar_kernels.cpp stands in everywhere else.
 #include <cstring>
 
 #include "convert/kernels.h"
 #include "convert/loops.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#include <immintrin.h>
+#if !defined(__x86_64__) && !defined(__i386__)
+#error "x86 kernels built for a non-x86 target: see SAFETENSORS_PORTABLE in src/CMakeLists.txt"
 #endif
 
-namespace safetensors::convert_detail {
+#include <cpuid.h>
+#include <immintrin.h>
 
-#if defined(__x86_64__) || defined(__i386__)
+namespace safetensors::convert_detail {
 
 namespace {
 
@@ -177,32 +178,5 @@ __attribute__((target("avx2"))) void table_decode_avx2(const float* table, const
   }
   table_loop(table, src + i, dst + i, n - i);
 }
-
-#else
-
-bool has_f16c() noexcept { return false; }
-bool has_avx512() noexcept {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0 || (ebx & (1U << 16)) == 0) return false;
-  if (!os_supports_avx()) return false;
-  unsigned lo = 0, hi = 0;
-  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-  return (lo & 0xE6U) == 0xE6U;  // YMM plus opmask and both ZMM halves
-}
-
-bool has_avx2() noexcept { return false; }
-bool has_avx512() noexcept { return false; }
-bool has_avx512_bf16() noexcept { return false; }
-void f32_to_bf16_avx512bf16(const float* src, std::byte* dst, std::size_t n) noexcept { f32_to_bf16_loop(src, dst, n); }
-void f32_to_bf16_avx512(const float* src, std::byte* dst, std::size_t n) noexcept { f32_to_bf16_loop(src, dst, n); }
-void f16_to_f32_f16c(const std::byte* src, float* dst, std::size_t n) noexcept { f16_to_f32_portable(src, dst, n); }
-void f32_to_f16_f16c(const float* src, std::byte* dst, std::size_t n) noexcept { f32_to_f16_portable(src, dst, n); }
-void bf16_to_f32_avx2(const std::byte* src, float* dst, std::size_t n) noexcept { bf16_to_f32_loop(src, dst, n); }
-void f32_to_bf16_avx2(const float* src, std::byte* dst, std::size_t n) noexcept { f32_to_bf16_loop(src, dst, n); }
-void table_decode_avx2(const float* table, const std::byte* src, float* dst, std::size_t n) noexcept {
-  table_loop(table, src, dst, n);
-}
-
-#endif
 
 }  // namespace safetensors::convert_detail

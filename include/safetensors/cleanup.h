@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file cleanup.h
+/// Removing the temporary files of unfinished writes when the process is interrupted.
+///
+/// Every output (write_file, stream_writer, write_checkpoint) is written to a hidden
+/// temporary beside its target (`.NAME.tmp-PID-N`) and renamed over it when complete.
+/// Destructors remove the temporary of a failed write, but a signal that kills the process
+/// runs no destructor: these functions cover that case.
+#pragma once
+
+namespace safetensors {
+
+/// Unlinks the temporary file of every write in progress. Async-signal-safe (no
+/// allocation, no locks): call it from your own SIGINT/SIGTERM handler. Temporaries beyond
+/// the first 64 live at once, or with paths over 4095 bytes, are not tracked.
+void remove_temporary_files() noexcept;
+
+/// Installs handlers for SIGINT, SIGTERM and SIGHUP that call remove_temporary_files(),
+/// then re-raise the signal with its default action, so the process still dies of it (a
+/// shell sees 130 for Ctrl-C). For programs without handlers of their own, such as a CLI.
+void remove_temporaries_on_signals() noexcept;
+
+}  // namespace safetensors

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+// Counts as people read them: "1 tensor", "3 tensors", "1,234,567".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace st_cli {
+
+/// `n` with a comma every three digits: 1234567 -> "1,234,567".
+[[nodiscard]] std::string with_commas(std::uint64_t n);
+
+/// "1 tensor", "2 tensors", "1,000 shards": the count with commas and the noun in the
+/// right number (plural by adding "s").
+[[nodiscard]] std::string count_of(std::uint64_t n, std::string_view noun);
+
+}  // namespace st_cli
