@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "formats/zip/zip_reader.h"
+#include "support/numpy_fixtures.h"
 #include "support/paths.h"
 
 namespace {
@@ -41,6 +42,19 @@ void write_zip(const std::filesystem::path& path, const std::vector<member>& mem
 
 std::string as_string(const std::vector<std::byte>& bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+}
+
+/// Where the central-directory record of `name` starts: its name is the last copy in the file.
+std::size_t central_record(const std::vector<std::byte>& bytes, const std::string& name) {
+  const std::string text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  const auto at = text.rfind(name);
+  EXPECT_NE(at, std::string::npos) << name;
+  EXPECT_GE(at, 46U);
+  return at - 46;  // the name follows the 46 fixed bytes
+}
+
+void put_le(std::vector<std::byte>& bytes, std::size_t at, std::uint64_t value, std::size_t width) {
+  for (std::size_t i = 0; i < width; ++i) bytes.at(at + i) = static_cast<std::byte>((value >> (8 * i)) & 0xFF);
 }
 
 TEST(ZipReader, ListsReadsAndLocatesStoredMembers) {
@@ -115,6 +129,69 @@ TEST(ZipReader, DetectsCorruptDataAndNonZips) {
   auto missing = zip_reader::open(st_test::scratch_dir() / "missing.zip");
   EXPECT_EQ(missing.err().code, error_code::io);
   EXPECT_NE(missing.err().message.find("No such file"), std::string::npos) << missing.err().message;
+}
+
+// NumPy's ZIP64 fixture marks both sizes of each member, and the local header offset of
+// the second, as 0xFFFFFFFF in the central directory; the real values are in the extra field.
+TEST(ZipReader, DecodesZip64CentralDirectoryFields) {
+  const auto path = st_test::numpy_fixture(st_test::numpy_zip64_fixture);
+  const auto file = st_test::read_bytes(path);
+  ASSERT_EQ(st_test::hex({file.data() + central_record(file, "second.npy") + 42, 4}), "ffffffff");
+  auto z = zip_reader::open(path);
+  ASSERT_TRUE(z) << z.err().to_string();
+  ASSERT_EQ(z->entries().size(), 2U);
+  for (const auto& [name, size] : {std::pair<std::string, std::uint64_t>{"first.npy", 288}, {"second.npy", 160}}) {
+    const auto* entry = z->find(name);
+    ASSERT_NE(entry, nullptr) << name;
+    EXPECT_EQ(entry->uncompressed_size, size) << name;
+    EXPECT_EQ(entry->compressed_size, size) << name;
+    auto offset = z->stored_data_offset(*entry);
+    ASSERT_TRUE(offset) << offset.err().to_string();
+    ASSERT_LE(*offset + size, file.size());
+    auto data = z->read_all(*entry, 1000);
+    ASSERT_TRUE(data) << data.err().to_string();
+    EXPECT_EQ(as_string(*data), std::string(reinterpret_cast<const char*>(file.data()) + *offset, size)) << name;
+    EXPECT_EQ(as_string(*data).substr(0, 6), "\x93NUMPY") << name;
+  }
+}
+
+TEST(ZipReader, RefusesMalformedZip64ExtraFields) {
+  const auto original = st_test::read_bytes(st_test::numpy_fixture(st_test::numpy_zip64_fixture));
+  const std::size_t block = central_record(original, "second.npy") + 46 + 10;  // its only extra block
+  ASSERT_EQ(st_test::hex({original.data() + block, 4}), "01001800");  // ZIP64, 24 bytes: two sizes + offset
+  // 16 bytes cannot hold the local header offset; 25 run past the 28-byte extra field.
+  for (const auto& [size, expected] : {std::pair<std::uint64_t, std::string>{16, "too short for the local header offset"},
+                                       {25, "claims 25 bytes but only 24 remain"}}) {
+    auto bytes = original;
+    put_le(bytes, block + 2, size, 2);
+    const auto path = st_test::scratch_dir() / "bad_zip64.zip";
+    st_test::write_bytes(path, bytes);
+    auto z = zip_reader::open(path);
+    ASSERT_FALSE(z) << size;
+    EXPECT_EQ(z.err().code, error_code::invalid_format);
+    EXPECT_NE(z.err().message.find("second.npy: "), std::string::npos) << z.err().message;
+    EXPECT_NE(z.err().message.find(expected), std::string::npos) << z.err().message;
+  }
+}
+
+TEST(ZipReader, RefusesDeflatedDataLongerOrShorterThanDeclared) {
+  std::string data;
+  for (int i = 0; i < 20000; ++i) data += static_cast<char>('a' + i % 7);
+  const auto path = st_test::scratch_dir() / "lying.zip";
+  write_zip(path, {{"lying/member.bin", data, true}});
+  const auto original = st_test::read_bytes(path);
+  for (const auto& [declared, expected] : {std::pair<std::uint64_t, std::string>{19999, "more than its declared"},
+                                           {20001, "truncated: 20000 of 20001 bytes"}}) {
+    auto bytes = original;
+    put_le(bytes, central_record(bytes, "lying/member.bin") + 24, declared, 4);
+    st_test::write_bytes(path, bytes);
+    auto z = zip_reader::open(path);
+    ASSERT_TRUE(z) << z.err().to_string();
+    auto read = z->read_all(z->entries()[0], 1 << 20);
+    ASSERT_FALSE(read) << declared;
+    EXPECT_EQ(read.err().code, error_code::invalid_format);
+    EXPECT_NE(read.err().message.find(expected), std::string::npos) << read.err().message;
+  }
 }
 
 }  // namespace

@@ -1,23 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
-// Zip reading over minizip's unzip API: the directory is listed once and checked against
-// the limits; entries are reopened by their saved directory position.
+// Zip reading: minizip walks the central directory; the ZIP64 fields it misses on LP64,
+// the local headers and the entry data are read here with pread and zlib.
 #include "formats/zip/zip_reader.h"
 
 #include <fcntl.h>
 #include <unzip.h>
+#include <zlib.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include <fmt/format.h>
 
+#include "formats/zip/zip_records.h"
 #include "platform/sys.h"
 
 namespace safetensors::detail {
 
 struct zip_reader::state {
+  explicit state(int fd) : file(fd) {}
+  sys::unique_fd file;
   unzFile handle = nullptr;
-  std::vector<unz64_file_pos> positions;  ///< per entry, for unzGoToFilePos64
+  std::vector<std::uint64_t> local_header_offsets;  ///< per entry, ZIP64-corrected
   std::uint64_t file_size = 0;
   ~state() {
     if (handle != nullptr) unzClose(handle);
@@ -29,12 +34,120 @@ namespace {
 constexpr std::uint16_t method_stored = 0;
 constexpr std::uint16_t method_deflated = 8;
 constexpr std::size_t max_name_bytes = 65535;  // the field is 16 bits wide
+constexpr std::size_t max_extra_bytes = 65535;
+constexpr std::uint32_t central_signature = 0x02014b50;
+constexpr std::size_t central_fixed_bytes = 46;
+constexpr std::uint32_t local_signature = 0x04034b50;
+constexpr std::size_t local_fixed_bytes = 30;
+constexpr std::size_t max_chunk_bytes = std::size_t{64} << 20;  // bounds the buffer a caller can ask for
+constexpr std::size_t compressed_chunk_bytes = std::size_t{256} << 10;
 
 error archive_error(error_code code, const std::string& path, std::string message) {
   error e = make_error(code, std::move(message));
   e.path = path;
   return e;
 }
+
+/// The sizes and local header offset of the directory record at `at`, ZIP64 applied.
+/// minizip keeps the local header offset private and leaves ZIP64 markers in the sizes on
+/// LP64, so the fixed part of the record is read again here; its name and extra lengths
+/// must match what minizip saw.
+result<zip_central_fields> read_central_fields(int fd, const std::string& path, std::uint64_t file_size,
+                                               std::uint64_t at, const unz_file_info64& info,
+                                               std::span<const std::byte> extra) {
+  std::array<std::byte, central_fixed_bytes> record{};
+  const bool fits = at <= file_size && file_size - at >= record.size();
+  if (fits) {
+    if (auto s = sys::pread_exact(fd, record.data(), record.size(), at, path); !s) return s.err();
+  }
+  if (!fits || load_le(record, 0, 4) != central_signature || load_le(record, 28, 2) != info.size_filename ||
+      load_le(record, 30, 2) != info.size_file_extra) {
+    return make_error(error_code::invalid_format,
+                      fmt::format("zip directory entry is not at byte {} where minizip found it (data before the "
+                                  "archive is not supported)",
+                                  at),
+                      at);
+  }
+  zip_central_fields fields;
+  fields.compressed_size = load_le(record, 20, 4);
+  fields.uncompressed_size = load_le(record, 24, 4);
+  fields.disk_number = static_cast<std::uint32_t>(load_le(record, 34, 2));
+  fields.local_header_offset = load_le(record, 42, 4);
+  if (auto s = apply_zip64_extra(extra, fields); !s) return s.err();
+  if (fields.disk_number != 0) {
+    return make_error(error_code::unsupported, "zip member lives on another disk of a split archive");
+  }
+  return fields;
+}
+
+/// Puts the member's name in front of a format error's message (I/O errors name the file).
+error naming_entry(error e, const std::string& path, const zip_entry& entry) {
+  if (e.code != error_code::io) e.message = fmt::format("{}: {}", entry.name, e.message);
+  if (e.path.empty()) e.path = path;
+  return e;
+}
+
+/// Raw-deflate decoding of one member whose compressed bytes are read from the archive as
+/// needed; it never reads past the member's compressed size.
+class member_inflater {
+ public:
+  member_inflater(int fd, const std::string& path, std::uint64_t data_offset, std::uint64_t compressed_size)
+      : fd_(fd), path_(path), next_(data_offset), left_(compressed_size),
+        input_(static_cast<std::size_t>(std::min<std::uint64_t>(compressed_chunk_bytes, compressed_size))) {}
+  member_inflater(const member_inflater&) = delete;
+  member_inflater& operator=(const member_inflater&) = delete;
+  ~member_inflater() {
+    if (ready_) inflateEnd(&stream_);
+  }
+
+  [[nodiscard]] status start() {
+    if (inflateInit2(&stream_, -MAX_WBITS) != Z_OK) {
+      return make_error(error_code::io, "zlib could not start inflating (out of memory?)");
+    }
+    ready_ = true;
+    return {};
+  }
+
+  /// Fills `out` (at most 4 GiB) as far as the stream goes: fewer bytes only when the
+  /// deflate stream ends (finished()) or the compressed bytes run out (truncation).
+  [[nodiscard]] result<std::size_t> fill(std::span<std::byte> out) {
+    stream_.next_out = reinterpret_cast<Bytef*>(out.data());
+    stream_.avail_out = static_cast<uInt>(out.size());
+    while (stream_.avail_out > 0 && !ended_) {
+      if (stream_.avail_in == 0 && left_ > 0) {
+        const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(input_.size(), left_));
+        if (auto s = sys::pread_exact(fd_, input_.data(), n, next_, path_); !s) return s.err();
+        next_ += n;
+        left_ -= n;
+        stream_.next_in = reinterpret_cast<Bytef*>(input_.data());
+        stream_.avail_in = static_cast<uInt>(n);
+      }
+      const int rc = inflate(&stream_, Z_NO_FLUSH);
+      if (rc == Z_STREAM_END) {
+        ended_ = true;
+      } else if (rc == Z_BUF_ERROR && left_ == 0) {
+        break;  // all input used and nothing more to produce: the stream is cut short
+      } else if (rc != Z_OK) {
+        return make_error(error_code::invalid_format,
+                          fmt::format("corrupt deflate data ({})",
+                                      stream_.msg != nullptr ? stream_.msg : fmt::format("zlib error {}", rc)));
+      }
+    }
+    return out.size() - stream_.avail_out;
+  }
+
+  [[nodiscard]] bool finished() const noexcept { return ended_; }
+
+ private:
+  z_stream stream_{};
+  bool ready_ = false;
+  bool ended_ = false;
+  int fd_;
+  const std::string& path_;
+  std::uint64_t next_;  ///< archive offset of the next compressed byte
+  std::uint64_t left_;  ///< compressed bytes not yet read
+  std::vector<std::byte> input_;
+};
 
 }  // namespace
 
@@ -59,15 +172,14 @@ zip_reader::zip_reader(zip_reader&&) noexcept = default;
 zip_reader& zip_reader::operator=(zip_reader&&) noexcept = default;
 zip_reader::~zip_reader() = default;
 
+
 result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& limits) {
   // minizip reports every failure the same way; open it ourselves first for errno.
   auto fd = sys::open_file(path, O_RDONLY | O_CLOEXEC);
   if (!fd) return fd.err();
-  const sys::unique_fd owned(*fd);
-  auto size = sys::file_size(owned.get(), path);
+  auto s = std::make_unique<state>(*fd);
+  auto size = sys::file_size(s->file.get(), path);
   if (!size) return size.err();
-
-  auto s = std::make_unique<state>();
   s->file_size = *size;
   s->handle = unzOpen64(path.c_str());
   if (s->handle == nullptr) {
@@ -85,28 +197,33 @@ result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& l
   zip_reader reader(std::move(s));
   reader.path_ = path;
   reader.entries_.reserve(static_cast<std::size_t>(global.number_entry));
-  reader.state_->positions.reserve(static_cast<std::size_t>(global.number_entry));
+  reader.state_->local_header_offsets.reserve(static_cast<std::size_t>(global.number_entry));
 
   std::vector<char> name(max_name_bytes + 1);
+  std::vector<std::byte> extra(max_extra_bytes);
   std::uint64_t total = 0;
   int rc = unzGoToFirstFile(reader.state_->handle);
   while (rc == UNZ_OK) {
     unz_file_info64 info{};
-    if (unzGetCurrentFileInfo64(reader.state_->handle, &info, name.data(), static_cast<uLong>(name.size()), nullptr,
-                                0, nullptr, 0) != UNZ_OK) {
+    if (unzGetCurrentFileInfo64(reader.state_->handle, &info, name.data(), static_cast<uLong>(name.size()),
+                                extra.data(), static_cast<uLong>(extra.size()), nullptr, 0) != UNZ_OK) {
       return archive_error(error_code::invalid_format, path,
                            fmt::format("unreadable zip directory entry #{}", reader.entries_.size()));
     }
     zip_entry entry;
     entry.name.assign(name.data(), std::min<std::size_t>(info.size_filename, max_name_bytes));
-    entry.compressed_size = info.compressed_size;
-    entry.uncompressed_size = info.uncompressed_size;
     entry.crc32 = static_cast<std::uint32_t>(info.crc);
     entry.stored = info.compression_method == method_stored;
     entry.index = reader.entries_.size();
     if (!is_confined_member_name(entry.name)) {
       return reader.entry_error(error_code::unsafe_path, entry, "zip member name leaves the archive");
     }
+    const std::size_t extra_size = std::min<std::size_t>(info.size_file_extra, extra.size());
+    auto fields = read_central_fields(reader.state_->file.get(), path, reader.state_->file_size,
+                                      unzGetOffset64(reader.state_->handle), info, std::span(extra.data(), extra_size));
+    if (!fields) return naming_entry(std::move(fields).err(), path, entry);
+    entry.compressed_size = fields->compressed_size;
+    entry.uncompressed_size = fields->uncompressed_size;
     if ((info.flag & 1U) != 0) return reader.entry_error(error_code::invalid_format, entry, "zip member is encrypted");
     if (info.compression_method != method_stored && info.compression_method != method_deflated) {
       return reader.entry_error(error_code::unsupported, entry,
@@ -137,11 +254,7 @@ result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& l
                            fmt::format("zip members add up to more than {} bytes uncompressed",
                                        limits.max_total_uncompressed));
     }
-    unz64_file_pos pos{};
-    if (unzGetFilePos64(reader.state_->handle, &pos) != UNZ_OK) {
-      return reader.entry_error(error_code::invalid_format, entry, "unreadable zip directory position");
-    }
-    reader.state_->positions.push_back(pos);
+    reader.state_->local_header_offsets.push_back(fields->local_header_offset);
     reader.entries_.push_back(std::move(entry));
     rc = unzGoToNextFile(reader.state_->handle);
   }
@@ -160,65 +273,87 @@ const zip_entry* zip_reader::find(std::string_view name) const noexcept {
 }
 
 error zip_reader::entry_error(error_code code, const zip_entry& entry, std::string message) const {
-  error e = archive_error(code, path_, fmt::format("{}: {}", entry.name, message));
-  return e;
+  return naming_entry(make_error(code, std::move(message)), path_, entry);
 }
 
-status zip_reader::open_entry(const zip_entry& entry) {
+result<std::uint64_t> zip_reader::locate_data(const zip_entry& entry) {
   if (entry.index >= entries_.size() || &entries_[entry.index] != &entry) {
     return make_error(error_code::invalid_argument, "zip entry does not belong to this archive");
   }
-  if (unzGoToFilePos64(state_->handle, &state_->positions[entry.index]) != UNZ_OK ||
-      unzOpenCurrentFile(state_->handle) != UNZ_OK) {
-    return entry_error(error_code::invalid_format, entry, "unreadable zip local header");
+  // The data follows the local header, whose name and extra field may differ from the
+  // directory's; the directory's sizes are the ones trusted.
+  const std::uint64_t local = state_->local_header_offsets[entry.index];
+  std::array<std::byte, local_fixed_bytes> header{};
+  const bool fits = local <= state_->file_size && state_->file_size - local >= header.size();
+  if (fits) {
+    if (auto s = sys::pread_exact(state_->file.get(), header.data(), header.size(), local, path_); !s) return s.err();
   }
-  return {};
+  if (!fits || load_le(header, 0, 4) != local_signature) {
+    error e = entry_error(error_code::invalid_format, entry, fmt::format("no zip local header at byte {}", local));
+    e.offset = local;
+    return e;
+  }
+  const std::uint64_t data = local + header.size() + load_le(header, 26, 2) + load_le(header, 28, 2);
+  if (data > state_->file_size || state_->file_size - data < entry.compressed_size) {
+    error e = entry_error(error_code::invalid_format, entry,
+                          fmt::format("zip member data ({} bytes at byte {}) runs past the end of the {}-byte archive",
+                                      entry.compressed_size, data, state_->file_size));
+    e.offset = data;
+    return e;
+  }
+  return data;
 }
 
 result<std::uint64_t> zip_reader::stored_data_offset(const zip_entry& entry) {
   if (!entry.stored) return entry_error(error_code::invalid_argument, entry, "zip member is compressed");
-  if (auto s = open_entry(entry); !s) return s.err();
-  const std::uint64_t offset = unzGetCurrentFileZStreamPos64(state_->handle);
-  unzCloseCurrentFile(state_->handle);
-  if (offset > state_->file_size || state_->file_size - offset < entry.uncompressed_size) {
-    return entry_error(error_code::invalid_format, entry,
-                       fmt::format("zip member data ({} bytes at byte {}) runs past the end of the {}-byte archive",
-                                   entry.uncompressed_size, offset, state_->file_size));
-  }
-  return offset;
+  return locate_data(entry);
 }
 
 status zip_reader::read_chunks(const zip_entry& entry, std::size_t chunk_bytes,
                                const std::function<status(std::span<const std::byte>)>& consume) {
   if (chunk_bytes == 0) return make_error(error_code::invalid_argument, "chunk size must be positive");
-  if (auto s = open_entry(entry); !s) return s;
-  std::vector<std::byte> buffer(static_cast<std::size_t>(std::min<std::uint64_t>(
-      chunk_bytes, std::max<std::uint64_t>(entry.uncompressed_size, 1))));
-  std::uint64_t done = 0;
-  const auto fail = [&](std::string message) {
-    unzCloseCurrentFile(state_->handle);
+  auto data = locate_data(entry);
+  if (!data) return data.err();
+  std::vector<std::byte> buffer(static_cast<std::size_t>(
+      std::min<std::uint64_t>({chunk_bytes, std::max<std::uint64_t>(entry.uncompressed_size, 1), max_chunk_bytes})));
+  const auto corrupt = [&](std::string message) {
     return status(entry_error(error_code::invalid_format, entry, std::move(message)));
   };
+  // Each step fills the buffer with the next bytes of the member and returns how many.
+  std::function<result<std::size_t>(std::span<std::byte>)> next;
+  member_inflater inflater(state_->file.get(), path_, *data, entry.compressed_size);
+  if (entry.stored) {
+    next = [&, at = *data](std::span<std::byte> out) mutable -> result<std::size_t> {
+      if (auto s = sys::pread_exact(state_->file.get(), out.data(), out.size(), at, path_); !s) return s.err();
+      at += out.size();
+      return out.size();
+    };
+  } else {
+    if (auto s = inflater.start(); !s) return s;
+    next = [&](std::span<std::byte> out) { return inflater.fill(out); };
+  }
+  std::uint32_t crc = 0;
+  std::uint64_t done = 0;
   while (done < entry.uncompressed_size) {
-    const std::size_t want =
-        static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), entry.uncompressed_size - done));
-    const int got = unzReadCurrentFile(state_->handle, buffer.data(), static_cast<unsigned>(want));
-    if (got < 0) return fail(fmt::format("corrupt zip data after {} bytes (minizip error {})", done, got));
-    if (got == 0) {
-      return fail(fmt::format("zip member is truncated: {} of {} bytes", done, entry.uncompressed_size));
-    }
-    if (auto s = consume(std::span<const std::byte>(buffer.data(), static_cast<std::size_t>(got))); !s) {
-      unzCloseCurrentFile(state_->handle);
-      return s;
-    }
-    done += static_cast<std::uint64_t>(got);
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), entry.uncompressed_size - done));
+    auto got = next(std::span(buffer.data(), want));
+    if (!got) return naming_entry(std::move(got).err(), path_, entry);
+    if (*got == 0) return corrupt(fmt::format("zip member is truncated: {} of {} bytes", done, entry.uncompressed_size));
+    crc = static_cast<std::uint32_t>(crc32_z(crc, reinterpret_cast<const Bytef*>(buffer.data()), *got));
+    if (auto s = consume(std::span<const std::byte>(buffer.data(), *got)); !s) return s;
+    done += *got;
   }
-  // One more byte must not exist: an entry never inflates past what it declared.
-  std::byte extra{};
-  if (unzReadCurrentFile(state_->handle, &extra, 1) != 0) {
-    return fail(fmt::format("zip member inflates to more than its declared {} bytes", entry.uncompressed_size));
+  if (!entry.stored && !inflater.finished()) {
+    // The stream must end here: an entry never inflates past what it declared.
+    std::byte extra{};
+    auto got = inflater.fill(std::span(&extra, 1));
+    if (!got) return naming_entry(std::move(got).err(), path_, entry);
+    if (*got != 0) {
+      return corrupt(fmt::format("zip member inflates to more than its declared {} bytes", entry.uncompressed_size));
+    }
+    if (!inflater.finished()) return corrupt("zip member's deflate stream is truncated");
   }
-  if (unzCloseCurrentFile(state_->handle) == UNZ_CRCERROR) return fail("zip member fails its CRC-32 check");
+  if (crc != entry.crc32) return corrupt("zip member fails its CRC-32 check");
   return {};
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: reading zip archives (PyTorch checkpoints, .npz) through minizip, with the
+// Internal: reading zip archives (PyTorch checkpoints, .npz; ZIP64 included) with the
 // limits a converter of untrusted files needs. The central directory is distrusted:
 // entry count, declared sizes and compression ratios are capped before anything is
 // inflated, names must stay inside the archive (no absolute paths, no `..`), and an
@@ -72,7 +72,9 @@ class zip_reader {
   struct state;
   explicit zip_reader(std::unique_ptr<state> s);
   [[nodiscard]] error entry_error(error_code code, const zip_entry& entry, std::string message) const;
-  [[nodiscard]] status open_entry(const zip_entry& entry);
+  /// Archive offset of the entry's data, found through its local header and checked to
+  /// lie, with its compressed size, inside the file.
+  [[nodiscard]] result<std::uint64_t> locate_data(const zip_entry& entry);
 
   std::unique_ptr<state> state_;
   std::string path_;
