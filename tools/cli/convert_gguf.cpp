@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "command.h"
+#include "count_text.h"
 #include "foreign_formats.h"
 #include "input.h"
 #include "progress.h"
@@ -111,8 +112,9 @@ int convert_gguf_to_safetensors(const convert_args& args) {
   if (status s = out->commit(); !s) return fail_with(s.err(), args.out);
   bar.finish();
   if (!args.quiet) {
-    fmt::print("{}: {} tensors ({} converted to {}), {} metadata keys\n", args.out, h.tensors.size(), dequantized,
-               args.dtype == "keep" ? "F32" : args.dtype, h.metadata.size());
+    fmt::print("{}: {} ({} converted to {}), {}\n", args.out, count_of(h.tensors.size(), "tensor"),
+               with_commas(dequantized), args.dtype == "keep" ? "F32" : args.dtype,
+               count_of(h.metadata.size(), "metadata key"));
   }
   return exit_ok;
 }

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "command.h"
+#include "count_text.h"
 #include "foreign_formats.h"
 #include "progress.h"
 #include "report.h"
@@ -72,10 +73,13 @@ void print_text(const std::string& path, const gguf::header& h) {
   }
   fmt::print("file:        {}\n", path);
   fmt::print("format:      GGUF v{}, alignment {}, data starts at byte {}\n", h.version, h.alignment, h.data_start);
-  fmt::print("tensors:     {}\n", h.tensors.size());
-  fmt::print("parameters:  {}\n", params);
-  for (const auto& [name, d] : per_type) fmt::print("  {:<12} {:>6} tensors {:>12}\n", name, d.first, human_bytes(d.second));
-  fmt::print("metadata:    {} keys\n", h.metadata.size());
+  fmt::print("tensors:     {}\n", with_commas(h.tensors.size()));
+  fmt::print("parameters:  {}\n", with_commas(params));
+  for (const auto& [name, d] : per_type) {
+    fmt::print("  {:<12} {:>6} {:<7} {:>12}\n", name, with_commas(d.first), d.first == 1 ? "tensor" : "tensors",
+               human_bytes(d.second));
+  }
+  fmt::print("metadata:    {}\n", count_of(h.metadata.size(), "key"));
   for (const auto& e : h.metadata) fmt::print("  {} ({}): {}\n", e.key, gguf::type_tag(e.val), abbreviated_text(e.val));
   if (h.tensors.empty()) return;
   std::size_t width = 4;

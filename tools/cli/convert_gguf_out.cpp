@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "command.h"
+#include "count_text.h"
 #include "foreign_formats.h"
 #include "input.h"
 #include "progress.h"
@@ -132,8 +133,10 @@ int convert_safetensors_to_gguf(const convert_args& args) {
   }
   if (auto s = out->commit(); !s) return fail_with(s.err(), args.out);
   bar.finish();
-  if (!args.quiet) fmt::print("{}: {} tensors, {} metadata keys\n", args.out, h.tensors().size(),
-                              h.metadata() ? h.metadata()->size() : 0);
+  if (!args.quiet) {
+    fmt::print("{}: {}, {}\n", args.out, count_of(h.tensors().size(), "tensor"),
+               count_of(h.metadata() ? h.metadata()->size() : 0, "metadata key"));
+  }
   return exit_ok;
 }
 

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "count_text.h"
 #include "foreign_formats.h"
 #include "progress.h"
 #include "report.h"
@@ -125,7 +126,8 @@ st::status write_sharded(const conversion& c, const std::string& out_dir, std::u
 int report_failure(const st::error& e, const std::string& path) { return fail_with(e, path); }
 
 void print_summary(const conversion& c, const std::string& in, const std::string& out) {
-  fmt::print("converted {} tensors ({}) from {} to {}\n", c.specs.size(), human_bytes(c.total_bytes), in, out);
+  fmt::print("converted {} ({}) from {} to {}\n", count_of(c.specs.size(), "tensor"), human_bytes(c.total_bytes), in,
+             out);
   for (const auto& note : c.notes) fmt::print("  {}\n", note);
 }
 
@@ -198,8 +200,8 @@ int inspect_pytorch(const std::string& path, bool json) {
     fmt::print("{}]}}\n", out);
     return exit_ok;
   }
-  fmt::print("{}: PyTorch checkpoint ({} container, {}-endian), {} tensors\n", path, container,
-             c->big_endian() ? "big" : "little", c->tensors().size());
+  fmt::print("{}: PyTorch checkpoint ({} container, {}-endian), {}\n", path, container,
+             c->big_endian() ? "big" : "little", count_of(c->tensors().size(), "tensor"));
   for (const auto& t : c->tensors()) {
     std::string notes;
     if (!t.contiguous()) notes += " (strided view)";
