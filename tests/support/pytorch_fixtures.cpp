@@ -31,7 +31,10 @@ const torch_expectations& pytorch_expected() {
 
 std::string shape_text(const std::vector<std::uint64_t>& shape) {
   std::string s = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i != 0) s += ',';
+    s += std::to_string(shape[i]);
+  }
   return s + "]";
 }
 
