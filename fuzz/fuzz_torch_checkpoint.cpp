@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const std::string path = "/tmp/st-fuzz-torch-" + std::to_string(getpid()) + ".pt";
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) return 0;
-  const bool written = std::fwrite(data, 1, size, f) == size;
+  // fwrite's buffer must not be null, and an empty input arrives as (nullptr, 0).
+  const bool written = size == 0 || std::fwrite(data, 1, size, f) == size;
   std::fclose(f);
   if (!written) return 0;
   torch_open_options options;
