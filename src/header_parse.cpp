@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // Stages 1-5 of validation: length prefix, UTF-8, and the JSON schema walk over a
-// simdjson DOM. Duplicate keys anywhere are rejected (our deviation from the reference).
+// simdjson DOM, the reference walk. Duplicate keys anywhere are rejected (our deviation
+// from the reference). Plain headers take a faster On-Demand pass first
+// (header/ondemand_walk.h), which hands everything else to this walk.
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <memory>
 
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#include "header/fixed_key.h"
+#include "header/header_walks.h"
+#include "header/ondemand_walk.h"
 #include "header_builder.h"
 #include "json_keys.h"
 #include "serde_number.h"
@@ -47,20 +53,7 @@ std::string_view type_word(dom::element_type t) {
 
 using detail::find_duplicate_key;
 
-/// A string literal as a template argument, so its length is a constant.
-template <std::size_t N>
-struct literal {
-  constexpr literal(const char (&text)[N]) { std::copy_n(text, N, chars); }  // NOLINT: implicit by design
-  char chars[N];
-};
-
-/// `key == Expected`, with a constant length: compiles to a few integer compares where
-/// `operator==` calls memcmp (a tenth of the parse time, once per field of every entry).
-template <literal Expected>
-bool is_key(std::string_view key) noexcept {
-  constexpr std::size_t n = sizeof(Expected.chars) - 1;
-  return key.size() == n && std::memcmp(key.data(), Expected.chars, n) == 0;
-}
+using detail::is_key;
 
 std::optional<std::uint64_t> as_u64(dom::element e) {
   if (e.type() == dom::element_type::UINT64) return e.get_uint64().value_unsafe();
@@ -408,21 +401,45 @@ std::string respell_floats(std::string_view text) {
   return copy;
 }
 
-/// The calling thread's JSON parser, reused across headers: allocating and first-touching
-/// a parser's buffers costs more than parsing a small header. Buffers grown past
+/// A parse's reusable memory: both JSON parsers and a padded copy of JSON that arrives
+/// without padding. Kept between headers: allocating and first-touching these buffers
+/// costs more than parsing a small header.
+struct json_parsers {
+  dom::parser dom;
+  simdjson::ondemand::parser ondemand;
+  std::unique_ptr<char[]> copy;  // uninitialised: only the bytes written are touched
+  std::size_t copy_capacity = 0;
+
+  /// `json` followed by SIMDJSON_PADDING readable bytes: the copy's, grown as needed.
+  const char* padded_copy(std::string_view json) {
+    const std::size_t need = json.size() + simdjson::SIMDJSON_PADDING;
+    if (need > copy_capacity) {
+      copy.reset(new char[need]);
+      copy_capacity = need;
+    }
+    std::memcpy(copy.get(), json.data(), json.size());
+    std::memset(copy.get() + json.size(), ' ', simdjson::SIMDJSON_PADDING);
+    return copy.get();
+  }
+  [[nodiscard]] std::size_t capacity() const noexcept {
+    return std::max({dom.capacity(), ondemand.capacity(), copy_capacity});
+  }
+};
+
+/// The calling thread's parsers, reused across headers. Buffers grown past
 /// `max_retained_capacity` bytes of JSON are released when the lease ends, so one huge
 /// header does not pin memory for the thread's lifetime.
 struct parser_lease {
   static constexpr std::size_t max_retained_capacity = std::size_t{16} << 20;
-  dom::parser& parser = cached();
+  json_parsers& parsers = cached();
   parser_lease() = default;
   parser_lease(const parser_lease&) = delete;
   parser_lease& operator=(const parser_lease&) = delete;
   ~parser_lease() {
-    if (parser.capacity() > max_retained_capacity) parser = dom::parser{};
+    if (parsers.capacity() > max_retained_capacity) parsers = json_parsers();
   }
-  static dom::parser& cached() {
-    thread_local dom::parser p;
+  static json_parsers& cached() {
+    thread_local json_parsers p;
     return p;
   }
 };
@@ -456,12 +473,10 @@ namespace {
 
 static_assert(json_padding == simdjson::SIMDJSON_PADDING);
 
-/// Stages 4-7; `padded` says SIMDJSON_PADDING readable bytes follow the JSON (their
-/// content does not matter to simdjson), so the parser need not copy it.
-result<header> parse_header_json(dom::parser& parser, std::span<const std::byte> header_json,
-                                 std::uint64_t file_size, const parse_options& options, bool padded) {
-  const char* text = reinterpret_cast<const char*>(header_json.data());
-  const std::size_t n = header_json.size();
+/// Stages 4-7 with the DOM walk, the reference: `text` is followed by SIMDJSON_PADDING
+/// readable bytes.
+result<header> dom_walk(dom::parser& parser, const char* text, std::size_t n, std::uint64_t file_size,
+                        const parse_options& options) {
   // The DOM parse validates UTF-8 itself, so the separate scan (which finds the position
   // and takes precedence over JSON errors) only runs when something failed.
   auto utf8_error = [&]() -> std::optional<error> {
@@ -471,7 +486,6 @@ result<header> parse_header_json(dom::parser& parser, std::span<const std::byte>
     }
     return std::nullopt;
   };
-  if (n == 0) return json_error("EOF while parsing a value (the header is empty)");  // valid UTF-8
   if (std::max<std::size_t>(n, 64) > parser.capacity() || parser.max_depth() != simdjson_max_depth) {
     if (auto err = parser.allocate(std::max<std::size_t>(n, 64), simdjson_max_depth); err != simdjson::SUCCESS) {
       if (auto e = utf8_error()) return std::move(*e);
@@ -481,7 +495,7 @@ result<header> parse_header_json(dom::parser& parser, std::span<const std::byte>
   dom::element root;
   std::string_view json(text, n);
   std::string respelled;  // the DOM copies strings out, so this need only outlive the parse
-  auto err = parser.parse(text, n, !padded).get(root);
+  auto err = parser.parse(text, n, false).get(root);
   if (err == simdjson::NUMBER_ERROR) {
     respelled = respell_floats(json);
     json = respelled;
@@ -506,36 +520,68 @@ result<header> parse_header_json(dom::parser& parser, std::span<const std::byte>
   return builder.finish(n, file_size, options.policy);
 }
 
-/// Stages 1-7 on a whole file held in memory, with `parser`.
-result<header> parse_file_with(dom::parser& parser, std::span<const std::byte> file, const parse_options& options) {
+/// Stages 4-7; `padded` says SIMDJSON_PADDING readable bytes follow the JSON (their
+/// content does not matter), so it is parsed in place instead of copied. A plain header
+/// takes the On-Demand pass alone; anything else, errors included, the DOM walk.
+result<header> parse_header_json(json_parsers& parsers, detail::header_walk walk,
+                                 std::span<const std::byte> header_json, std::uint64_t file_size,
+                                 const parse_options& options, bool padded) {
+  const char* text = reinterpret_cast<const char*>(header_json.data());
+  const std::size_t n = header_json.size();
+  if (n == 0) return json_error("EOF while parsing a value (the header is empty)");  // valid UTF-8
+  if (!padded) text = parsers.padded_copy(std::string_view(text, n));
+  if (walk == detail::header_walk::ondemand_then_dom) {
+    header_builder builder;
+    if (detail::walk_plain_header(parsers.ondemand, text, n, options, builder)) {
+      return builder.finish(n, file_size, options.policy);
+    }
+  }
+  return dom_walk(parsers.dom, text, n, file_size, options);
+}
+
+/// Stages 1-7 on a whole file held in memory, with `parsers`.
+result<header> parse_file_with(json_parsers& parsers, detail::header_walk walk, std::span<const std::byte> file,
+                               const parse_options& options) {
   auto n = read_header_length(file, file.size(), options);
   if (!n) return std::move(n).err();
   // The data after the header pads the JSON for simdjson when there are enough bytes.
   const bool padded = file.size() - 8 - *n >= json_padding;
-  return parse_header_json(parser, file.subspan(8, static_cast<std::size_t>(*n)), file.size(), options, padded);
+  return parse_header_json(parsers, walk, file.subspan(8, static_cast<std::size_t>(*n)), file.size(), options,
+                           padded);
 }
+
+constexpr auto default_walk = detail::header_walk::ondemand_then_dom;
 
 }  // namespace
 
 result<header> parse_header(std::span<const std::byte> header_json, std::uint64_t file_size,
                             const parse_options& options) {
-  parser_lease lease;
-  return parse_header_json(lease.parser, header_json, file_size, options, false);
+  return detail::parse_header_with(default_walk, header_json, file_size, options, false);
 }
 
 result<header> parse_header_padded(std::span<const std::byte> header_json, std::uint64_t file_size,
                                    const parse_options& options) {
-  parser_lease lease;
-  return parse_header_json(lease.parser, header_json, file_size, options, true);
+  return detail::parse_header_with(default_walk, header_json, file_size, options, true);
 }
 
 result<header> parse_file_bytes(std::span<const std::byte> file, const parse_options& options) {
+  return detail::parse_file_bytes_with(default_walk, file, options);
+}
+
+result<header> detail::parse_header_with(header_walk walk, std::span<const std::byte> header_json,
+                                         std::uint64_t file_size, const parse_options& options, bool padded) {
   parser_lease lease;
-  return parse_file_with(lease.parser, file, options);
+  return parse_header_json(lease.parsers, walk, header_json, file_size, options, padded);
+}
+
+result<header> detail::parse_file_bytes_with(header_walk walk, std::span<const std::byte> file,
+                                             const parse_options& options) {
+  parser_lease lease;
+  return parse_file_with(lease.parsers, walk, file, options);
 }
 
 struct header_parser::state {
-  dom::parser parser;
+  json_parsers parsers;
 };
 
 header_parser::header_parser() : state_(std::make_unique<state>()) {}
@@ -545,11 +591,11 @@ header_parser& header_parser::operator=(header_parser&&) noexcept = default;
 
 result<header> header_parser::parse(std::span<const std::byte> header_json, std::uint64_t file_size,
                                     const parse_options& options) {
-  return parse_header_json(state_->parser, header_json, file_size, options, false);
+  return parse_header_json(state_->parsers, default_walk, header_json, file_size, options, false);
 }
 
 result<header> header_parser::parse_file_bytes(std::span<const std::byte> file, const parse_options& options) {
-  return parse_file_with(state_->parser, file, options);
+  return parse_file_with(state_->parsers, default_walk, file, options);
 }
 
 }  // namespace safetensors
