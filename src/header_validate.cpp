@@ -69,32 +69,44 @@ result<header> header_builder::finish(std::uint64_t header_length, std::uint64_t
   h.header_length_ = header_length;
   h.metadata_ = std::move(metadata);
 
-  // Arena copies: names move out of the JSON parser's memory (reserved, then appended:
-  // no zero-filling pass), and shapes point into the final `dims`.
+  // Arena copies, in one pass that also builds the identity by-name index and checks
+  // whether names arrive strictly increasing and offsets in data order (as any sorting
+  // writer makes them). Names move out of the JSON parser's memory (reserved, then
+  // appended: no zero-filling pass); shapes point into the final `dims`. For large
+  // headers the records outgrow the caches, so passes over them are what costs.
   std::size_t name_bytes = 0;
   for (const tensor_info& t : tensors) name_bytes += t.name.size();
   h.names_.reserve(name_bytes);
-  for (const tensor_info& t : tensors) h.names_.insert(h.names_.end(), t.name.begin(), t.name.end());
   h.dims_ = std::move(dims);
   h.tensors_ = std::move(tensors);
-  std::size_t name_at = 0;
+  h.by_name_.reserve(h.tensors_.size());
+  auto offsets_less = [&h](std::uint32_t a, std::uint32_t b) {  // ties by index: a stable sort
+    const tensor_info& x = h.tensors_[a];
+    const tensor_info& y = h.tensors_[b];
+    if (x.begin != y.begin) return x.begin < y.begin;
+    return x.end != y.end ? x.end < y.end : a < b;
+  };
   std::size_t dims_at = 0;
-  for (tensor_info& t : h.tensors_) {
+  bool strictly_increasing = true;
+  bool in_data_order = true;
+  std::string_view previous;
+  for (std::uint32_t i = 0; i < h.tensors_.size(); ++i) {
+    tensor_info& t = h.tensors_[i];
+    const std::size_t name_at = h.names_.size();
+    h.names_.insert(h.names_.end(), t.name.begin(), t.name.end());  // within the reservation: no reallocation
     t.name = std::string_view(h.names_.data() + name_at, t.name.size());
     t.shape = std::span<const std::uint64_t>(h.dims_).subspan(dims_at, t.shape.size());
-    name_at += t.name.size();
     dims_at += t.shape.size();
+    if (i > 0) {
+      if (strictly_increasing) strictly_increasing = previous.compare(t.name) < 0;
+      if (in_data_order) in_data_order = offsets_less(i - 1, i);
+    }
+    previous = t.name;
+    h.by_name_.push_back(i);
   }
 
   // Stage 5 (ours): duplicate tensor names, found through the by-name index lookups need
-  // anyway. Names that arrive strictly increasing (any sorting writer) need neither a
-  // sort nor a second pass.
-  h.by_name_.resize(h.tensors_.size());
-  std::iota(h.by_name_.begin(), h.by_name_.end(), 0U);
-  bool strictly_increasing = true;
-  for (std::size_t i = 1; i < h.tensors_.size() && strictly_increasing; ++i) {
-    strictly_increasing = h.tensors_[i - 1].name.compare(h.tensors_[i].name) < 0;
-  }
+  // anyway. Names that arrive strictly increasing need neither a sort nor a second pass.
   if (!strictly_increasing) {
     auto name_less = [&h](std::uint32_t a, std::uint32_t b) {
       const int c = h.tensors_[a].name.compare(h.tensors_[b].name);
@@ -111,15 +123,8 @@ result<header> header_builder::finish(std::uint64_t header_length, std::uint64_t
   }
 
   // Stage 6: sort by (begin, end) and require the tensors to tile the buffer exactly.
-  // Writers list tensors in data order: then no index is needed at all.
-  auto offsets_less = [&h](std::uint32_t a, std::uint32_t b) {  // ties by index: a stable sort
-    const tensor_info& x = h.tensors_[a];
-    const tensor_info& y = h.tensors_[b];
-    if (x.begin != y.begin) return x.begin < y.begin;
-    return x.end != y.end ? x.end < y.end : a < b;
-  };
-  bool in_data_order = true;
-  for (std::uint32_t i = 1; i < h.tensors_.size() && in_data_order; ++i) in_data_order = offsets_less(i - 1, i);
+  // Writers list tensors in data order (checked in the pass above): then no index is
+  // needed at all.
   std::vector<std::uint32_t> order;
   if (!in_data_order) {
     order.resize(h.tensors_.size());
