@@ -8,10 +8,10 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "header_builder.h"
-#include "json_keys.h"
-#include "serde_number.h"
-#include "utf8.h"
+#include "header/header_builder.h"
+#include "json/json_keys.h"
+#include "json/serde_number.h"
+#include "json/utf8.h"
 
 namespace safetensors {
 namespace {
@@ -465,7 +465,7 @@ result<header> parse_header_json(dom::parser& parser, std::span<const std::byte>
   // The DOM parse validates UTF-8 itself, so the separate scan (which finds the position
   // and takes precedence over JSON errors) only runs when something failed.
   auto utf8_error = [&]() -> std::optional<error> {
-    if (auto bad = first_invalid_utf8(std::string_view(text, n))) {
+    if (auto bad = detail::first_invalid_utf8(std::string_view(text, n))) {
       return make_error(error_code::invalid_header,
                         fmt::format("invalid UTF-8 in header at header byte {}", *bad), 8 + *bad);
     }
