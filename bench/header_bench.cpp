@@ -19,7 +19,7 @@
 #include <simdjson.h>
 
 #include "bench_data.h"
-#include "header_builder.h"
+#include "header/header_builder.h"
 #include "safetensors/file.h"
 #include "safetensors/header.h"
 

@@ -7,7 +7,7 @@
 // which is what the big-integer fallback of header_parse.cpp relies on).
 #include "fuzz_support.h"
 #include "safetensors/json_text.h"
-#include "serde_number.h"
+#include "json/serde_number.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace safetensors;

@@ -8,7 +8,7 @@
 // tensor) or the same header (tensors, metadata, lengths, warnings).
 #include "fuzz_support.h"
 #include "header/header_walks.h"
-#include "header_builder.h"
+#include "header/header_builder.h"
 
 namespace {
 

@@ -31,6 +31,7 @@
 #include "safetensors/error.h"
 #include "safetensors/file.h"
 #include "safetensors/header.h"
+#include "safetensors/lifetimebound.h"
 #include "safetensors/writer.h"
 
 namespace safetensors {
@@ -84,17 +85,24 @@ class checkpoint {
   [[nodiscard]] const std::string& index_path() const noexcept { return index_path_; }
   [[nodiscard]] bool sharded() const noexcept { return !index_path_.empty(); }
 
-  [[nodiscard]] std::span<const checkpoint_shard> shards() const noexcept { return shards_; }
+  // Views into the checkpoint: not callable on a temporary, and flagged by clang when they
+  // outlive it.
+  [[nodiscard]] std::span<const checkpoint_shard> shards() const& noexcept SAFETENSORS_LIFETIMEBOUND { return shards_; }
+  std::span<const checkpoint_shard> shards() const&& = delete;
   /// Every tensor, sorted by name.
-  [[nodiscard]] std::span<const tensor_location> tensors() const noexcept { return tensors_; }
-  [[nodiscard]] const tensor_location* find(std::string_view name) const noexcept;
-  [[nodiscard]] const safetensors::file& file_of(const tensor_location& t) const noexcept {
+  [[nodiscard]] std::span<const tensor_location> tensors() const& noexcept SAFETENSORS_LIFETIMEBOUND { return tensors_; }
+  std::span<const tensor_location> tensors() const&& = delete;
+  [[nodiscard]] const tensor_location* find(std::string_view name) const& noexcept SAFETENSORS_LIFETIMEBOUND;
+  const tensor_location* find(std::string_view name) const&& = delete;
+  [[nodiscard]] const safetensors::file& file_of(const tensor_location& t) const& noexcept SAFETENSORS_LIFETIMEBOUND {
     return shards_[t.shard].file;
   }
+  const safetensors::file& file_of(const tensor_location& t) const&& = delete;
 
   /// The index's "metadata" object: strings verbatim, other values as JSON text
   /// (total_size appears as its decimal digits). Empty for a single file.
-  [[nodiscard]] const metadata_map& index_metadata() const noexcept { return index_metadata_; }
+  [[nodiscard]] const metadata_map& index_metadata() const& noexcept SAFETENSORS_LIFETIMEBOUND { return index_metadata_; }
+  const metadata_map& index_metadata() const&& = delete;
   /// metadata.total_size when the index has one.
   [[nodiscard]] std::optional<std::uint64_t> total_size() const noexcept { return total_size_; }
   /// Sum of all tensors' byte sizes.

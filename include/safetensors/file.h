@@ -24,12 +24,7 @@
 
 #include "safetensors/error.h"
 #include "safetensors/header.h"
-
-#if defined(__clang__)
-#define ST_LIFETIMEBOUND [[clang::lifetimebound]]
-#else
-#define ST_LIFETIMEBOUND
-#endif
+#include "safetensors/lifetimebound.h"
 
 namespace safetensors {
 
@@ -59,7 +54,7 @@ class file {
   /// Opens and validates `path` (stages 1-7). Errors carry `path`.
   [[nodiscard]] static result<file> open(const std::string& path, const open_options& options = {});
   /// Validates a whole file held in the caller's memory; the buffer must outlive the result.
-  [[nodiscard]] static result<file> from_buffer(std::span<const std::byte> bytes ST_LIFETIMEBOUND,
+  [[nodiscard]] static result<file> from_buffer(std::span<const std::byte> bytes SAFETENSORS_LIFETIMEBOUND,
                                                 const parse_options& options = {});
 
   file(file&& other) noexcept;
@@ -68,11 +63,11 @@ class file {
   file& operator=(const file&) = delete;
   ~file();
 
-  [[nodiscard]] const header& meta() const& noexcept ST_LIFETIMEBOUND { return header_; }
+  [[nodiscard]] const header& meta() const& noexcept SAFETENSORS_LIFETIMEBOUND { return header_; }
   const header& meta() const&& = delete;
-  [[nodiscard]] std::span<const tensor_info> tensors() const& noexcept ST_LIFETIMEBOUND { return header_.tensors(); }
+  [[nodiscard]] std::span<const tensor_info> tensors() const& noexcept SAFETENSORS_LIFETIMEBOUND { return header_.tensors(); }
   std::span<const tensor_info> tensors() const&& = delete;
-  [[nodiscard]] const tensor_info* find(std::string_view name) const& noexcept ST_LIFETIMEBOUND {
+  [[nodiscard]] const tensor_info* find(std::string_view name) const& noexcept SAFETENSORS_LIFETIMEBOUND {
     return header_.find(name);
   }
 
@@ -83,10 +78,10 @@ class file {
   [[nodiscard]] bool resident() const noexcept { return backend_ != io_backend::pread; }
 
   /// Zero-copy view of a tensor. Errors: TensorNotFound; InvalidArgument on the pread backend.
-  [[nodiscard]] result<tensor_view> view(std::string_view name) const& ST_LIFETIMEBOUND;
+  [[nodiscard]] result<tensor_view> view(std::string_view name) const& SAFETENSORS_LIFETIMEBOUND;
   result<tensor_view> view(std::string_view name) const&& = delete;
   /// View of an entry of this file's header (resident backends only; empty data otherwise).
-  [[nodiscard]] tensor_view view(const tensor_info& info) const& noexcept ST_LIFETIMEBOUND;
+  [[nodiscard]] tensor_view view(const tensor_info& info) const& noexcept SAFETENSORS_LIFETIMEBOUND;
   tensor_view view(const tensor_info& info) const&& = delete;
 
   /// Copies (or preads) a tensor's bytes into `destination`, whose size must equal the

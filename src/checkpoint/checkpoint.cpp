@@ -79,7 +79,7 @@ result<checkpoint> checkpoint::open(const std::string& path, const checkpoint_op
   return checkpoint_builder::indexed(*target, options);
 }
 
-const tensor_location* checkpoint::find(std::string_view name) const noexcept {
+const tensor_location* checkpoint::find(std::string_view name) const& noexcept {
   auto it = std::lower_bound(tensors_.begin(), tensors_.end(), name,
                              [](const tensor_location& t, std::string_view n) { return t.name < n; });
   return it != tensors_.end() && it->name == name ? &*it : nullptr;

@@ -8,7 +8,7 @@
 #include <simdjson.h>
 
 #include "checkpoint/index.h"
-#include "json_keys.h"
+#include "json/json_keys.h"
 #include "platform/sys.h"
 
 namespace safetensors::detail {
@@ -99,7 +99,7 @@ result<parsed_index> parse_index(std::span<const std::byte> json) {
 }
 
 result<parsed_index> read_index(const std::string& path, std::uint64_t max_bytes) {
-  auto text = sys::read_small_file(path, max_bytes, "the index");
+  auto text = detail::sys::read_small_file(path, max_bytes, "the index");
   if (!text) return std::move(text).err();
   auto parsed = parse_index(std::as_bytes(std::span(text->data(), text->size())));
   if (!parsed) {

@@ -15,17 +15,17 @@ namespace {
 
 /// SHA-256 of a whole file, read in 4 MiB pieces through the sys seam.
 result<std::string> sha256_file(const std::string& path, const hash_progress& on_hashed) {
-  auto fd = sys::open_file(path, O_RDONLY);
+  auto fd = detail::sys::open_file(path, O_RDONLY);
   if (!fd) return std::move(fd).err();
-  sys::unique_fd guard(*fd);
-  auto size = sys::file_size(*fd, path);
+  detail::sys::unique_fd guard(*fd);
+  auto size = detail::sys::file_size(*fd, path);
   if (!size) return std::move(size).err();
   auto hasher = sha256_hasher::create();
   if (!hasher) return std::move(hasher).err();
   std::vector<std::byte> buffer(std::size_t{4} << 20);
   for (std::uint64_t at = 0; at < *size;) {
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), *size - at));
-    if (auto s = sys::pread_exact(*fd, buffer.data(), n, at, path); !s) return std::move(s).err();
+    if (auto s = detail::sys::pread_exact(*fd, buffer.data(), n, at, path); !s) return std::move(s).err();
     hasher->update(std::span<const std::byte>(buffer.data(), n));
     at += n;
     if (on_hashed) on_hashed(path, at, *size);

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "atomic_file.h"
+#include "writer/atomic_file.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/json_text.h"
 
@@ -133,7 +133,7 @@ result<shard_assignment> write_checkpoint(const std::string& directory, std::spa
   if (!assignment) return located(std::move(assignment).err());
 
   // Phase 1: every file complete and fsynced under a temporary name.
-  std::vector<atomic_file> pending;
+  std::vector<detail::atomic_file> pending;
   std::vector<std::pair<std::string_view, std::string_view>> weight_map;  // (tensor, shard file)
   std::uint64_t total_size = 0;
   for (std::size_t s = 0; s < assignment->shards.size(); ++s) {
@@ -147,7 +147,7 @@ result<shard_assignment> write_checkpoint(const std::string& directory, std::spa
       e.path = path;
       return e;
     }
-    auto out = atomic_file::create(path, plan->file_size());
+    auto out = detail::atomic_file::create(path, plan->file_size());
     if (!out) return std::move(out).err();
     if (auto w = out->write_at(0, plan->header_bytes()); !w) return std::move(w).err();
     for (std::size_t i : assignment->shards[s]) {
@@ -202,7 +202,7 @@ result<shard_assignment> write_checkpoint(const std::string& directory, std::spa
       fields.push_back(fmt::format("    {}: {}", json_quote(tensor), json_quote(shard)));
     }
     json += fmt::format("{}\n  }}\n}}\n", fmt::join(fields, ",\n"));
-    auto index = atomic_file::create(directory + "/" + options.prefix + ".safetensors.index.json", json.size());
+    auto index = detail::atomic_file::create(directory + "/" + options.prefix + ".safetensors.index.json", json.size());
     if (!index) return std::move(index).err();
     if (auto w = index->write_at(0, std::as_bytes(std::span(json))); !w) return std::move(w).err();
     if (auto synced = index->sync(); !synced) return std::move(synced).err();

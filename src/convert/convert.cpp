@@ -10,7 +10,7 @@
 namespace safetensors {
 namespace {
 
-namespace cd = convert_detail;
+namespace cd = detail;
 
 status check_sizes(dtype t, std::size_t bytes, std::size_t count, const char* direction) {
   const byte_size_result need = byte_size(t, count);

@@ -8,7 +8,7 @@
 #include "convert/loops.h"
 #include "safetensors/convert.h"
 
-namespace safetensors::convert_detail {
+namespace safetensors::detail {
 namespace {
 
 // Branch-free binary16 -> binary32 (select-only, so it vectorises).
@@ -84,4 +84,4 @@ void f32_to_f16(const float* src, std::byte* dst, std::size_t n) noexcept {
   }
 }
 
-}  // namespace safetensors::convert_detail
+}  // namespace safetensors::detail

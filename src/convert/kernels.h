@@ -8,7 +8,7 @@
 
 #include "safetensors/dtype.h"
 
-namespace safetensors::convert_detail {
+namespace safetensors::detail {
 
 /// Returned by encoders that can refuse an element: index of the first bad one, or none.
 inline constexpr std::size_t no_error = static_cast<std::size_t>(-1);
@@ -55,4 +55,4 @@ void plain_decode(dtype t, const std::byte* src, double* dst, std::size_t n) noe
 /// Returns the first out-of-range or NaN index when `check_range`, else no_error.
 std::size_t plain_encode(dtype t, const float* src, std::byte* dst, std::size_t n, bool check_range) noexcept;
 
-}  // namespace safetensors::convert_detail
+}  // namespace safetensors::detail

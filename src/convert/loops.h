@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <cstring>
 
-namespace safetensors::convert_detail {
+namespace safetensors::detail {
 
 [[gnu::always_inline]] inline std::uint16_t load_u16(const std::byte* p) noexcept {
   std::uint16_t v = 0;
@@ -37,4 +37,4 @@ template <class Out>
   for (std::size_t i = 0; i < n; ++i) dst[i] = table[std::to_integer<std::uint8_t>(src[i])];
 }
 
-}  // namespace safetensors::convert_detail
+}  // namespace safetensors::detail

@@ -9,7 +9,7 @@
 #include "convert/loops.h"
 #include "safetensors/minifloat.h"
 
-namespace safetensors::convert_detail {
+namespace safetensors::detail {
 namespace {
 
 using byte_decoder = float (*)(std::uint8_t) noexcept;
@@ -112,4 +112,4 @@ void decode_any(dtype t, const std::byte* src, Out* dst, std::size_t n) noexcept
 void lut_decode(dtype t, const std::byte* src, float* dst, std::size_t n) noexcept { decode_any(t, src, dst, n); }
 void lut_decode(dtype t, const std::byte* src, double* dst, std::size_t n) noexcept { decode_any(t, src, dst, n); }
 
-}  // namespace safetensors::convert_detail
+}  // namespace safetensors::detail

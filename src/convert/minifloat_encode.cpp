@@ -6,7 +6,7 @@
 #include "convert/kernels.h"
 #include "safetensors/minifloat.h"
 
-namespace safetensors::convert_detail {
+namespace safetensors::detail {
 namespace {
 
 template <detail::minifloat_format F>
@@ -71,4 +71,4 @@ std::size_t minifloat_encode(dtype t, const float* src, std::byte* dst, std::siz
   }
 }
 
-}  // namespace safetensors::convert_detail
+}  // namespace safetensors::detail

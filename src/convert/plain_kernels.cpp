@@ -8,7 +8,7 @@
 
 #include "convert/kernels.h"
 
-namespace safetensors::convert_detail {
+namespace safetensors::detail {
 namespace {
 
 template <class T, class Out>
@@ -110,4 +110,4 @@ std::size_t plain_encode(dtype t, const float* src, std::byte* dst, std::size_t 
   }
 }
 
-}  // namespace safetensors::convert_detail
+}  // namespace safetensors::detail

@@ -9,7 +9,7 @@
 
 #include <simdjson.h>
 
-#include "header_builder.h"
+#include "header/header_builder.h"
 #include "safetensors/policy.h"
 
 namespace safetensors::detail {

@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "json_keys.h"
+#include "json/json_keys.h"
 #include "platform/sys.h"
 #include "safetensors/mlx_checkpoint.h"
 
@@ -131,7 +131,7 @@ result<std::optional<quant_config>> parse_config_json(std::string_view text) {
 result<std::optional<quant_config>> read_config_beside(const std::string& model_path) {
   const std::filesystem::path dir = std::filesystem::path(model_path).parent_path();
   const std::string path = (dir.empty() ? std::filesystem::path("config.json") : dir / "config.json").string();
-  auto text = sys::read_small_file(path, max_config_json_bytes, "config.json");
+  auto text = detail::sys::read_small_file(path, max_config_json_bytes, "config.json");
   if (!text) {
     if (text.err().os_errno == ENOENT) return std::optional<quant_config>{};
     return std::move(text).err();

@@ -15,7 +15,7 @@
 
 #include "safetensors/error.h"
 
-namespace safetensors::sys {
+namespace safetensors::detail::sys {
 
 struct table {
   int (*open)(const char* path, int flags, mode_t mode);
@@ -92,4 +92,4 @@ class unique_fd {
 [[nodiscard]] status pwrite_all(int fd, const void* buf, std::size_t n, std::uint64_t offset,
                                 const std::string& path);
 
-}  // namespace safetensors::sys
+}  // namespace safetensors::detail::sys

@@ -12,7 +12,7 @@
 
 #include "platform/sys.h"
 
-namespace safetensors::sys {
+namespace safetensors::detail::sys {
 namespace {
 
 int real_open(const char* path, int flags, mode_t mode) { return ::open(path, flags | O_CLOEXEC, mode); }
@@ -139,4 +139,4 @@ status pwrite_all(int fd, const void* buf, std::size_t n, std::uint64_t offset, 
   return {};
 }
 
-}  // namespace safetensors::sys
+}  // namespace safetensors::detail::sys

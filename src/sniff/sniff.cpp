@@ -62,23 +62,23 @@ file_format sniff_format(std::span<const std::byte> prefix) noexcept {
 }
 
 result<file_format> sniff_file(const std::string& path) {
-  auto fd = sys::open_file(path, O_RDONLY);
+  auto fd = detail::sys::open_file(path, O_RDONLY);
   if (!fd) return std::move(fd).err();
   std::array<std::byte, sniff_prefix_bytes> prefix{};
   std::size_t got = 0;
   for (;;) {
-    const ssize_t n = sys::current().read(*fd, prefix.data() + got, prefix.size() - got);
+    const ssize_t n = detail::sys::current().read(*fd, prefix.data() + got, prefix.size() - got);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int err = errno;
-      sys::close_quietly(*fd);
-      return sys::io_error("read failed", err, path);
+      detail::sys::close_quietly(*fd);
+      return detail::sys::io_error("read failed", err, path);
     }
     if (n == 0) break;
     got += static_cast<std::size_t>(n);
     if (got == prefix.size()) break;
   }
-  sys::close_quietly(*fd);
+  detail::sys::close_quietly(*fd);
   return sniff_format(std::span<const std::byte>(prefix.data(), got));
 }
 

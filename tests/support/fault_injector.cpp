@@ -15,7 +15,7 @@ fault_injector* active = nullptr;
 
 int decide(sys_call c, std::size_t* n = nullptr) { return active != nullptr ? active->next(c, n) : 0; }
 
-const safetensors::sys::table& real() { return safetensors::sys::real(); }
+const safetensors::detail::sys::table& real() { return safetensors::detail::sys::real(); }
 
 /// Sets errno and returns the call's failure value.
 template <class R>
@@ -77,7 +77,7 @@ int fake_munmap(void* addr, std::size_t len) {
   return r;
 }
 
-const safetensors::sys::table fake_table = {
+const safetensors::detail::sys::table fake_table = {
     fake_open, fake_close, fake_fstat, fake_pread, fake_read, fake_pwrite,
     fake_fsync, fake_ftruncate, fake_rename, fake_unlink, fake_mmap, fake_munmap,
 };

@@ -61,7 +61,7 @@ class fault_injector {
   std::uint64_t nth_ = 0;
   int nth_err_ = 0;
   std::vector<sys_call> spared_;
-  safetensors::sys::scoped_override override_;
+  safetensors::detail::sys::scoped_override override_;
 };
 
 /// Names of the entries of `dir`, sorted (to check for stray temporaries).

@@ -349,7 +349,7 @@ ssize_t failing_pwrite(int fd, const void* buf, std::size_t n, off_t offset) {
     errno = ENOSPC;
     return -1;
   }
-  return safetensors::sys::real().pwrite(fd, buf, n, offset);
+  return safetensors::detail::sys::real().pwrite(fd, buf, n, offset);
 }
 
 TEST(CheckpointWrite, FailureLeavesTheDirectoryUnchanged) {
@@ -362,11 +362,11 @@ TEST(CheckpointWrite, FailureLeavesTheDirectoryUnchanged) {
   // Fail at every write in turn: each shard takes a header and two or one data writes.
   for (int budget = 0; budget < 9; ++budget) {
     SCOPED_TRACE(budget);
-    safetensors::sys::table t = safetensors::sys::real();
+    safetensors::detail::sys::table t = safetensors::detail::sys::real();
     t.pwrite = &failing_pwrite;
     failing_pwrite_budget = budget;
     auto s = [&] {
-      safetensors::sys::scoped_override guard(t);
+      safetensors::detail::sys::scoped_override guard(t);
       return safetensors::write_checkpoint(dir.string(), set.tensors, o);
     }();
     ASSERT_FALSE(s.ok());

@@ -212,7 +212,7 @@ TEST(ConvertBulk, F16PortablePathMatchesScalar) {
     std::memcpy(codes.data() + 2 * c, &v, 2);
   }
   std::vector<float> out(0x10000);
-  convert_detail::f16_to_f32_portable(codes.data(), out.data(), out.size());
+  detail::f16_to_f32_portable(codes.data(), out.data(), out.size());
   for (std::uint32_t c = 0; c < 0x10000; ++c) {
     ASSERT_EQ(std::bit_cast<std::uint32_t>(out[c]), std::bit_cast<std::uint32_t>(f16_to_f32(static_cast<std::uint16_t>(c))))
         << c;

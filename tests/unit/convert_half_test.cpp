@@ -176,15 +176,15 @@ TEST(HalfEncode, F16MatchesCompilerFloat16) {
 
 // The F16C path (when the CPU has it) and the portable path give identical bits.
 TEST(HalfBulk, F16cMatchesPortable) {
-  if (!convert_detail::has_f16c()) GTEST_SKIP() << "no F16C on this CPU";
+  if (!detail::has_f16c()) GTEST_SKIP() << "no F16C on this CPU";
   std::vector<std::byte> codes(2 * 0x10000 + 2);
   for (std::uint32_t c = 0; c < 0x10000; ++c) {
     const auto v = static_cast<std::uint16_t>(c);
     std::memcpy(codes.data() + 1 + 2 * c, &v, 2);  // odd address: unaligned input
   }
   std::vector<float> fast(0x10000), slow(0x10000);
-  convert_detail::f16_to_f32_f16c(codes.data() + 1, fast.data(), fast.size());
-  convert_detail::f16_to_f32_portable(codes.data() + 1, slow.data(), slow.size());
+  detail::f16_to_f32_f16c(codes.data() + 1, fast.data(), fast.size());
+  detail::f16_to_f32_portable(codes.data() + 1, slow.data(), slow.size());
   for (std::uint32_t c = 0; c < 0x10000; ++c) {
     ASSERT_EQ(std::bit_cast<std::uint32_t>(fast[c]), std::bit_cast<std::uint32_t>(slow[c])) << "code " << c;
   }
@@ -193,8 +193,8 @@ TEST(HalfBulk, F16cMatchesPortable) {
   inputs.push_back(std::bit_cast<float>(0x7F800001U));  // signalling NaN
   inputs.push_back(std::bit_cast<float>(0xFFC12345U));  // negative NaN with payload
   std::vector<std::byte> out_fast(2 * inputs.size()), out_slow(2 * inputs.size());
-  convert_detail::f32_to_f16_f16c(inputs.data(), out_fast.data(), inputs.size());
-  convert_detail::f32_to_f16_portable(inputs.data(), out_slow.data(), inputs.size());
+  detail::f32_to_f16_f16c(inputs.data(), out_fast.data(), inputs.size());
+  detail::f32_to_f16_portable(inputs.data(), out_slow.data(), inputs.size());
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     ASSERT_EQ(std::memcmp(out_fast.data() + 2 * i, out_slow.data() + 2 * i, 2), 0)
         << std::hexfloat << inputs[i] << " at " << i;
@@ -214,10 +214,10 @@ TEST(HalfBulk, Bf16PathsMatchScalar) {
     std::memcpy(want.data() + 2 * i, &b, 2);
   }
   using kernel = void (*)(const float*, std::byte*, std::size_t) noexcept;
-  std::vector<std::pair<const char*, kernel>> paths = {{"dispatch", convert_detail::f32_to_bf16}};
-  if (convert_detail::has_avx2()) paths.emplace_back("avx2", convert_detail::f32_to_bf16_avx2);
-  if (convert_detail::has_avx512()) paths.emplace_back("avx512", convert_detail::f32_to_bf16_avx512);
-  if (convert_detail::has_avx512_bf16()) paths.emplace_back("avx512bf16", convert_detail::f32_to_bf16_avx512bf16);
+  std::vector<std::pair<const char*, kernel>> paths = {{"dispatch", detail::f32_to_bf16}};
+  if (detail::has_avx2()) paths.emplace_back("avx2", detail::f32_to_bf16_avx2);
+  if (detail::has_avx512()) paths.emplace_back("avx512", detail::f32_to_bf16_avx512);
+  if (detail::has_avx512_bf16()) paths.emplace_back("avx512bf16", detail::f32_to_bf16_avx512bf16);
   for (const auto& [name, fn] : paths) {
     std::vector<std::byte> got(want.size());
     fn(inputs.data(), got.data(), inputs.size());
@@ -225,10 +225,10 @@ TEST(HalfBulk, Bf16PathsMatchScalar) {
       ASSERT_EQ(std::memcmp(got.data() + 2 * i, want.data() + 2 * i, 2), 0) << name << " " << std::hexfloat << inputs[i];
     }
   }
-  if (convert_detail::has_avx2()) {
+  if (detail::has_avx2()) {
     std::vector<float> a(inputs.size()), b(inputs.size());
-    convert_detail::bf16_to_f32_avx2(want.data(), a.data(), a.size());
-    convert_detail::bf16_to_f32(want.data(), b.data(), b.size());
+    detail::bf16_to_f32_avx2(want.data(), a.data(), a.size());
+    detail::bf16_to_f32(want.data(), b.data(), b.size());
     for (std::size_t i = 0; i < a.size(); ++i) {
       ASSERT_EQ(std::bit_cast<std::uint32_t>(a[i]), std::bit_cast<std::uint32_t>(b[i])) << i;
       ASSERT_EQ(std::bit_cast<std::uint32_t>(a[i]), std::bit_cast<std::uint32_t>(bf16_to_f32(load_code(want, i)))) << i;

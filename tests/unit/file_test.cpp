@@ -61,20 +61,20 @@ TEST(File, MmapAndPreadGiveIdenticalTensorsOnEveryValidCorpusFile) {
 
 std::atomic<std::uint64_t> pread_bytes{0};
 ssize_t counting_pread(int fd, void* buf, std::size_t n, off_t offset) {
-  ssize_t got = safetensors::sys::real().pread(fd, buf, n, offset);
+  ssize_t got = safetensors::detail::sys::real().pread(fd, buf, n, offset);
   if (got > 0) pread_bytes += static_cast<std::uint64_t>(got);
   return got;
 }
 
 TEST(File, HeaderOnlyOpeningReadsJustThePrefixAndTheHeader) {
   const auto path = write_sample(st_test::scratch_dir());
-  safetensors::sys::table counting = safetensors::sys::real();
+  safetensors::detail::sys::table counting = safetensors::detail::sys::real();
   counting.pread = counting_pread;
   counting.mmap = [](void*, std::size_t, int, int, int, off_t) -> void* {
     ADD_FAILURE() << "header-only opening must not map the file";
     return reinterpret_cast<void*>(-1);
   };
-  safetensors::sys::scoped_override guard(counting);
+  safetensors::detail::sys::scoped_override guard(counting);
   pread_bytes = 0;
   auto h = safetensors::read_header(path);
   ASSERT_TRUE(h.ok());

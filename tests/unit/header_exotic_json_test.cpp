@@ -8,7 +8,7 @@
 
 #include "safetensors/header.h"
 #include "safetensors/json_text.h"
-#include "serde_number.h"
+#include "json/serde_number.h"
 #include "support/paths.h"
 
 namespace {

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "header_builder.h"
+#include "header/header_builder.h"
 #include "safetensors/header.h"
 
 namespace {

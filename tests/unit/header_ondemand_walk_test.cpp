@@ -12,7 +12,7 @@
 
 #include "header/header_walks.h"
 #include "header/ondemand_walk.h"
-#include "header_builder.h"
+#include "header/header_builder.h"
 #include "safetensors/header.h"
 
 namespace {

@@ -25,7 +25,7 @@
 
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
-#include "safetensors/file.h"  // ST_LIFETIMEBOUND
+#include "safetensors/lifetimebound.h"
 
 namespace safetensors {
 
@@ -93,7 +93,7 @@ class npy_file {
   [[nodiscard]] const std::string& path() const noexcept;
   /// The data without a copy when it is C order, little-endian and aligned to its
   /// element width in memory; nullopt otherwise (use read()).
-  [[nodiscard]] std::optional<std::span<const std::byte>> view() const& ST_LIFETIMEBOUND;
+  [[nodiscard]] std::optional<std::span<const std::byte>> view() const& SAFETENSORS_LIFETIMEBOUND;
   std::optional<std::span<const std::byte>> view() const&& = delete;
   /// The data in C order, little-endian, into `out` of `header().data_bytes` bytes.
   [[nodiscard]] status read(std::span<std::byte> out) const;

@@ -5,7 +5,7 @@
 #include "convert/kernels.h"
 #include "convert/loops.h"
 
-namespace safetensors::convert_detail {
+namespace safetensors::detail {
 
 bool has_f16c() noexcept { return false; }
 bool has_avx2() noexcept { return false; }
@@ -24,4 +24,4 @@ void table_decode_avx2(const float* table, const std::byte* src, float* dst, std
   table_loop(table, src, dst, n);
 }
 
-}  // namespace safetensors::convert_detail
+}  // namespace safetensors::detail

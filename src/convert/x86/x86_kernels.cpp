@@ -16,7 +16,7 @@
 #include <cpuid.h>
 #include <immintrin.h>
 
-namespace safetensors::convert_detail {
+namespace safetensors::detail {
 
 namespace {
 
@@ -179,4 +179,4 @@ __attribute__((target("avx2"))) void table_decode_avx2(const float* table, const
   table_loop(table, src + i, dst + i, n - i);
 }
 
-}  // namespace safetensors::convert_detail
+}  // namespace safetensors::detail

@@ -56,16 +56,16 @@ const tensor_info* header::find_tensor(std::string_view name) const noexcept {
 }
 
 result<reader> reader::open(const std::string& path, const parse_limits& limits) {
-  result<int> fd = sys::open_file(path, O_RDONLY | O_CLOEXEC);
+  result<int> fd = detail::sys::open_file(path, O_RDONLY | O_CLOEXEC);
   if (!fd) return std::move(fd).err();
   reader r(*fd, path, header{});  // owns the descriptor from here on
-  result<std::uint64_t> size = sys::file_size(*fd, path);
+  result<std::uint64_t> size = detail::sys::file_size(*fd, path);
   if (!size) return std::move(size).err();
   std::vector<std::byte> prefix;
   std::uint64_t want = std::min<std::uint64_t>(*size, first_read_bytes);
   for (;;) {
     prefix.resize(static_cast<std::size_t>(want));
-    if (status s = sys::pread_exact(*fd, prefix.data(), prefix.size(), 0, path); !s) return std::move(s).err();
+    if (status s = detail::sys::pread_exact(*fd, prefix.data(), prefix.size(), 0, path); !s) return std::move(s).err();
     bool incomplete = false;
     result<header> h = parse_header(prefix, *size, limits, &incomplete);
     if (h) {
@@ -88,7 +88,7 @@ reader::reader(reader&& other) noexcept
 
 reader& reader::operator=(reader&& other) noexcept {
   if (this != &other) {
-    sys::close_quietly(fd_);
+    detail::sys::close_quietly(fd_);
     fd_ = std::exchange(other.fd_, -1);
     path_ = std::move(other.path_);
     header_ = std::move(other.header_);
@@ -96,13 +96,13 @@ reader& reader::operator=(reader&& other) noexcept {
   return *this;
 }
 
-reader::~reader() { sys::close_quietly(fd_); }
+reader::~reader() { detail::sys::close_quietly(fd_); }
 
 status reader::read(const tensor_info& t, std::uint64_t offset, std::span<std::byte> dst) const {
   if (offset > t.byte_size || dst.size() > t.byte_size - offset) {
     return make_error(error_code::invalid_argument, "read past the end of the tensor", std::nullopt, t.name);
   }
-  return sys::pread_exact(fd_, dst.data(), dst.size(), header_.data_start + t.offset + offset, path_);
+  return detail::sys::pread_exact(fd_, dst.data(), dst.size(), header_.data_start + t.offset + offset, path_);
 }
 
 }  // namespace safetensors::gguf

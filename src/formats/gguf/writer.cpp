@@ -7,7 +7,7 @@
 #include <bit>
 #include <set>
 
-#include "atomic_file.h"
+#include "writer/atomic_file.h"
 #include "formats/gguf/tensor_size.h"
 
 namespace safetensors::gguf {
@@ -149,7 +149,7 @@ result<write_plan> write_plan::make(std::vector<metadata_entry> metadata, std::v
 
 struct stream_writer::state {
   write_plan plan;
-  atomic_file file;
+  safetensors::detail::atomic_file file;
   std::vector<std::uint64_t> written;
 };
 
@@ -159,7 +159,7 @@ stream_writer& stream_writer::operator=(stream_writer&&) noexcept = default;
 stream_writer::~stream_writer() = default;
 
 result<stream_writer> stream_writer::create(const std::string& path, write_plan plan) {
-  result<atomic_file> file = atomic_file::create(path, plan.file_size());
+  result<safetensors::detail::atomic_file> file = safetensors::detail::atomic_file::create(path, plan.file_size());
   if (!file) return std::move(file).err();
   if (status s = file->write_at(0, plan.header_bytes()); !s) return std::move(s).err();
   const std::size_t count = plan.tensors().size();

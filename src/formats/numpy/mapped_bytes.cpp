@@ -12,15 +12,15 @@
 namespace safetensors::detail {
 
 result<mapped_bytes> mapped_bytes::open(const std::string& path) {
-  auto fd = sys::open_file(path, O_RDONLY | O_CLOEXEC);
+  auto fd = detail::sys::open_file(path, O_RDONLY | O_CLOEXEC);
   if (!fd) return std::move(fd).err();
-  const sys::unique_fd owner(*fd);
-  auto size = sys::file_size(*fd, path);
+  const detail::sys::unique_fd owner(*fd);
+  auto size = detail::sys::file_size(*fd, path);
   if (!size) return std::move(size).err();
   mapped_bytes m;
   if (*size == 0) return m;
-  void* p = sys::current().mmap(nullptr, static_cast<std::size_t>(*size), PROT_READ, MAP_PRIVATE, *fd, 0);
-  if (p == MAP_FAILED) return sys::io_error("cannot map file", errno, path);
+  void* p = detail::sys::current().mmap(nullptr, static_cast<std::size_t>(*size), PROT_READ, MAP_PRIVATE, *fd, 0);
+  if (p == MAP_FAILED) return detail::sys::io_error("cannot map file", errno, path);
   m.data_ = static_cast<const std::byte*>(p);
   m.size_ = static_cast<std::size_t>(*size);
   return m;
@@ -42,7 +42,7 @@ mapped_bytes::~mapped_bytes() { release(); }
 
 void mapped_bytes::release() noexcept {
   // NOLINTNEXTLINE: munmap takes a non-const pointer to memory we only ever read.
-  if (data_ != nullptr) (void)sys::current().munmap(const_cast<std::byte*>(data_), size_);
+  if (data_ != nullptr) (void)detail::sys::current().munmap(const_cast<std::byte*>(data_), size_);
   data_ = nullptr;
   size_ = 0;
 }

@@ -4,7 +4,7 @@
 
 #include <limits>
 
-#include "atomic_file.h"
+#include "writer/atomic_file.h"
 #include "safetensors/formats/npy.h"
 
 namespace safetensors {
@@ -67,7 +67,7 @@ status write_npy(const std::string& path, dtype type, std::span<const std::uint6
     e.path = path;
     return e;
   }
-  auto out = atomic_file::create(path, preamble->size() + data.size());
+  auto out = safetensors::detail::atomic_file::create(path, preamble->size() + data.size());
   if (!out) return std::move(out).err();
   if (auto s = out->write_at(0, std::as_bytes(std::span(*preamble))); !s) return s;
   if (auto s = out->write_at(preamble->size(), data); !s) return s;

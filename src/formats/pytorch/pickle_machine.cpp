@@ -8,7 +8,7 @@
 
 #include "formats/pytorch/pickle_allowlist.h"
 #include "formats/pytorch/pickle_machine.h"
-#include "utf8.h"
+#include "json/utf8.h"
 
 namespace safetensors {
 
@@ -182,7 +182,7 @@ status pickle_machine::push_text(pickle_kind kind, std::uint64_t length) {
   auto b = take(length);
   if (!b) return std::move(b).err();
   std::string text(reinterpret_cast<const char*>(b->data()), b->size());
-  if (kind == pickle_kind::string && first_invalid_utf8(text)) return fail(error_code::invalid_format, "invalid UTF-8");
+  if (kind == pickle_kind::string && safetensors::detail::first_invalid_utf8(text)) return fail(error_code::invalid_format, "invalid UTF-8");
   pickle_value* v = make(kind);
   v->text = std::move(text);
   return push(v);

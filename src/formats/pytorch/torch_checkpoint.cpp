@@ -16,19 +16,19 @@ namespace safetensors {
 namespace detail {
 
 file_mapping::~file_mapping() {
-  if (size_ > 0) sys::current().munmap(const_cast<std::byte*>(data_), size_);
+  if (size_ > 0) detail::sys::current().munmap(const_cast<std::byte*>(data_), size_);
 }
 
 result<std::unique_ptr<file_mapping>> file_mapping::open(const std::string& path) {
-  auto fd = sys::open_file(path, O_RDONLY | O_CLOEXEC);
+  auto fd = detail::sys::open_file(path, O_RDONLY | O_CLOEXEC);
   if (!fd) return std::move(fd).err();
-  sys::unique_fd owner(*fd);
-  auto size = sys::file_size(*fd, path);
+  detail::sys::unique_fd owner(*fd);
+  auto size = detail::sys::file_size(*fd, path);
   if (!size) return std::move(size).err();
   auto mapping = std::unique_ptr<file_mapping>(new file_mapping());
   if (*size == 0) return mapping;
-  void* p = sys::current().mmap(nullptr, static_cast<std::size_t>(*size), PROT_READ, MAP_PRIVATE, *fd, 0);
-  if (p == MAP_FAILED) return sys::io_error("cannot map the file", errno, path);
+  void* p = detail::sys::current().mmap(nullptr, static_cast<std::size_t>(*size), PROT_READ, MAP_PRIVATE, *fd, 0);
+  if (p == MAP_FAILED) return detail::sys::io_error("cannot map the file", errno, path);
   mapping->data_ = static_cast<const std::byte*>(p);
   mapping->size_ = static_cast<std::size_t>(*size);
   return mapping;

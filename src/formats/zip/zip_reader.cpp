@@ -20,7 +20,7 @@ namespace safetensors::detail {
 
 struct zip_reader::state {
   explicit state(int fd) : file(fd) {}
-  sys::unique_fd file;
+  detail::sys::unique_fd file;
   unzFile handle = nullptr;
   std::vector<std::uint64_t> local_header_offsets;  ///< per entry, ZIP64-corrected
   std::uint64_t file_size = 0;
@@ -58,7 +58,7 @@ result<zip_central_fields> read_central_fields(int fd, const std::string& path, 
   std::array<std::byte, central_fixed_bytes> record{};
   const bool fits = at <= file_size && file_size - at >= record.size();
   if (fits) {
-    if (auto s = sys::pread_exact(fd, record.data(), record.size(), at, path); !s) return s.err();
+    if (auto s = detail::sys::pread_exact(fd, record.data(), record.size(), at, path); !s) return s.err();
   }
   if (!fits || load_le(record, 0, 4) != central_signature || load_le(record, 28, 2) != info.size_filename ||
       load_le(record, 30, 2) != info.size_file_extra) {
@@ -116,7 +116,7 @@ class member_inflater {
     while (stream_.avail_out > 0 && !ended_) {
       if (stream_.avail_in == 0 && left_ > 0) {
         const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(input_.size(), left_));
-        if (auto s = sys::pread_exact(fd_, input_.data(), n, next_, path_); !s) return s.err();
+        if (auto s = detail::sys::pread_exact(fd_, input_.data(), n, next_, path_); !s) return s.err();
         next_ += n;
         left_ -= n;
         stream_.next_in = reinterpret_cast<Bytef*>(input_.data());
@@ -175,10 +175,10 @@ zip_reader::~zip_reader() = default;
 
 result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& limits) {
   // minizip reports every failure the same way; open it ourselves first for errno.
-  auto fd = sys::open_file(path, O_RDONLY | O_CLOEXEC);
+  auto fd = detail::sys::open_file(path, O_RDONLY | O_CLOEXEC);
   if (!fd) return fd.err();
   auto s = std::make_unique<state>(*fd);
-  auto size = sys::file_size(s->file.get(), path);
+  auto size = detail::sys::file_size(s->file.get(), path);
   if (!size) return size.err();
   s->file_size = *size;
   s->handle = unzOpen64(path.c_str());
@@ -286,7 +286,7 @@ result<std::uint64_t> zip_reader::locate_data(const zip_entry& entry) {
   std::array<std::byte, local_fixed_bytes> header{};
   const bool fits = local <= state_->file_size && state_->file_size - local >= header.size();
   if (fits) {
-    if (auto s = sys::pread_exact(state_->file.get(), header.data(), header.size(), local, path_); !s) return s.err();
+    if (auto s = detail::sys::pread_exact(state_->file.get(), header.data(), header.size(), local, path_); !s) return s.err();
   }
   if (!fits || load_le(header, 0, 4) != local_signature) {
     error e = entry_error(error_code::invalid_format, entry, fmt::format("no zip local header at byte {}", local));
@@ -324,7 +324,7 @@ status zip_reader::read_chunks(const zip_entry& entry, std::size_t chunk_bytes,
   member_inflater inflater(state_->file.get(), path_, *data, entry.compressed_size);
   if (entry.stored) {
     next = [&, at = *data](std::span<std::byte> out) mutable -> result<std::size_t> {
-      if (auto s = sys::pread_exact(state_->file.get(), out.data(), out.size(), at, path_); !s) return s.err();
+      if (auto s = detail::sys::pread_exact(state_->file.get(), out.data(), out.size(), at, path_); !s) return s.err();
       at += out.size();
       return out.size();
     };

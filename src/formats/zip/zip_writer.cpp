@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "atomic_file.h"
+#include "writer/atomic_file.h"
 
 namespace safetensors::detail {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // serde_json-compatible string escaping.
-#include "json_escape.h"
+#include "json/json_escape.h"
 
 namespace safetensors {
 
@@ -48,11 +48,11 @@ void append_escaped(std::string& out, std::string_view text, bool escape_line_se
 
 }  // namespace
 
-void append_json_string(std::string& out, std::string_view text) { append_escaped(out, text, false); }
+void detail::append_json_string(std::string& out, std::string_view text) { append_escaped(out, text, false); }
 
 }  // namespace safetensors
 
-#include "header_json.h"
+#include "header/header_json.h"
 #include "safetensors/json_text.h"
 
 namespace safetensors {
@@ -64,6 +64,6 @@ std::string json_quote(std::string_view text) {
   return out;
 }
 
-std::string header_to_json(const header& h) { return header_json(h.tensors(), h.metadata()); }
+std::string header_to_json(const header& h) { return detail::header_json(h.tensors(), h.metadata()); }
 
 }  // namespace safetensors

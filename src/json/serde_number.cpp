@@ -5,7 +5,7 @@
 // digits are dropped; an exponent beyond i32 is out of range unless the significand is 0 or
 // the exponent negative; then significand * 10^exp is computed in double precision, a
 // power (1e0..1e308) at a time, and an infinite product is "number out of range".
-#include "serde_number.h"
+#include "json/serde_number.h"
 
 #include <algorithm>
 #include <array>

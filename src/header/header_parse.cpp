@@ -12,12 +12,12 @@
 #include <simdjson.h>
 
 #include "header/fixed_key.h"
+#include "header/header_builder.h"
 #include "header/header_walks.h"
 #include "header/ondemand_walk.h"
-#include "header_builder.h"
-#include "json_keys.h"
-#include "serde_number.h"
-#include "utf8.h"
+#include "json/json_keys.h"
+#include "json/serde_number.h"
+#include "json/utf8.h"
 
 namespace safetensors {
 namespace {
@@ -480,7 +480,7 @@ result<header> dom_walk(dom::parser& parser, const char* text, std::size_t n, st
   // The DOM parse validates UTF-8 itself, so the separate scan (which finds the position
   // and takes precedence over JSON errors) only runs when something failed.
   auto utf8_error = [&]() -> std::optional<error> {
-    if (auto bad = first_invalid_utf8(std::string_view(text, n))) {
+    if (auto bad = detail::first_invalid_utf8(std::string_view(text, n))) {
       return make_error(error_code::invalid_header,
                         fmt::format("invalid UTF-8 in header at header byte {}", *bad), 8 + *bad);
     }

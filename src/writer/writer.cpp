@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "atomic_file.h"
+#include "writer/atomic_file.h"
 #include "safetensors/writer.h"
 
 namespace safetensors {
@@ -66,7 +66,7 @@ status write_file(const std::string& path, std::span<const tensor_data> tensors,
 
 struct stream_writer::state {
   write_plan plan;
-  atomic_file out;
+  detail::atomic_file out;
   std::vector<std::uint64_t> filled;  // per tensor, in plan order
   bool done = false;
 };
@@ -79,7 +79,7 @@ stream_writer::~stream_writer() = default;  // atomic_file removes an uncommitte
 const write_plan& stream_writer::plan() const noexcept { return state_->plan; }
 
 result<stream_writer> stream_writer::create(const std::string& path, write_plan plan) {
-  auto out = atomic_file::create(path, plan.file_size());
+  auto out = detail::atomic_file::create(path, plan.file_size());
   if (!out) return std::move(out).err();
   if (auto s = out->write_at(0, plan.header_bytes()); !s) return std::move(s).err();
   auto st = std::make_unique<state>(state{std::move(plan), std::move(out).value(), {}, false});

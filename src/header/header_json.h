@@ -8,10 +8,10 @@
 
 #include <fmt/format.h>
 
-#include "json_escape.h"
+#include "json/json_escape.h"
 #include "safetensors/header.h"
 
-namespace safetensors {
+namespace safetensors::detail {
 
 /// `entries` are any records with name, type, shape, begin and end, in file order.
 template <class Entry>
@@ -42,4 +42,4 @@ std::string header_json(std::span<const Entry> entries, const std::optional<meta
   return json;
 }
 
-}  // namespace safetensors
+}  // namespace safetensors::detail

@@ -13,7 +13,7 @@
 
 #include "safetensors/error.h"
 
-namespace safetensors {
+namespace safetensors::detail {
 
 class atomic_file {
  public:
@@ -50,4 +50,4 @@ class atomic_file {
   int registry_slot_ = -1;
 };
 
-}  // namespace safetensors
+}  // namespace safetensors::detail

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // UTF-8 validation with the position of the first error.
-#include "utf8.h"
+#include "json/utf8.h"
 
 #include <simdjson.h>
 
-namespace safetensors {
+namespace safetensors::detail {
 namespace {
 
 /// Length of the valid sequence starting at `i`, or 0 when it is invalid (RFC 3629:
@@ -49,4 +49,4 @@ std::optional<std::size_t> first_invalid_utf8(std::string_view text) noexcept {
   return std::nullopt;  // unreachable when simdjson and the scan agree
 }
 
-}  // namespace safetensors
+}  // namespace safetensors::detail

@@ -5,10 +5,10 @@
 
 #include <fmt/format.h>
 
-#include "header_json.h"
+#include "header/header_json.h"
 #include "safetensors/policy.h"
 #include "safetensors/writer.h"
-#include "utf8.h"
+#include "json/utf8.h"
 
 namespace safetensors {
 namespace {
@@ -18,7 +18,7 @@ error bad_input(std::string message, std::optional<std::string> tensor = std::nu
 }
 
 std::optional<error> check_utf8(std::string_view text, std::string_view what) {
-  if (auto bad = first_invalid_utf8(text)) {
+  if (auto bad = detail::first_invalid_utf8(text)) {
     return bad_input(fmt::format("{} is not valid UTF-8 (byte {})", what, *bad));
   }
   return std::nullopt;
@@ -89,7 +89,7 @@ result<write_plan> write_plan::make(std::vector<tensor_spec> tensors, const writ
   }
   plan.data_size_ = offset;
 
-  std::string json = header_json(std::span<const planned_tensor>(plan.tensors_), options.metadata);
+  std::string json = detail::header_json(std::span<const planned_tensor>(plan.tensors_), options.metadata);
   const std::uint64_t padded_end = (8 + json.size() + align - 1) / align * align;
   const std::uint64_t n = padded_end - 8;
   if (n > limits::reference_max_header_bytes) {

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "header_builder.h"
+#include "header/header_builder.h"
 #include "platform/sys.h"
 
 namespace safetensors {
@@ -25,17 +25,17 @@ error tensor_not_found(std::string_view name) {
 
 bool is_regular(int fd) {
   struct stat st {};
-  return sys::current().fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+  return detail::sys::current().fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 /// Reads a pipe or character device to its end.
 status read_stream(int fd, std::vector<std::byte>& out, const std::string& path) {
   std::array<std::byte, 1 << 16> chunk{};
   for (;;) {
-    ssize_t got = sys::current().read(fd, chunk.data(), chunk.size());
+    ssize_t got = detail::sys::current().read(fd, chunk.data(), chunk.size());
     if (got < 0) {
       if (errno == EINTR) continue;
-      return sys::io_error("read failed", errno, path);
+      return detail::sys::io_error("read failed", errno, path);
     }
     if (got == 0) return {};
     out.insert(out.end(), chunk.begin(), chunk.begin() + got);
@@ -83,9 +83,9 @@ file& file::operator=(file&& other) noexcept {
 file::~file() { release(); }
 
 void file::release() noexcept {
-  if (mapping_ != nullptr) (void)sys::current().munmap(mapping_, mapping_length_);
+  if (mapping_ != nullptr) (void)detail::sys::current().munmap(mapping_, mapping_length_);
   mapping_ = nullptr;
-  sys::close_quietly(fd_);
+  detail::sys::close_quietly(fd_);
   fd_ = -1;
 }
 
@@ -98,10 +98,10 @@ result<file> file::open(const std::string& path, const open_options& options) {
   file f;
   f.path_ = path;
   f.backend_ = options.backend == io_backend::memory ? io_backend::mmap : options.backend;
-  auto fd = sys::open_file(path, O_RDONLY);
+  auto fd = detail::sys::open_file(path, O_RDONLY);
   if (!fd) return std::move(fd).err();
   f.fd_ = *fd;
-  auto size = sys::file_size(f.fd_, path);
+  auto size = detail::sys::file_size(f.fd_, path);
   if (!size) return std::move(size).err();
   f.size_ = *size;
 
@@ -112,15 +112,15 @@ result<file> file::open(const std::string& path, const open_options& options) {
       f.bytes_ = f.owned_;
       f.size_ = f.owned_.size();
     } else if (f.size_ > 0) {
-      void* p = sys::current().mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, f.fd_, 0);
-      if (p == MAP_FAILED) return sys::io_error("cannot map file", errno, path);
+      void* p = detail::sys::current().mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, f.fd_, 0);
+      if (p == MAP_FAILED) return detail::sys::io_error("cannot map file", errno, path);
       f.mapping_ = p;
       f.mapping_length_ = f.size_;
       f.bytes_ = {static_cast<const std::byte*>(p), f.size_};
     }
     // The mapping (or the copy) keeps the bytes; the descriptor is not needed any more, so
     // a checkpoint with thousands of shards does not run out of descriptors.
-    sys::close_quietly(f.fd_);
+    detail::sys::close_quietly(f.fd_);
     f.fd_ = -1;
     auto h = parse_file_bytes(f.bytes_, options.parse);
     if (!h) return f.with_path(std::move(h).err());
@@ -131,14 +131,14 @@ result<file> file::open(const std::string& path, const open_options& options) {
   // pread: 8 + N bytes now, tensor bytes on request.
   std::array<std::byte, 8> prefix{};
   if (f.size_ >= 8) {
-    if (auto s = sys::pread_exact(f.fd_, prefix.data(), 8, 0, path); !s) return std::move(s).err();
+    if (auto s = detail::sys::pread_exact(f.fd_, prefix.data(), 8, 0, path); !s) return std::move(s).err();
   }
   auto n = read_header_length(prefix, f.size_, options.parse);
   if (!n) return f.with_path(std::move(n).err());
   // Spare bytes after the JSON let the parser read it in place (see parse_header_padded).
   const auto json_size = static_cast<std::size_t>(*n);
   std::vector<std::byte> json(json_size + json_padding);
-  if (auto s = sys::pread_exact(f.fd_, json.data(), json_size, 8, path); !s) return std::move(s).err();
+  if (auto s = detail::sys::pread_exact(f.fd_, json.data(), json_size, 8, path); !s) return std::move(s).err();
   auto h = parse_header_padded(std::span(json).first(json_size), f.size_, options.parse);
   if (!h) return f.with_path(std::move(h).err());
   f.header_ = std::move(h).value();
@@ -186,7 +186,7 @@ status file::read_range(std::uint64_t offset, std::span<std::byte> destination) 
     if (!destination.empty()) std::memcpy(destination.data(), bytes_.data() + offset, destination.size());
     return {};
   }
-  return sys::pread_exact(fd_, destination.data(), destination.size(), offset, path_);
+  return detail::sys::pread_exact(fd_, destination.data(), destination.size(), offset, path_);
 }
 
 status file::read_into(const tensor_info& info, std::span<std::byte> destination) const {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Temporary file + fsync + rename.
-#include "atomic_file.h"
+#include "writer/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include "platform/sys.h"
 #include "platform/temp_registry.h"
 
-namespace safetensors {
+namespace safetensors::detail {
 namespace {
 
 std::string directory_of(const std::string& path) {
@@ -35,16 +35,16 @@ std::atomic<unsigned> temp_counter{0};
 
 result<atomic_file> atomic_file::create(const std::string& target, std::uint64_t size) {
   if (target.empty() || target.back() == '/') {
-    return sys::io_error("cannot write to a directory path", EISDIR, target);
+    return detail::sys::io_error("cannot write to a directory path", EISDIR, target);
   }
   atomic_file f;
-  f.target_ = sys::write_target(target);
+  f.target_ = detail::sys::write_target(target);
   const std::string dir = directory_of(f.target_);
-  const std::optional<mode_t> kept_mode = sys::permissions_of(f.target_);
+  const std::optional<mode_t> kept_mode = detail::sys::permissions_of(f.target_);
   for (int attempt = 0;; ++attempt) {
     f.temp_ = fmt::format("{}/.{}.tmp-{}-{}", dir, base_name(f.target_), ::getpid(), temp_counter.fetch_add(1));
     const detail::signals_held held;  // created and registered as one step for a signal handler
-    auto fd = sys::open_file(f.temp_, O_RDWR | O_CREAT | O_EXCL, kept_mode ? 0600 : 0666);
+    auto fd = detail::sys::open_file(f.temp_, O_RDWR | O_CREAT | O_EXCL, kept_mode ? 0600 : 0666);
     if (fd) {
       f.fd_ = *fd;
       f.registry_slot_ = detail::register_temporary(f.temp_);
@@ -59,7 +59,7 @@ result<atomic_file> atomic_file::create(const std::string& target, std::uint64_t
     }
   }
   if (kept_mode) {
-    if (auto s = sys::set_permissions(f.fd_, *kept_mode, target); !s) return std::move(s).err();
+    if (auto s = detail::sys::set_permissions(f.fd_, *kept_mode, target); !s) return std::move(s).err();
   }
   f.size_ = size;
   return f;
@@ -89,16 +89,16 @@ atomic_file& atomic_file::operator=(atomic_file&& other) noexcept {
 atomic_file::~atomic_file() { abort(); }
 
 void atomic_file::abort() noexcept {
-  sys::close_quietly(fd_);
+  detail::sys::close_quietly(fd_);
   fd_ = -1;
-  if (!temp_.empty()) (void)sys::current().unlink(temp_.c_str());
+  if (!temp_.empty()) (void)detail::sys::current().unlink(temp_.c_str());
   temp_.clear();
   detail::unregister_temporary(std::exchange(registry_slot_, -1));
 }
 
 status atomic_file::write_at(std::uint64_t offset, std::span<const std::byte> bytes) {
-  if (fd_ < 0) return sys::io_error("write after commit or abort", EBADF, target_);
-  auto s = sys::pwrite_all(fd_, bytes.data(), bytes.size(), offset, target_);
+  if (fd_ < 0) return detail::sys::io_error("write after commit or abort", EBADF, target_);
+  auto s = detail::sys::pwrite_all(fd_, bytes.data(), bytes.size(), offset, target_);
   if (!s) abort();
   return s;
 }
@@ -109,24 +109,24 @@ status atomic_file::commit() {
 }
 
 status atomic_file::sync() {
-  if (fd_ < 0) return sys::io_error("sync after sync, commit or abort", EBADF, target_);
+  if (fd_ < 0) return detail::sys::io_error("sync after sync, commit or abort", EBADF, target_);
   // Sized here, not at creation: writing into a file already extended to its final size
   // (a hole) is several times slower on common filesystems than appending. Size 0 means
   // the writer could not know it up front (zip output): the file keeps what was written.
-  if (size_ != 0 && sys::current().ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
-    error e = sys::io_error(fmt::format("cannot size the temporary file to {} bytes", size_), errno, target_);
+  if (size_ != 0 && detail::sys::current().ftruncate(fd_, static_cast<off_t>(size_)) != 0) {
+    error e = detail::sys::io_error(fmt::format("cannot size the temporary file to {} bytes", size_), errno, target_);
     abort();
     return e;
   }
-  while (sys::current().fsync(fd_) != 0) {
+  while (detail::sys::current().fsync(fd_) != 0) {
     if (errno == EINTR) continue;
-    error e = sys::io_error("cannot flush the file to disk", errno, target_);
+    error e = detail::sys::io_error("cannot flush the file to disk", errno, target_);
     abort();
     return e;
   }
-  if (sys::current().close(fd_) != 0 && errno != EINTR) {
+  if (detail::sys::current().close(fd_) != 0 && errno != EINTR) {
     fd_ = -1;
-    error e = sys::io_error("cannot close the temporary file", errno, target_);
+    error e = detail::sys::io_error("cannot close the temporary file", errno, target_);
     abort();
     return e;
   }
@@ -135,20 +135,20 @@ status atomic_file::sync() {
 }
 
 status atomic_file::publish() {
-  if (fd_ >= 0 || temp_.empty()) return sys::io_error("publish before sync or after abort", EBADF, target_);
-  if (sys::current().rename(temp_.c_str(), target_.c_str()) != 0) {
-    error e = sys::io_error("cannot rename the temporary file over the target", errno, target_);
+  if (fd_ >= 0 || temp_.empty()) return detail::sys::io_error("publish before sync or after abort", EBADF, target_);
+  if (detail::sys::current().rename(temp_.c_str(), target_.c_str()) != 0) {
+    error e = detail::sys::io_error("cannot rename the temporary file over the target", errno, target_);
     abort();
     return e;
   }
   temp_.clear();
   detail::unregister_temporary(std::exchange(registry_slot_, -1));
   // Make the rename itself durable; failure here cannot undo it, so it is not reported.
-  if (auto dir = sys::open_file(directory_of(target_), O_RDONLY | O_DIRECTORY)) {
-    (void)sys::current().fsync(*dir);
-    sys::close_quietly(*dir);
+  if (auto dir = detail::sys::open_file(directory_of(target_), O_RDONLY | O_DIRECTORY)) {
+    (void)detail::sys::current().fsync(*dir);
+    detail::sys::close_quietly(*dir);
   }
   return {};
 }
 
-}  // namespace safetensors
+}  // namespace safetensors::detail

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "header_builder.h"
+#include "header/header_builder.h"
 
 namespace safetensors {
 namespace {

@@ -6,11 +6,11 @@
 #include <string>
 #include <string_view>
 
-namespace safetensors {
+namespace safetensors::detail {
 
 /// Appends `"text"` to `out`: `"` `\` and \n \r \t \b \f get short escapes, other
 /// control characters \u00xx (lower-case hex); everything else, `/` and non-ASCII
 /// included, is copied as is.
 void append_json_string(std::string& out, std::string_view text);
 
-}  // namespace safetensors
+}  // namespace safetensors::detail

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Duplicate-key detection for simdjson DOM objects.
-#include "json_keys.h"
+#include "json/json_keys.h"
 
 #include <algorithm>
 #include <array>
