@@ -7,6 +7,7 @@
 #include <array>
 #include <cstring>
 #include <memory>
+#include <new>
 
 #include <fmt/format.h>
 #include <simdjson.h>
@@ -410,12 +411,14 @@ struct json_parsers {
   std::unique_ptr<char[]> copy;  // uninitialised: only the bytes written are touched
   std::size_t copy_capacity = 0;
 
-  /// `json` followed by SIMDJSON_PADDING readable bytes: the copy's, grown as needed.
+  /// `json` followed by SIMDJSON_PADDING readable bytes: the copy's, grown as needed;
+  /// nullptr when memory runs out.
   const char* padded_copy(std::string_view json) {
     const std::size_t need = json.size() + simdjson::SIMDJSON_PADDING;
     if (need > copy_capacity) {
-      copy.reset(new char[need]);
-      copy_capacity = need;
+      copy.reset(new (std::nothrow) char[need]);
+      copy_capacity = copy ? need : 0;
+      if (!copy) return nullptr;
     }
     std::memcpy(copy.get(), json.data(), json.size());
     std::memset(copy.get() + json.size(), ' ', simdjson::SIMDJSON_PADDING);
@@ -529,7 +532,10 @@ result<header> parse_header_json(json_parsers& parsers, detail::header_walk walk
   const char* text = reinterpret_cast<const char*>(header_json.data());
   const std::size_t n = header_json.size();
   if (n == 0) return json_error("EOF while parsing a value (the header is empty)");  // valid UTF-8
-  if (!padded) text = parsers.padded_copy(std::string_view(text, n));
+  if (!padded) {
+    text = parsers.padded_copy(std::string_view(text, n));
+    if (text == nullptr) return make_error(error_code::io, fmt::format("cannot allocate {} bytes for the JSON", n));
+  }
   if (walk == detail::header_walk::ondemand_then_dom) {
     header_builder builder;
     if (detail::walk_plain_header(parsers.ondemand, text, n, options, builder)) {
