@@ -92,13 +92,23 @@ class plain_walker {
     return true;
   }
 
+  /// The name is read raw from the JSON (no unescaping pass, no string buffer): a dtype
+  /// name never needs escapes, so one with a backslash is declined.
   bool read_dtype(od::value& v, tensor_info& t) {
-    std::string_view text;
-    if (v.get_string().get(text) != SUCCESS) return false;
-    if (text.empty() || !same_short_text(text, last_dtype_text_)) {  // few dtypes per file: skip the table scan
-      auto type = parse_dtype(text);
+    od::raw_json_string raw;
+    if (v.get_raw_json_string().get(raw) != SUCCESS) return false;
+    const char* text = raw.raw();
+    const std::size_t cached = last_dtype_text_.size();
+    // Files hold few dtypes: the last one's bytes then the closing quote skip the table
+    // scan. The text is padded, so reading past a shorter name stays in bounds.
+    if (cached == 0 || !same_short_text({text, cached}, last_dtype_text_) || text[cached] != '"') {
+      std::size_t length = 0;
+      for (; text[length] != '"'; ++length) {  // stage 1 found the closing quote
+        if (text[length] == '\\') return false;
+      }
+      auto type = parse_dtype({text, length});
       if (!type) return false;
-      last_dtype_text_ = text;
+      last_dtype_text_ = {text, length};
       last_dtype_ = *type;
     }
     t.type = last_dtype_;
