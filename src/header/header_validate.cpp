@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Stages 6-7 of validation (offsets, sizes, end of file) and the header's arenas.
 #include <algorithm>
-#include <numeric>
+#include <bit>
+#include <cstring>
 
 #include <fmt/format.h>
 
@@ -48,6 +49,27 @@ void sort_runs(std::vector<std::uint32_t>& v, Less less) {
     if (bounds.size() % 2 == 0) merged.push_back(bounds.back());  // an odd run left over
     bounds = std::move(merged);
   }
+}
+
+/// `a < b` as string_view compares them (bytes unsigned), eight bytes at a time: it runs
+/// once per tensor on names that share long prefixes, where memcmp's call and set-up
+/// cost more than the comparison.
+bool name_less(std::string_view a, std::string_view b) noexcept {
+  const std::size_t n = std::min(a.size(), b.size());
+  std::size_t i = 0;
+  if constexpr (std::endian::native == std::endian::little) {
+    for (; i + 8 <= n; i += 8) {
+      std::uint64_t x = 0;
+      std::uint64_t y = 0;
+      std::memcpy(&x, a.data() + i, 8);
+      std::memcpy(&y, b.data() + i, 8);
+      if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y);  // first differing byte decides
+    }
+  }
+  for (; i < n; ++i) {
+    if (a[i] != b[i]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
+  }
+  return a.size() < b.size();
 }
 
 }  // namespace
@@ -98,7 +120,7 @@ result<header> header_builder::finish(std::uint64_t header_length, std::uint64_t
     t.shape = std::span<const std::uint64_t>(h.dims_).subspan(dims_at, t.shape.size());
     dims_at += t.shape.size();
     if (i > 0) {
-      if (strictly_increasing) strictly_increasing = previous.compare(t.name) < 0;
+      if (strictly_increasing) strictly_increasing = name_less(previous, t.name);
       if (in_data_order) in_data_order = offsets_less(i - 1, i);
     }
     previous = t.name;
@@ -127,8 +149,7 @@ result<header> header_builder::finish(std::uint64_t header_length, std::uint64_t
   // needed at all.
   std::vector<std::uint32_t> order;
   if (!in_data_order) {
-    order.resize(h.tensors_.size());
-    std::iota(order.begin(), order.end(), 0U);
+    order = h.by_name_;  // any permutation will do: the order is strict and total
     sort_runs(order, offsets_less);
   }
   const std::uint64_t data_start = h.data_start();

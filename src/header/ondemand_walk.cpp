@@ -26,8 +26,7 @@ constexpr std::size_t min_entry_bytes = 50;
 /// DOM walk, which compares unescaped keys, reads it.
 template <literal Expected>
 bool raw_key_is(const char* raw) noexcept {
-  constexpr std::size_t n = sizeof(Expected.chars) - 1;
-  return std::memcmp(raw, Expected.chars, n) == 0 && raw[n] == '"';
+  return starts_with_key<Expected>(raw) && raw[sizeof(Expected.chars) - 1] == '"';
 }
 
 /// `a == b` for strings as short as dtype names, without a call to memcmp.
