@@ -28,8 +28,8 @@ run_result run_meta(const meta_args& args) {
   if (args.has_key) {
     const auto it = metadata ? metadata->find(args.key) : safetensors::metadata_map::const_iterator{};
     if (!metadata || it == metadata->end()) {
-      // The answer to the question asked, as grep's "no match": a finding (exit 1), not a
-      // failure to run; no error code means "this key is absent" with exit 1.
+      // The answer to the question asked, like grep's "no match": a finding with exit 1, not
+      // a failure returned to main (no error code means "key absent": TensorNotFound exits 2).
       print_error(fmt::format("{}: metadata key '{}' not found", args.file, args.key));
       return exit_failed;
     }
