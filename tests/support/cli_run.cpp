@@ -12,6 +12,9 @@
 #include "support/paths.h"
 
 namespace st_test {
+
+std::string cli_path() { return SAFETENSORS_CLI_PATH; }
+
 namespace {
 
 std::string drain(int fd) {

@@ -12,6 +12,9 @@
 
 namespace st_test {
 
+/// The built `safetensors` binary.
+std::string cli_path();
+
 struct cli_result {
   int status = -1;
   std::string out;

@@ -21,8 +21,6 @@ std::filesystem::path conformance_dir() {
   return dir;
 }
 
-std::string cli_path() { return SAFETENSORS_CLI_PATH; }
-
 std::filesystem::path scratch_dir() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   std::string name = info != nullptr ? std::string(info->test_suite_name()) + "." + info->name() : "scratch";

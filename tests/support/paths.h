@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Where tests find shared material and the built CLI, plus small file helpers.
+// Where tests find shared material, plus small file and shell helpers.
 #pragma once
 
 #include <cstddef>
@@ -12,8 +12,6 @@ namespace st_test {
 /// ../shared/conformance (override with SAFETENSORS_CONFORMANCE_DIR). Fails the
 /// current test with a clear message when it is missing.
 std::filesystem::path conformance_dir();
-/// The built `safetensors` binary.
-std::string cli_path();
 /// A fresh, empty scratch directory for the current test (removed at process exit is not
 /// guaranteed; it lives under the build's temp directory).
 std::filesystem::path scratch_dir();

@@ -9,6 +9,7 @@
 
 #include "safetensors/checkpoint.h"
 #include "safetensors/writer.h"
+#include "report.h"
 #include "rewrite.h"
 
 namespace st_cli {
@@ -34,7 +35,7 @@ namespace st_cli {
 
 /// `inspect` of a checkpoint: summary, shards and a tensor table with each tensor's shard
 /// (or, with `json`, one object with the index metadata and every shard's header).
-int inspect_checkpoint(const std::string& path, bool json);
+run_result inspect_checkpoint(const std::string& path, bool json);
 
 /// `validate` of a checkpoint: every index/shard problem, one line each (or one JSON line
 /// in validate's format, the first problem as the error). Returns the exit status.

@@ -21,12 +21,9 @@ bool is_checkpoint_path(const std::string& path) {
          (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0);
 }
 
-int inspect_checkpoint(const std::string& path, bool json) {
+run_result inspect_checkpoint(const std::string& path, bool json) {
   auto c = open_checkpoint_input(path);  // headers are all inspect needs
-  if (!c) {
-    print_error(c.err());
-    return exit_code_for(c.err());
-  }
+  if (!c) return std::move(c).err();
   if (json) {
     std::vector<std::string> metadata;
     for (const auto& [k, v] : c->index_metadata()) {

@@ -26,24 +26,17 @@ struct cast_args {
   bool saturate = false;
 };
 
-int run_cast(const cast_args& args) {
+run_result run_cast(const cast_args& args) {
   const auto target = safetensors::parse_dtype(args.dtype);
   if (!target || !castable(*target)) {
-    print_error(fmt::format("--dtype '{}': expected a floating-point dtype (F64, F32, F16, BF16, F8_E4M3, F8_E5M2, "
-                            "F8_E4M3FNUZ, F8_E5M2FNUZ, F8_E8M0, F6_E2M3, F6_E3M2, F4)",
-                            args.dtype));
-    return exit_usage;
+    return usage_error(fmt::format("--dtype '{}': expected a floating-point dtype (F64, F32, F16, BF16, F8_E4M3, "
+                                   "F8_E5M2, F8_E4M3FNUZ, F8_E5M2FNUZ, F8_E8M0, F6_E2M3, F6_E3M2, F4)",
+                                   args.dtype));
   }
   auto f = open_input(args.in);
-  if (!f) {
-    print_error(f.err());
-    return exit_code_for(f.err());
-  }
+  if (!f) return std::move(f).err();
   auto chosen = select_tensors(*f, args.only, args.exclude);
-  if (!chosen) {
-    print_error(chosen.err());
-    return exit_code_for(chosen.err());
-  }
+  if (!chosen) return std::move(chosen).err();
   std::vector<bool> selected(f->tensors().size(), false);
   for (const auto* t : *chosen) selected[static_cast<std::size_t>(t - f->tensors().data())] = true;
 
@@ -57,16 +50,13 @@ int run_cast(const cast_args& args) {
   options.metadata = f->meta().metadata();
   safetensors::encode_options encode;
   encode.saturate = args.saturate;
-  if (auto s = write_rewritten(args.out, outputs, options, !args.quiet, "cast", encode); !s) {
-    print_error(s.err());
-    return exit_code_for(s.err());
-  }
+  if (auto s = write_rewritten(args.out, outputs, options, !args.quiet, "cast", encode); !s) return std::move(s).err();
   return exit_ok;
 }
 
 const command_registrar registrar{
     "cast", "Convert floating-point tensors to another float dtype (streamed, atomic)",
-    [](CLI::App& app) -> std::function<int()> {
+    [](CLI::App& app) -> runner {
       auto args = std::make_shared<cast_args>();
       app.add_option("in", args->in, "Input SafeTensors file")->required();
       app.add_option("out", args->out, "Output file (replaced atomically)")->required();

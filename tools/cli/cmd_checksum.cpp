@@ -174,28 +174,27 @@ void print_digest(const std::string& path, const file_digest& d, const checksum_
   for (const auto& t : d.tensors) fmt::print("tensor {}  {}\n", t.hex, t.name);
 }
 
-/// Hashes one file (or stdin) and prints its lines; returns the exit status.
-int checksum_one(const std::string& path, const checksum_args& args) {
+/// Hashes one file (or stdin) and prints its lines.
+safetensors::status checksum_one(const std::string& path, const checksum_args& args) {
   if (args.per_tensor && path == "-") {
-    print_error("--per-tensor needs a file: standard input cannot be read by offset");
-    return exit_usage;
+    return usage_error("--per-tensor needs a file: standard input cannot be read by offset");
   }
   if (!args.per_tensor) {
     auto d = digest_stream(path, args.quiet);
-    if (!d) return fail_with(d.err(), path);
+    if (!d) return with_path(d.err(), path);
     print_digest(path, *d, args);
-    return exit_ok;
+    return {};
   }
   auto d = digest_tensors(path, args.quiet);
   if (d) {
     print_digest(path, *d, args);
-    return exit_ok;
+    return {};
   }
   // Not a valid SafeTensors file: the whole-file digest still helps (a partial download).
   if (d.err().code != safetensors::error_code::io) {
     if (auto whole = digest_stream(path, args.quiet)) print_digest(path, *whole, args);
   }
-  return fail_with(d.err(), path);
+  return with_path(d.err(), path);
 }
 
 /// The shard files of a checkpoint directory or index, in shard order.
@@ -262,17 +261,16 @@ safetensors::result<std::vector<check_entry>> read_check_list(const std::string&
   return entries;
 }
 
-int run_check(const checksum_args& args) {
+run_result run_check(const checksum_args& args) {
   std::size_t malformed = 0;
   auto entries = read_check_list(args.check, malformed);
-  if (!entries) return fail_with(entries.err(), args.check);
+  if (!entries) return with_path(entries.err(), args.check);
   if (malformed > 0) {
     fmt::print(stderr, "safetensors: warning: {}: {} {} improperly formatted\n", args.check,
                count_of(malformed, "line"), malformed == 1 ? "is" : "are");
   }
   if (entries->empty()) {
-    print_error(fmt::format("{}: no properly formatted checksum lines found", args.check));
-    return exit_usage;
+    return with_path(usage_error("no properly formatted checksum lines found"), args.check);
   }
   std::size_t failed = 0;
   std::size_t unreadable = 0;
@@ -308,31 +306,36 @@ int run_check(const checksum_args& args) {
   return failed > 0 ? exit_failed : exit_ok;
 }
 
-int run_checksum(const checksum_args& args) {
+run_result run_checksum(const checksum_args& args) {
   if (!args.check.empty()) {
     if (!args.files.empty() || args.per_tensor || args.json) {
-      print_error("--check takes only the list to verify (see 'safetensors checksum --help')");
-      return exit_usage;
+      return usage_error("--check takes only the list to verify (see 'safetensors checksum --help')");
     }
     return run_check(args);
   }
   if (args.files.empty()) {
-    print_error("give files to hash, or --check LIST (see 'safetensors checksum --help')");
-    return exit_usage;
+    return usage_error("give files to hash, or --check LIST (see 'safetensors checksum --help')");
   }
+  // A file that cannot be hashed is reported as it comes and the others are still hashed,
+  // as sha256sum does; the exit status is the worst one.
   int status = exit_ok;
+  const auto report = [&status](const safetensors::status& s) {
+    if (s) return;
+    print_error(s.err());
+    status = std::max(status, exit_code_for(s.err()));
+  };
   for (const auto& path : args.files) {
     std::error_code ec;
     if (path != "-" && std::filesystem::is_directory(path, ec)) {
       auto shards = shard_paths(path);
       if (!shards) {
-        status = std::max(status, fail_with(shards.err(), path));
+        report(with_path(shards.err(), path));
         continue;
       }
-      for (const auto& shard : *shards) status = std::max(status, checksum_one(shard, args));
+      for (const auto& shard : *shards) report(checksum_one(shard, args));
       continue;
     }
-    status = std::max(status, checksum_one(path, args));
+    report(checksum_one(path, args));
   }
   return status;
 }
@@ -340,7 +343,7 @@ int run_checksum(const checksum_args& args) {
 const command_registrar registrar{
     "checksum",
     "SHA-256 of files (as sha256sum; any readable file, - for stdin), of each tensor with --per-tensor; --check LIST",
-    [](CLI::App& app) -> std::function<int()> {
+    [](CLI::App& app) -> runner {
       auto args = std::make_shared<checksum_args>();
       app.add_option("files", args->files, "Files (any content), checkpoint directories (each shard), or - (stdin)");
       app.add_flag("--per-tensor", args->per_tensor, "Also hash each tensor's data bytes (SafeTensors files only)");

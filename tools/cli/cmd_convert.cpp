@@ -30,18 +30,17 @@ target_kind target_of(const std::string& out) {
   return target_kind::unknown;
 }
 
-int run_convert(const convert_args& args) {
+run_result run_convert(const convert_args& args) {
   std::error_code ec;
   if (std::filesystem::is_directory(args.in, ec)) {
     // A sharded PyTorch checkpoint: pytorch_model.bin.index.json beside its shards.
     return convert_pytorch_to_safetensors(args);
   }
   auto format = safetensors::sniff_file(args.in);
-  if (!format) {
-    print_error(format.err());
-    return exit_code_for(format.err());
-  }
+  if (!format) return std::move(format).err();
+  using safetensors::error_code;
   using safetensors::file_format;
+  using safetensors::make_error;
   const target_kind target = target_of(args.out);
   switch (*format) {
     case file_format::pytorch_zip:
@@ -52,22 +51,24 @@ int run_convert(const convert_args& args) {
     case file_format::safetensors:
       if (target == target_kind::numpy) return convert_safetensors_to_numpy(args);
       if (target == target_kind::gguf) return convert_safetensors_to_gguf(args);
-      print_error(fmt::format("{}: cannot tell the output format from its name: end it in .npz, .npy or .gguf",
-                              args.out));
-      return exit_usage;
+      return with_path(usage_error("cannot tell the output format from its name: end it in .npz, .npy or .gguf"),
+                       args.out);
     case file_format::unknown:
-      print_error(fmt::format("{}: not a SafeTensors, PyTorch, NumPy (.npy/.npz) or GGUF file", args.in));
-      return exit_failed;
+      return with_path(make_error(error_code::invalid_format,
+                                  "not a SafeTensors, PyTorch, NumPy (.npy/.npz) or GGUF file"),
+                       args.in);
     default:
-      print_error(fmt::format("{}: cannot convert a {} file (supported: SafeTensors, PyTorch, NumPy .npy/.npz, GGUF)",
-                              args.in, safetensors::file_format_name(*format)));
-      return exit_failed;
+      return with_path(make_error(error_code::unsupported,
+                                  fmt::format("cannot convert a {} file (supported: SafeTensors, PyTorch, NumPy "
+                                              ".npy/.npz, GGUF)",
+                                              safetensors::file_format_name(*format))),
+                       args.in);
   }
 }
 
 const command_registrar registrar{
     "convert", "Convert between SafeTensors and PyTorch (.pt/.bin), NumPy (.npy/.npz) or GGUF",
-    [](CLI::App& app) -> std::function<int()> {
+    [](CLI::App& app) -> runner {
       auto args = std::make_shared<convert_args>();
       app.add_option("input", args->in, "Input file (format sniffed from its bytes) or sharded PyTorch directory")
           ->required();

@@ -84,18 +84,16 @@ safetensors::status write_layer(const mlx_input& in, const mlx::quantized_layer&
   return {};
 }
 
-int run_dequantize(const dequantize_args& args) {
+run_result run_dequantize(const dequantize_args& args) {
   std::optional<dtype> forced;
   if (!args.dtype_name.empty()) {
     forced = safetensors::parse_dtype(args.dtype_name);
     if (!forced || (*forced != dtype::F32 && *forced != dtype::F16 && *forced != dtype::BF16)) {
-      print_error(fmt::format("--dtype must be F32, F16 or BF16, not '{}'", args.dtype_name));
-      return exit_usage;
+      return usage_error(fmt::format("--dtype must be F32, F16 or BF16, not '{}'", args.dtype_name));
     }
   }
-  int status = exit_ok;
-  auto job = open_mlx_job(args.in, args.max_shard_size, true, status);
-  if (!job) return status;
+  auto job = open_mlx_job(args.in, args.max_shard_size, true);
+  if (!job) return std::move(job).err();
   const mlx_input* in = &job->in;
   const mlx::checkpoint_info* info = &job->info;
   const std::uint64_t max_shard_bytes = job->max_shard_bytes;
@@ -125,7 +123,7 @@ int run_dequantize(const dequantize_args& args) {
   if (!in->directory_output()) {
     const std::vector<std::string> inputs = input_files(in->checkpoint());
     for (auto s : {check_output_file(args.out), check_not_an_input(args.out, inputs)}) {
-      if (!s) return fail_with(s.err(), args.out);
+      if (!s) return with_path(s.err(), args.out);
     }
   }
   progress bar("dequantize", in->meta().data_size(), !args.quiet);
@@ -144,24 +142,25 @@ int run_dequantize(const dequantize_args& args) {
         args.out, *in, specs,
         [&](std::size_t i, const safetensors::chunk_sink& sink) { return produce(specs[i].name, specs[i].type, sink); },
         max_shard_bytes, metadata);
-    return s ? exit_ok : fail_with(s.err(), args.out);
+    if (!s) return with_path(s.err(), args.out);
+    return exit_ok;
   }
   safetensors::write_options options;
   options.metadata = std::move(metadata);
   auto plan = safetensors::write_plan::make(std::move(specs), options);
-  if (!plan) return fail_with(plan.err(), args.out);
+  if (!plan) return with_path(plan.err(), args.out);
   auto writer = safetensors::stream_writer::create(args.out, std::move(plan).value());
-  if (!writer) return fail_with(writer.err(), args.out);
+  if (!writer) return with_path(writer.err(), args.out);
   for (const auto& planned : writer->plan().tensors()) {
-    if (auto s = produce(planned.name, planned.type, append_to(*writer, planned.name)); !s) return fail_with(s.err(), args.out);
+    if (auto s = produce(planned.name, planned.type, append_to(*writer, planned.name)); !s) return with_path(s.err(), args.out);
   }
-  if (auto s = writer->commit(); !s) return fail_with(s.err(), args.out);
+  if (auto s = writer->commit(); !s) return with_path(s.err(), args.out);
   return exit_ok;
 }
 
 const command_registrar registrar{
     "dequantize", "Turn an MLX quantized checkpoint into plain F32/F16/BF16 weights",
-    [](CLI::App& app) -> std::function<int()> {
+    [](CLI::App& app) -> runner {
       auto args = std::make_shared<dequantize_args>();
       app.add_option("in", args->in,
                      "MLX SafeTensors file, or a sharded checkpoint's directory or index (config.json beside it is "

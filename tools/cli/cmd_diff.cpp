@@ -116,21 +116,14 @@ std::string opt_json(const std::optional<std::string>& s) {
   return s ? safetensors::json_quote(*s) : std::string("null");
 }
 
-int run_diff(const diff_args& args) {
+run_result run_diff(const diff_args& args) {
   if (!(args.rtol >= 0) || !(args.atol >= 0)) {
-    print_error("--rtol and --atol must be numbers >= 0");
-    return exit_usage;
+    return usage_error("--rtol and --atol must be numbers >= 0");
   }
   auto fa = open_input(args.a);
-  if (!fa) {
-    print_error(fa.err());
-    return exit_code_for(fa.err());
-  }
+  if (!fa) return std::move(fa).err();
   auto fb = open_input(args.b);
-  if (!fb) {
-    print_error(fb.err());
-    return exit_code_for(fb.err());
-  }
+  if (!fb) return std::move(fb).err();
 
   std::vector<meta_difference> meta;
   const safetensors::metadata_map empty;
@@ -182,8 +175,7 @@ int run_diff(const diff_args& args) {
         bar.finish();
         safetensors::error e = std::move(s).err();
         if (!e.tensor) e.tensor = std::string(d.a->name);
-        print_error(e);
-        return exit_code_for(e);
+        return e;
       }
     }
   }
@@ -275,7 +267,7 @@ int run_diff(const diff_args& args) {
 
 const command_registrar registrar{
     "diff", "Compare two files: names, dtypes, shapes, metadata, values (exit 0 equal, 1 different)",
-    [](CLI::App& app) -> std::function<int()> {
+    [](CLI::App& app) -> runner {
       auto args = std::make_shared<diff_args>();
       app.add_option("a", args->a, "First SafeTensors file (A)")->required();
       app.add_option("b", args->b, "Second SafeTensors file (B, the reference for --rtol)")->required();

@@ -123,28 +123,23 @@ class nested_printer {
   std::string out_;
 };
 
-int fail(const safetensors::error& e) {
-  print_error(e);
-  return exit_code_for(e);
-}
-
-int run_dump(const dump_args& args) {
+run_result run_dump(const dump_args& args) {
   auto c = open_checkpoint_input(args.path);
-  if (!c) return fail(c.err());
+  if (!c) return std::move(c).err();
   const safetensors::tensor_location* where = c->find(args.tensor);
   if (where == nullptr) {
     auto e = safetensors::make_error(safetensors::error_code::tensor_not_found,
                                      fmt::format("tensor '{}' not found", args.tensor), std::nullopt, args.tensor);
     e.path = args.path;
-    return fail(e);
+    return e;
   }
   const safetensors::file& f = c->file_of(*where);
   auto spec = safetensors::parse_slice_spec(args.slice);
-  if (!spec) return fail(spec.err());
+  if (!spec) return std::move(spec).err();
   auto plan = safetensors::plan_slice(f, args.tensor, *spec);
-  if (!plan) return fail(plan.err());
+  if (!plan) return std::move(plan).err();
   std::vector<std::byte> bytes(plan->byte_size);
-  if (auto s = safetensors::read_slice(f, *plan, bytes); !s) return fail(s.err());
+  if (auto s = safetensors::read_slice(f, *plan, bytes); !s) return std::move(s).err();
 
   const safetensors::dtype type = where->info->type;
   std::uint64_t count = 1;
@@ -155,7 +150,7 @@ int run_dump(const dump_args& args) {
     const bool complex = type == safetensors::dtype::C64;
     decoded.resize(complex ? count * 2 : count);
     if (auto s = safetensors::decode_to_f64(complex ? safetensors::dtype::F32 : type, bytes, decoded); !s) {
-      return fail(s.err());
+      return std::move(s).err();
     }
     // JSON has no NaN or infinity: null, as everywhere in our JSON.
     const auto number = [json = args.json](std::string text, double v) {
@@ -202,7 +197,7 @@ int run_dump(const dump_args& args) {
 
 const command_registrar registrar{
     "dump", "Print a tensor's values, or a numpy-style slice of them",
-    [](CLI::App& app) -> std::function<int()> {
+    [](CLI::App& app) -> runner {
       auto args = std::make_shared<dump_args>();
       app.add_option("file", args->path, "SafeTensors file, checkpoint directory or index")->required();
       app.add_option("tensor", args->tensor, "Tensor name")->required();

@@ -58,12 +58,7 @@ std::string renamed(std::string_view name, std::vector<rename_rule>& rules) {
   return std::string(name);
 }
 
-int usage_error(const std::string& message) {
-  print_error(message);
-  return exit_usage;
-}
-
-int run_extract(const extract_args& args) {
+run_result run_extract(const extract_args& args) {
   std::vector<rename_rule> rules;
   for (const auto& text : args.rename) {
     rename_rule r;
@@ -82,15 +77,9 @@ int run_extract(const extract_args& args) {
   }
 
   auto f = open_input(args.in);
-  if (!f) {
-    print_error(f.err());
-    return exit_code_for(f.err());
-  }
+  if (!f) return std::move(f).err();
   auto chosen = select_tensors(*f, args.only, args.exclude);
-  if (!chosen) {
-    print_error(chosen.err());
-    return exit_code_for(chosen.err());
-  }
+  if (!chosen) return std::move(chosen).err();
 
   safetensors::write_options options;
   options.alignment = args.align;
@@ -113,16 +102,13 @@ int run_extract(const extract_args& args) {
   for (const auto& r : rules) {
     if (!r.used) return usage_error(fmt::format("{}: --rename: no selected tensor matches '{}'", args.in, r.from + (r.prefix ? "*" : "")));
   }
-  if (auto s = write_rewritten(args.out, outputs, options, !args.quiet, "extract"); !s) {
-    print_error(s.err());
-    return exit_code_for(s.err());
-  }
+  if (auto s = write_rewritten(args.out, outputs, options, !args.quiet, "extract"); !s) return std::move(s).err();
   return exit_ok;
 }
 
 const command_registrar registrar{
     "extract", "Write a new file with a subset of tensors, renamed, with edited metadata (streamed, atomic)",
-    [](CLI::App& app) -> std::function<int()> {
+    [](CLI::App& app) -> runner {
       auto args = std::make_shared<extract_args>();
       app.add_option("in", args->in, "Input SafeTensors file")->required();
       app.add_option("out", args->out, "Output file (replaced atomically)")->required();

@@ -117,12 +117,9 @@ struct inspect_args {
 };
 
 /// --tree of a file or a whole checkpoint: every shard's tensors in one tree.
-int inspect_tree(const inspect_args& args) {
+run_result inspect_tree(const inspect_args& args) {
   auto c = open_checkpoint_input(args.file);
-  if (!c) {
-    print_error(c.err());
-    return exit_code_for(c.err());
-  }
+  if (!c) return std::move(c).err();
   std::vector<const safetensors::tensor_info*> tensors;
   param_overrides overrides;
   for (const auto& shard : c->shards()) {
@@ -138,10 +135,9 @@ int inspect_tree(const inspect_args& args) {
   return exit_ok;
 }
 
-int run_inspect(const inspect_args& args) {
+run_result run_inspect(const inspect_args& args) {
   if (args.depth < -1) {
-    print_error("--depth must be >= 0");
-    return exit_usage;
+    return usage_error("--depth must be >= 0");
   }
   if (args.tree) return inspect_tree(args);
   if (is_checkpoint_path(args.file)) return inspect_checkpoint(args.file, args.json);
@@ -157,10 +153,7 @@ int run_inspect(const inspect_args& args) {
     }
   }
   auto f = open_input(args.file);
-  if (!f) {
-    print_error(f.err());
-    return exit_code_for(f.err());
-  }
+  if (!f) return std::move(f).err();
   if (args.json) {
     fmt::print("{}\n", safetensors::header_to_json(f->meta()));
   } else {
@@ -172,7 +165,7 @@ int run_inspect(const inspect_args& args) {
 
 const command_registrar registrar{
     "inspect", "Summarise a file: tensors, dtypes, parameters, alignment, metadata",
-    [](CLI::App& app) -> std::function<int()> {
+    [](CLI::App& app) -> runner {
       auto args = std::make_shared<inspect_args>();
       app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")->required();
       app.add_flag("--json", args->json, "Print the parsed header as JSON (with --tree: the tree as JSON)");

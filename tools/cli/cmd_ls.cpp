@@ -28,14 +28,11 @@ void print_names(const std::vector<std::string_view>& names, bool json) {
   }
 }
 
-int run_ls(const ls_args& args) {
+run_result run_ls(const ls_args& args) {
   std::vector<std::string_view> names;
   if (is_checkpoint_path(args.file)) {
     auto c = open_checkpoint_input(args.file);  // names need headers only
-    if (!c) {
-      print_error(c.err());
-      return exit_code_for(c.err());
-    }
+    if (!c) return std::move(c).err();
     for (const auto& shard : c->shards()) {
       for (const auto& t : shard.file.tensors()) names.push_back(t.name);
     }
@@ -43,17 +40,14 @@ int run_ls(const ls_args& args) {
     return exit_ok;
   }
   auto f = open_input(args.file);
-  if (!f) {
-    print_error(f.err());
-    return exit_code_for(f.err());
-  }
+  if (!f) return std::move(f).err();
   for (const auto& t : f->tensors()) names.push_back(t.name);
   print_names(names, args.json);
   return exit_ok;
 }
 
 const command_registrar registrar{"ls", "List tensor names, one per line, in file order",
-                                  [](CLI::App& app) -> std::function<int()> {
+                                  [](CLI::App& app) -> runner {
                                     auto args = std::make_shared<ls_args>();
                                     app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")
                                         ->required();

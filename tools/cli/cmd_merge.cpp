@@ -18,29 +18,23 @@ struct merge_args {
   bool quiet = false;
 };
 
-int run_merge(const merge_args& args) {
+run_result run_merge(const merge_args& args) {
   auto c = open_streamed(args.input);
-  if (!c) {
-    print_error(c.err());
-    return exit_code_for(c.err());
-  }
+  if (!c) return std::move(c).err();
   print_checkpoint_warnings(*c);
-  if (auto s = check_not_an_input(args.output, input_files(*c)); !s) return fail_with(s.err(), args.output);
+  if (auto s = check_not_an_input(args.output, input_files(*c)); !s) return with_path(s.err(), args.output);
   std::vector<output_tensor> tensors;
   append_tensors(*c, tensors);
   safetensors::write_options options;
   options.metadata = common_metadata(std::span(&c.value(), 1));
-  if (auto s = write_rewritten(args.output, tensors, options, !args.quiet, "merge"); !s) {
-    print_error(s.err());
-    return exit_code_for(s.err());
-  }
+  if (auto s = write_rewritten(args.output, tensors, options, !args.quiet, "merge"); !s) return std::move(s).err();
   fmt::print("wrote {} tensors ({} bytes) from {} shard{} to {}\n", tensors.size(), c->data_size(),
              c->shards().size(), c->shards().size() == 1 ? "" : "s", args.output);
   return exit_ok;
 }
 
 const command_registrar registrar{"merge", "Join a sharded checkpoint (directory or index) into one file",
-                                  [](CLI::App& app) -> std::function<int()> {
+                                  [](CLI::App& app) -> runner {
                                     auto args = std::make_shared<merge_args>();
                                     app.add_option("input", args->input, "Checkpoint directory or index")
                                         ->required();

@@ -20,17 +20,16 @@ struct meta_args {
   bool json = false;
 };
 
-int run_meta(const meta_args& args) {
+run_result run_meta(const meta_args& args) {
   auto c = open_checkpoint_input(args.file);
-  if (!c) {
-    print_error(c.err());
-    return exit_code_for(c.err());
-  }
+  if (!c) return std::move(c).err();
   // A checkpoint's shards normally share one __metadata__; keys they disagree on are dropped (with a warning).
   const std::optional<safetensors::metadata_map> metadata = common_metadata(std::span(&c.value(), 1));
   if (args.has_key) {
     const auto it = metadata ? metadata->find(args.key) : safetensors::metadata_map::const_iterator{};
     if (!metadata || it == metadata->end()) {
+      // The answer to the question asked, like grep's "no match": a finding with exit 1, not
+      // a failure returned to main (no error code means "key absent": TensorNotFound exits 2).
       print_error(fmt::format("{}: metadata key '{}' not found", args.file, args.key));
       return exit_failed;
     }
@@ -54,7 +53,7 @@ int run_meta(const meta_args& args) {
 
 const command_registrar registrar{
     "meta", "Print the metadata (__metadata__), or the value of one KEY (exit 1 if absent)",
-    [](CLI::App& app) -> std::function<int()> {
+    [](CLI::App& app) -> runner {
       auto args = std::make_shared<meta_args>();
       app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")->required();
       app.add_option("key", args->key, "Print only this key's value")->each([args](const std::string&) {

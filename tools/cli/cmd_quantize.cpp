@@ -119,27 +119,22 @@ safetensors::status write_config_fragment(const std::string& path, const std::st
   return {};
 }
 
-int run_quantize(const quantize_args& args) {
+run_result run_quantize(const quantize_args& args) {
   auto mode = mlx::parse_mode(args.mode);
   if (!mode) {
-    print_error(fmt::format("unknown --mode '{}': use affine, mxfp4, mxfp8 or nvfp4", args.mode));
-    return exit_usage;
+    return usage_error(fmt::format("unknown --mode '{}': use affine, mxfp4, mxfp8 or nvfp4", args.mode));
   }
   mlx::quant_params p = mlx::default_params(*mode);
   if (args.bits) p.bits = *args.bits;
   if (args.group_size) p.group_size = *args.group_size;
-  if (auto s = mlx::check_quantize_params(p); !s) {
-    print_error(s.err().message);
-    return exit_usage;
-  }
-  int status = exit_ok;
-  auto job = open_mlx_job(args.in, args.max_shard_size, false, status);
-  if (!job) return status;
+  if (auto s = mlx::check_quantize_params(p); !s) return std::move(s).err();
+  auto job = open_mlx_job(args.in, args.max_shard_size, false);
+  if (!job) return std::move(job).err();
   const mlx_input* in = &job->in;
   const mlx::checkpoint_info* info = &job->info;
   const std::uint64_t max_shard_bytes = job->max_shard_bytes;
   if (auto s = require_matches(in->meta().tensors(), args.only, args.exclude, args.in); !s) {
-    return fail_with(s.err(), args.in);
+    return with_path(s.err(), args.in);
   }
 
   const mlx::selection_rules rules{args.only, args.exclude};
@@ -167,7 +162,7 @@ int run_quantize(const quantize_args& args) {
     if (!already && !rules.only.empty() && t.name.ends_with(".weight") && t.shape.size() >= 2 &&
         matches(rules.only) && !matches(rules.exclude) && t.shape.back() % p.group_size != 0) {
       // Asked for by name but impossible: say so instead of silently skipping it.
-      return fail_with(safetensors::make_error(safetensors::error_code::invalid_argument,
+      return with_path(safetensors::make_error(safetensors::error_code::invalid_argument,
                                                fmt::format("group size {} does not divide the row length {}",
                                                            p.group_size, t.shape.back()),
                                                std::nullopt, std::string(t.name)),
@@ -177,7 +172,7 @@ int run_quantize(const quantize_args& args) {
   }
   if (layers.empty()) {
     // A file claiming quantization_bits with nothing quantized would mislead every loader.
-    return fail_with(safetensors::make_error(safetensors::error_code::invalid_argument,
+    return with_path(safetensors::make_error(safetensors::error_code::invalid_argument,
                                              "no tensor to quantize (float *.weight tensors of rank >= 2 whose last "
                                              "axis divides by the group size, not yet quantized, selected by "
                                              "--only/--exclude)"),
@@ -187,12 +182,12 @@ int run_quantize(const quantize_args& args) {
   const std::vector<std::string> inputs = input_files(in->checkpoint());
   if (!args.config_out.empty()) {
     for (auto s : {check_output_file(args.config_out), check_not_an_input(args.config_out, inputs)}) {
-      if (!s) return fail_with(s.err(), args.config_out);
+      if (!s) return with_path(s.err(), args.config_out);
     }
   }
   if (!in->directory_output()) {
     for (auto s : {check_output_file(args.out), check_not_an_input(args.out, inputs)}) {
-      if (!s) return fail_with(s.err(), args.out);
+      if (!s) return with_path(s.err(), args.out);
     }
   }
   safetensors::metadata_map metadata = in->meta().metadata().value_or(safetensors::metadata_map{});
@@ -250,18 +245,18 @@ int run_quantize(const quantize_args& args) {
       return sink(bytes);
     };
     const auto s = write_sharded(args.out, *in, specs, produce, max_shard_bytes, metadata);
-    if (!s) return fail_with(s.err(), args.out);
+    if (!s) return with_path(s.err(), args.out);
   } else {
     safetensors::write_options options;
     options.metadata = std::move(metadata);
     auto plan = safetensors::write_plan::make(std::move(specs), options);
-    if (!plan) return fail_with(plan.err(), args.out);
+    if (!plan) return with_path(plan.err(), args.out);
     auto writer = safetensors::stream_writer::create(args.out, std::move(plan).value());
-    if (!writer) return fail_with(writer.err(), args.out);
+    if (!writer) return with_path(writer.err(), args.out);
     for (const auto& layer : layers) {
       const layer_sinks sinks{append_to(*writer, layer.path + ".weight"), append_to(*writer, layer.path + ".scales"),
                               append_to(*writer, layer.path + ".biases")};
-      if (auto s = write_layer(*in, layer, p, sinks, advance); !s) return fail_with(s.err(), args.in);
+      if (auto s = write_layer(*in, layer, p, sinks, advance); !s) return with_path(s.err(), args.in);
     }
     for (const auto& t : in->meta().tensors()) {
       if (is_layer(t)) continue;
@@ -272,21 +267,21 @@ int run_quantize(const quantize_args& args) {
                               return sink(chunk);
                             });
           !s) {
-        return fail_with(s.err(), args.out);
+        return with_path(s.err(), args.out);
       }
     }
-    if (auto s = writer->commit(); !s) return fail_with(s.err(), args.out);
+    if (auto s = writer->commit(); !s) return with_path(s.err(), args.out);
   }
   bar.finish();
   if (!args.config_out.empty()) {
-    if (auto s = write_config_fragment(args.config_out, config_fragment(p)); !s) return fail_with(s.err(), args.config_out);
+    if (auto s = write_config_fragment(args.config_out, config_fragment(p)); !s) return with_path(s.err(), args.config_out);
   }
   return exit_ok;
 }
 
 const command_registrar registrar{
     "quantize", "Quantize linear and embedding weights into an MLX checkpoint",
-    [](CLI::App& app) -> std::function<int()> {
+    [](CLI::App& app) -> runner {
       auto args = std::make_shared<quantize_args>();
       app.add_option("in", args->in,
                      "SafeTensors file with F32/F16/BF16 weights, or a sharded checkpoint's directory or index")

@@ -23,26 +23,19 @@ struct shard_args {
   bool quiet = false;
 };
 
-int run_shard(const shard_args& args) {
+run_result run_shard(const shard_args& args) {
   if (args.paths.size() < 2) {
-    print_error(fmt::format("shard: missing the output directory after '{}' (usage: safetensors shard INPUT... "
-                            "OUTDIR; see 'safetensors shard --help')",
-                            args.paths.front()));
-    return exit_usage;
+    return usage_error(fmt::format("shard: missing the output directory after '{}' (usage: safetensors shard "
+                                   "INPUT... OUTDIR; see 'safetensors shard --help')",
+                                   args.paths.front()));
   }
   auto max = safetensors::parse_byte_size(args.max_size);
-  if (!max) {
-    print_error(max.err());
-    return exit_usage;
-  }
+  if (!max) return std::move(max).err();
   const std::string& out_dir = args.paths.back();
   std::vector<safetensors::checkpoint> inputs;
   for (std::size_t i = 0; i + 1 < args.paths.size(); ++i) {
     auto c = open_streamed(args.paths[i]);
-    if (!c) {
-      print_error(c.err());
-      return exit_code_for(c.err());
-    }
+    if (!c) return std::move(c).err();
     print_checkpoint_warnings(*c);
     inputs.push_back(std::move(c).value());
   }
@@ -60,10 +53,10 @@ int run_shard(const shard_args& args) {
   options.max_shard_bytes = *max;
   options.prefix = args.prefix;
   options.file.metadata = common_metadata(inputs);
-  if (auto s = check_checkpoint_outputs(out_dir, specs, options, input_paths); !s) return fail_with(s.err(), out_dir);
+  if (auto s = check_checkpoint_outputs(out_dir, specs, options, input_paths); !s) return with_path(s.err(), out_dir);
   std::error_code ec;
   std::filesystem::create_directories(out_dir, ec);
-  if (ec) return fail_with(os_failure("cannot create the output directory", ec.value(), out_dir), out_dir);
+  if (ec) return with_path(os_failure("cannot create the output directory", ec.value(), out_dir), out_dir);
   std::uint64_t total = 0;
   for (const auto& t : tensors) total += t.source->byte_size();
   progress bar("shard", total, !args.quiet);
@@ -76,10 +69,7 @@ int run_shard(const shard_args& args) {
                           });
   };
   auto plan = safetensors::write_checkpoint(out_dir, specs, produce, options);
-  if (!plan) {
-    print_error(plan.err());
-    return exit_code_for(plan.err());
-  }
+  if (!plan) return std::move(plan).err();
   bar.finish();
   fmt::print("wrote {} tensors ({} bytes) in {} shard{} to {}\n", tensors.size(), total, plan->shards.size(),
              plan->shards.size() == 1 ? "" : "s", out_dir);
@@ -90,7 +80,7 @@ int run_shard(const shard_args& args) {
 
 const command_registrar registrar{
     "shard", "Split files or checkpoints into shards of at most --max-shard-size, plus an index",
-    [](CLI::App& app) -> std::function<int()> {
+    [](CLI::App& app) -> runner {
       auto args = std::make_shared<shard_args>();
       app.add_option("paths", args->paths, "Input files, indexes or directories, then the output directory")
           ->required()

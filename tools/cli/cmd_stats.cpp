@@ -27,17 +27,11 @@ struct stats_args {
 /// Compact number for the table: up to 6 significant digits.
 std::string short_number(double v) { return std::isnan(v) ? "-" : fmt::format("{:.6g}", v); }
 
-int run_stats(const stats_args& args) {
+run_result run_stats(const stats_args& args) {
   auto c = open_checkpoint_input(args.file);
-  if (!c) {
-    print_error(c.err());
-    return exit_code_for(c.err());
-  }
+  if (!c) return std::move(c).err();
   auto chosen = select_checkpoint_tensors(*c, args.tensors, {});
-  if (!chosen) {
-    print_error(chosen.err());
-    return exit_code_for(chosen.err());
-  }
+  if (!chosen) return std::move(chosen).err();
   std::uint64_t total = 0;
   for (const auto& t : *chosen) total += t.info->byte_size();
 
@@ -64,11 +58,7 @@ int run_stats(const stats_args& args) {
             return {};
           },
           element_chunk_bytes(t->type));
-      if (!s) {
-        bar.finish();
-        print_error(s.err());
-        return exit_code_for(s.err());
-      }
+      if (!s) return std::move(s).err();
       results.push_back(acc.result());
     }
   }
@@ -105,7 +95,7 @@ int run_stats(const stats_args& args) {
 
 const command_registrar registrar{
     "stats", "Per-tensor min, max, mean, std and NaN/Inf/zero counts (one streaming pass)",
-    [](CLI::App& app) -> std::function<int()> {
+    [](CLI::App& app) -> runner {
       auto args = std::make_shared<stats_args>();
       app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")->required();
       app.add_option("tensors", args->tensors, "Tensor names or globs (default: all)");

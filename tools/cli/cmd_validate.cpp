@@ -44,11 +44,10 @@ struct validate_args {
   bool json = false;
 };
 
-int run_validate(const validate_args& args) {
+run_result run_validate(const validate_args& args) {
   auto policy = safetensors::parse_policy(args.policy);
   if (!policy) {
-    print_error(fmt::format("unknown policy '{}' (expected reference, strict or lenient)", args.policy));
-    return exit_usage;
+    return usage_error(fmt::format("unknown policy '{}' (expected reference, strict or lenient)", args.policy));
   }
   safetensors::parse_options options;
   options.policy = *policy;
@@ -75,7 +74,7 @@ int run_validate(const validate_args& args) {
 
 const command_registrar registrar{
     "validate", "Check files against the format rules (exit 0 valid, 1 invalid, 2 I/O error)",
-    [](CLI::App& app) -> std::function<int()> {
+    [](CLI::App& app) -> runner {
       auto args = std::make_shared<validate_args>();
       app.add_option("files", args->files, "SafeTensors files, checkpoint directories or indexes")->required();
       app.add_option("--policy", args->policy, "reference (default), strict (upload checks) or lenient")

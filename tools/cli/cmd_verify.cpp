@@ -77,7 +77,7 @@ int print_json(const verify_args& args, const safetensors::result<safetensors::v
   return exit_status_of(*report);
 }
 
-int run_verify(const verify_args& args) {
+run_result run_verify(const verify_args& args) {
   safetensors::verify_options options;
   options.checksums = args.checksums;
   options.open.shard.backend = safetensors::io_backend::pread;  // headers only; never SIGBUS
@@ -99,10 +99,7 @@ int run_verify(const verify_args& args) {
   auto report = safetensors::verify_checkpoint(args.path, options);
   bar.reset();
   if (args.json) return print_json(args, report);
-  if (!report) {
-    print_error(report.err());
-    return exit_code_for(report.err());
-  }
+  if (!report) return std::move(report).err();
   if (!report->index_path.empty()) fmt::print("index: {}\n", report->index_path);
   for (const auto& s : report->shards) {
     fmt::print("  {}: {}", s.name,
@@ -126,7 +123,7 @@ int run_verify(const verify_args& args) {
 
 const command_registrar registrar{
     "verify", "Check a checkpoint: index against shards, each shard against the format (exit 0/1/2)",
-    [](CLI::App& app) -> std::function<int()> {
+    [](CLI::App& app) -> runner {
       auto args = std::make_shared<verify_args>();
       app.add_option("path", args->path, "Checkpoint directory, index or single file")->required();
       app.add_flag("--checksums", args->checksums, "Also print the SHA-256 of every shard");

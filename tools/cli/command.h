@@ -8,13 +8,18 @@
 
 #include <CLI/CLI.hpp>
 
+#include "report.h"
+
 namespace st_cli {
 
 /// Exit statuses shared by every subcommand.
 enum exit_status : int { exit_ok = 0, exit_failed = 1, exit_usage = 2 };
 
+/// Runs a subcommand whose options were parsed.
+using runner = std::function<run_result()>;
+
 /// Declares a subcommand's options on `app` and returns what runs it.
-using command_setup = std::function<std::function<int()>(CLI::App& app)>;
+using command_setup = std::function<runner(CLI::App& app)>;
 
 struct command {
   std::string name;

@@ -74,9 +74,9 @@ status copy_tensor(const gguf::reader& in, const gguf::tensor_info& t, dtype to,
 
 }  // namespace
 
-int convert_gguf_to_safetensors(const convert_args& args) {
+run_result convert_gguf_to_safetensors(const convert_args& args) {
   auto in = gguf::reader::open(args.in);
-  if (!in) return fail_with(in.err(), args.in);
+  if (!in) return with_path(in.err(), args.in);
   const gguf::header& h = in->info();
   std::vector<safetensors::tensor_spec> specs;
   std::uint64_t total = 0;
@@ -84,7 +84,7 @@ int convert_gguf_to_safetensors(const convert_args& args) {
   for (const gguf::tensor_info& t : h.tensors) {
     const gguf::type_traits& tr = gguf::traits(t.type);
     if (!tr.dequantizable) {
-      return fail_with(tensor_error(safetensors::error_code::unsupported,
+      return with_path(tensor_error(safetensors::error_code::unsupported,
                                     fmt::format("GGUF type {} cannot be dequantized", tr.name), t),
                        args.in);
     }
@@ -94,22 +94,22 @@ int convert_gguf_to_safetensors(const convert_args& args) {
     total += t.byte_size;
   }
   auto metadata = gguf::to_safetensors_metadata(h.metadata);
-  if (!metadata) return fail_with(metadata.err(), args.in);
+  if (!metadata) return with_path(metadata.err(), args.in);
   safetensors::write_options options;
   options.metadata = std::move(metadata).value();
   auto plan = safetensors::write_plan::make(std::move(specs), options);
-  if (!plan) return fail_with(plan.err(), args.out);
+  if (!plan) return with_path(plan.err(), args.out);
   auto out = safetensors::stream_writer::create(args.out, std::move(plan).value());
-  if (!out) return fail_with(out.err(), args.out);
+  if (!out) return with_path(out.err(), args.out);
   progress bar("convert", total, !args.quiet);
   for (const gguf::tensor_info& t : h.tensors) {
     if (status s = copy_tensor(*in, t, output_dtype(t.type, args.dtype), *out, bar); !s) {
       safetensors::error e = std::move(s).err();
       if (!e.tensor) e.tensor = t.name;
-      return fail_with(e, args.in);
+      return with_path(e, args.in);
     }
   }
-  if (status s = out->commit(); !s) return fail_with(s.err(), args.out);
+  if (status s = out->commit(); !s) return with_path(s.err(), args.out);
   bar.finish();
   if (!args.quiet) {
     fmt::print("{}: {} ({} converted to {}), {}\n", args.out, count_of(h.tensors.size(), "tensor"),

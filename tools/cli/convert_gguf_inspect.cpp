@@ -120,9 +120,9 @@ void print_json(const gguf::header& h) {
 
 }  // namespace
 
-int inspect_gguf(const std::string& path, bool json) {
+run_result inspect_gguf(const std::string& path, bool json) {
   auto in = gguf::reader::open(path);
-  if (!in) return fail_with(in.err(), path);
+  if (!in) return with_path(in.err(), path);
   if (json) {
     print_json(in->info());
   } else {

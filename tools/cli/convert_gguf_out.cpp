@@ -112,14 +112,14 @@ safetensors::result<gguf::write_plan> plan_output(const safetensors::header& h, 
 
 }  // namespace
 
-int convert_safetensors_to_gguf(const convert_args& args) {
+run_result convert_safetensors_to_gguf(const convert_args& args) {
   auto in = open_input(args.in);
-  if (!in) return fail_with(in.err(), args.in);
+  if (!in) return with_path(in.err(), args.in);
   const safetensors::header& h = in->meta();
   auto plan = plan_output(h, args);
-  if (!plan) return fail_with(plan.err(), args.in);
+  if (!plan) return with_path(plan.err(), args.in);
   auto out = gguf::stream_writer::create(args.out, std::move(plan).value());
-  if (!out) return fail_with(out.err(), args.out);
+  if (!out) return with_path(out.err(), args.out);
   progress bar("convert", total_tensor_bytes(*in), !args.quiet);
   std::vector<std::byte> buffer;
   std::size_t index = 0;
@@ -128,10 +128,10 @@ int convert_safetensors_to_gguf(const convert_args& args) {
       bar.advance(chunk.size());
       return out->append(index, chunk);
     });
-    if (!s) return fail_with(s.err(), args.in);
+    if (!s) return with_path(s.err(), args.in);
     ++index;
   }
-  if (auto s = out->commit(); !s) return fail_with(s.err(), args.out);
+  if (auto s = out->commit(); !s) return with_path(s.err(), args.out);
   bar.finish();
   if (!args.quiet) {
     fmt::print("{}: {}, {}\n", args.out, count_of(h.tensors().size(), "tensor"),

@@ -158,31 +158,31 @@ std::string shape_text(std::span<const std::uint64_t> shape) { return fmt::forma
 
 }  // namespace
 
-int convert_numpy_to_safetensors(const convert_args& args) {
+run_result convert_numpy_to_safetensors(const convert_args& args) {
   auto in = numpy_input::open(args.in);
-  if (!in) return fail_with(in.err(), args.in);
-  if (auto s = write_safetensors(*in, args.out, !args.quiet); !s) return fail_with(s.err(), args.out);
+  if (!in) return with_path(in.err(), args.in);
+  if (auto s = write_safetensors(*in, args.out, !args.quiet); !s) return with_path(s.err(), args.out);
   return exit_ok;
 }
 
-int convert_safetensors_to_numpy(const convert_args& args) {
+run_result convert_safetensors_to_numpy(const convert_args& args) {
   auto f = open_input(args.in);
-  if (!f) return fail_with(f.err(), args.in);
-  if (auto s = check_numpy_dtypes(*f); !s) return fail_with(s.err(), args.in);
+  if (!f) return with_path(f.err(), args.in);
+  if (auto s = check_numpy_dtypes(*f); !s) return with_path(s.err(), args.in);
   const bool single = ends_with(args.out, ".npy");
   if (single) {
-    if (auto s = check_single_tensor(*f); !s) return fail_with(s.err(), args.out);
+    if (auto s = check_single_tensor(*f); !s) return with_path(s.err(), args.out);
   }
   if (single && args.compress) warn("--compress applies to .npz output only");
   warn_about_losses(*f);
   auto s = single ? write_single_npy(*f, args.out) : write_npz(*f, args);
-  if (!s) return fail_with(s.err(), args.out);
+  if (!s) return with_path(s.err(), args.out);
   return exit_ok;
 }
 
-int inspect_numpy(const std::string& path, bool json) {
+run_result inspect_numpy(const std::string& path, bool json) {
   auto in = numpy_input::open(path);
-  if (!in) return fail_with(in.err(), path);
+  if (!in) return with_path(in.err(), path);
   std::uint64_t total = 0;
   for (const auto& a : in->arrays()) total += a.header->data_bytes;
   if (json) {

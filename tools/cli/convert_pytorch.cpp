@@ -123,22 +123,20 @@ st::status write_sharded(const conversion& c, const std::string& out_dir, std::u
   return {};
 }
 
-int report_failure(const st::error& e, const std::string& path) { return fail_with(e, path); }
-
 void print_summary(const conversion& c, const std::string& in, const std::string& out) {
   fmt::print("converted {} ({}) from {} to {}\n", count_of(c.specs.size(), "tensor"), human_bytes(c.total_bytes), in,
              out);
   for (const auto& note : c.notes) fmt::print("  {}\n", note);
 }
 
-int convert_directory(const convert_args& args) {
+run_result convert_directory(const convert_args& args) {
   auto index = st::read_torch_shard_index(args.in);
-  if (!index) return report_failure(index.err(), args.in);
+  if (!index) return with_path(index.err(), args.in);
   conversion c;
   std::uint64_t largest_shard = 0;
   for (const auto& shard : index->shard_paths) {
     const std::uint64_t before = c.total_bytes;
-    if (auto ok = add_checkpoint(shard, args, c); !ok) return report_failure(ok.err(), shard);
+    if (auto ok = add_checkpoint(shard, args, c); !ok) return with_path(ok.err(), shard);
     largest_shard = std::max(largest_shard, c.total_bytes - before);
   }
   // Every tensor the index names must be in its shard.
@@ -148,13 +146,13 @@ int convert_directory(const convert_args& args) {
     auto it = found.find(tensor);
     if (it == found.end() || it->second != shard) {
       if (args.shared == "dedup" && c.metadata.contains(tensor)) continue;
-      return report_failure(st::make_error(st::error_code::shard_mismatch,
-                                           fmt::format("the index puts '{}' in {}, which does not hold it", tensor, shard)),
-                            args.in);
+      return with_path(st::make_error(st::error_code::shard_mismatch,
+                                      fmt::format("the index puts '{}' in {}, which does not hold it", tensor, shard)),
+                       args.in);
     }
   }
   progress bar("convert", c.total_bytes, !args.quiet);
-  if (auto ok = write_sharded(c, args.out, largest_shard, bar); !ok) return report_failure(ok.err(), args.out);
+  if (auto ok = write_sharded(c, args.out, largest_shard, bar); !ok) return with_path(ok.err(), args.out);
   bar.finish();
   print_summary(c, args.in, args.out);
   return exit_ok;
@@ -162,23 +160,23 @@ int convert_directory(const convert_args& args) {
 
 }  // namespace
 
-int convert_pytorch_to_safetensors(const convert_args& args) {
+run_result convert_pytorch_to_safetensors(const convert_args& args) {
   std::error_code ec;
   if (std::filesystem::is_directory(args.in, ec)) return convert_directory(args);
   conversion c;
-  if (auto ok = add_checkpoint(args.in, args, c); !ok) return report_failure(ok.err(), args.in);
+  if (auto ok = add_checkpoint(args.in, args, c); !ok) return with_path(ok.err(), args.in);
   progress bar("convert", c.total_bytes, !args.quiet);
   auto ok = std::filesystem::is_directory(args.out, ec) ? write_sharded(c, args.out, st::default_max_shard_bytes, bar)
                                                          : write_single(c, args.out, bar);
-  if (!ok) return report_failure(ok.err(), args.out);
+  if (!ok) return with_path(ok.err(), args.out);
   bar.finish();
   print_summary(c, args.in, args.out);
   return exit_ok;
 }
 
-int inspect_pytorch(const std::string& path, bool json) {
+run_result inspect_pytorch(const std::string& path, bool json) {
   auto c = st::torch_checkpoint::open(path);
-  if (!c) return report_failure(c.err(), path);
+  if (!c) return with_path(c.err(), path);
   const char* container = c->container() == st::torch_container::zip ? "zip" : "legacy";
   std::map<std::size_t, std::size_t> users;  // storage -> tensors viewing it
   for (const auto& t : c->tensors()) ++users[t.storage];

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "report.h"
+
 namespace st_cli {
 
 /// What `safetensors convert` was asked; each converter reads the options that apply to it.
@@ -20,15 +22,15 @@ struct convert_args {
   bool quiet = false;
 };
 
-int convert_pytorch_to_safetensors(const convert_args& args);
-int convert_numpy_to_safetensors(const convert_args& args);
-int convert_safetensors_to_numpy(const convert_args& args);
-int convert_gguf_to_safetensors(const convert_args& args);
-int convert_safetensors_to_gguf(const convert_args& args);
+run_result convert_pytorch_to_safetensors(const convert_args& args);
+run_result convert_numpy_to_safetensors(const convert_args& args);
+run_result convert_safetensors_to_numpy(const convert_args& args);
+run_result convert_gguf_to_safetensors(const convert_args& args);
+run_result convert_safetensors_to_gguf(const convert_args& args);
 
 /// `inspect` of a non-SafeTensors file; `json` as inspect --json.
-int inspect_pytorch(const std::string& path, bool json);
-int inspect_numpy(const std::string& path, bool json);
-int inspect_gguf(const std::string& path, bool json);
+run_result inspect_pytorch(const std::string& path, bool json);
+run_result inspect_numpy(const std::string& path, bool json);
+run_result inspect_gguf(const std::string& path, bool json);
 
 }  // namespace st_cli

@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     CLI::App app{"Inspect, validate and write SafeTensors files.", "safetensors"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "safetensors 0.1.0");
-    std::map<CLI::App*, std::function<int()>> runners;
+    std::map<CLI::App*, runner> runners;
     for (const command& c : registry()) {
       CLI::App* sub = app.add_subcommand(c.name, c.help);
       runners[sub] = c.setup(*sub);
@@ -78,7 +78,12 @@ int main(int argc, char** argv) {
       return exit_usage;
     }
     for (auto& [sub, run] : runners) {
-      if (sub->parsed()) return run();
+      if (!sub->parsed()) continue;
+      const run_result outcome = run();
+      if (outcome) return *outcome;
+      // The one place a command's failure is printed.
+      print_error(outcome.err());
+      return exit_code_for(outcome.err());
     }
     return exit_usage;
   } catch (const std::exception& e) {

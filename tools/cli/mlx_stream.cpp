@@ -101,33 +101,20 @@ void print_warnings(const std::string& file, const std::vector<std::string>& war
   for (const auto& w : warnings) fmt::print(stderr, "safetensors: warning: {}: {}\n", file, w);
 }
 
-std::optional<mlx_job> open_mlx_job(const std::string& in_path, const std::string& max_shard_size,
-                                    bool show_warnings, int& exit_status) {
+safetensors::result<mlx_job> open_mlx_job(const std::string& in_path, const std::string& max_shard_size,
+                                          bool show_warnings) {
   auto in = mlx_input::open(in_path);
-  if (!in) {
-    exit_status = fail_with(in.err(), in_path);
-    return std::nullopt;
-  }
+  if (!in) return with_path(std::move(in).err(), in_path);
   std::uint64_t max_shard_bytes = safetensors::default_max_shard_bytes;
   if (in->directory_output()) {
     auto max = safetensors::parse_byte_size(max_shard_size);
-    if (!max) {
-      print_error(max.err());
-      exit_status = exit_usage;
-      return std::nullopt;
-    }
+    if (!max) return std::move(max).err();
     max_shard_bytes = *max;
   }
   auto config = safetensors::mlx::read_config_beside(in->anchor());
-  if (!config) {
-    exit_status = fail_with(config.err(), in_path);
-    return std::nullopt;
-  }
+  if (!config) return with_path(std::move(config).err(), in_path);
   auto info = safetensors::mlx::describe_checkpoint(in->meta(), *config ? &**config : nullptr);
-  if (!info) {
-    exit_status = fail_with(info.err(), in_path);
-    return std::nullopt;
-  }
+  if (!info) return with_path(std::move(info).err(), in_path);
   if (show_warnings) print_warnings(in_path, info->warnings);
   return mlx_job{std::move(in).value(), std::move(info).value(), max_shard_bytes};
 }

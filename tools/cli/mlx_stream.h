@@ -69,9 +69,8 @@ struct mlx_job {
   std::uint64_t max_shard_bytes = safetensors::default_max_shard_bytes;
 };
 
-/// Opens `in_path` and describes it; on failure prints the error, sets `exit_status` and
-/// returns nullopt. `show_warnings` prints the description's warnings.
-[[nodiscard]] std::optional<mlx_job> open_mlx_job(const std::string& in_path, const std::string& max_shard_size,
-                                                  bool show_warnings, int& exit_status);
+/// Opens `in_path` and describes it. `show_warnings` prints the description's warnings.
+[[nodiscard]] safetensors::result<mlx_job> open_mlx_job(const std::string& in_path, const std::string& max_shard_size,
+                                                        bool show_warnings);
 
 }  // namespace st_cli

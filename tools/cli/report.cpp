@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "report.h"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "command.h"
@@ -14,11 +16,13 @@ void print_error(const safetensors::error& e) {
 
 void print_error(std::string_view message) { fmt::print(stderr, "safetensors: error: {}\n", message); }
 
-int fail_with(const safetensors::error& e, const std::string& path) {
-  safetensors::error shown = e;
-  if (shown.path.empty()) shown.path = path;
-  print_error(shown);
-  return exit_code_for(shown);
+safetensors::error with_path(safetensors::error e, const std::string& path) {
+  if (e.path.empty()) e.path = path;
+  return e;
+}
+
+safetensors::error usage_error(std::string message) {
+  return safetensors::make_error(safetensors::error_code::invalid_argument, std::move(message));
 }
 
 int exit_code_for(const safetensors::error& e) noexcept {

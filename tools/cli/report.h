@@ -9,13 +9,21 @@
 
 namespace st_cli {
 
+/// What a subcommand returns: the exit status of a run that went to the end (0, or 1 or 2
+/// after it reported its findings: differences, invalid files), or the error that stopped
+/// it. Commands never print that error: `main` prints it once and exits with its code.
+using run_result = safetensors::result<int>;
+
 /// Prints "safetensors: error: <file>: <message> (at byte N, tensor 'T')" to stderr.
 void print_error(const safetensors::error& e);
 /// Prints "safetensors: error: <message>" to stderr.
 void print_error(std::string_view message);
 /// 2 for I/O and usage problems, 1 for a file that failed a check.
 [[nodiscard]] int exit_code_for(const safetensors::error& e) noexcept;
-/// Prints `e` (with `path` when it names none) and returns its exit code.
-[[nodiscard]] int fail_with(const safetensors::error& e, const std::string& path);
+
+/// `e`, naming `path` when it names no file yet.
+[[nodiscard]] safetensors::error with_path(safetensors::error e, const std::string& path);
+/// A usage problem that is only a message ("--depth must be >= 0"): InvalidArgument, exit 2.
+[[nodiscard]] safetensors::error usage_error(std::string message);
 
 }  // namespace st_cli

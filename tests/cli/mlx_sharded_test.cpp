@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `safetensors quantize` / `dequantize` of sharded checkpoints: the same tensors, byte for
-// byte, as for the single file; and the streaming write_checkpoint they use.
+// byte, as for the single file.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -11,6 +11,7 @@
 #include "safetensors/convert.h"
 #include "safetensors/file.h"
 #include "safetensors/writer.h"
+#include "support/cli_run.h"
 #include "support/paths.h"
 
 namespace {
@@ -155,55 +156,6 @@ TEST(MlxSharded, ConfigJsonOfTheCheckpointDirectoryIsRead) {
   run = st_test::run_command(cli("dequantize " + q(dir / "s" / "model.safetensors.index.json") + " " + q(dir / "out")),
                              true);
   EXPECT_NE(run.out.find("int4"), std::string::npos) << run.out;
-}
-
-TEST(CheckpointProducer, WrongSizeOrErrorWritesNothing) {
-  const auto dir = st_test::scratch_dir();
-  const std::vector<safetensors::tensor_spec> specs = {{"a", dtype::F32, {4}}, {"b", dtype::F32, {1000}}};
-  safetensors::shard_write_options options;
-  options.max_shard_bytes = 100;  // two shards
-  const std::vector<std::byte> zeros(5000);
-  // Chunked production of the right sizes works.
-  auto ok = safetensors::write_checkpoint(
-      (dir).string(), specs,
-      [&](std::size_t i, const safetensors::chunk_sink& sink) -> safetensors::status {
-        const std::size_t n = i == 0 ? 16 : 4000;
-        for (std::size_t at = 0; at < n; at += 7) {
-          if (auto s = sink(std::span(zeros).subspan(at, std::min<std::size_t>(7, n - at))); !s) return s;
-        }
-        return {};
-      },
-      options);
-  ASSERT_TRUE(ok) << ok.err().to_string();
-  EXPECT_EQ(ok->shards.size(), 2U);
-  auto c = safetensors::checkpoint::open(dir.string());
-  ASSERT_TRUE(c) << c.err().to_string();
-  EXPECT_EQ(c->data_size(), 4016U);
-
-  const auto empty = dir / "empty";
-  fs::create_directories(empty);
-  for (std::size_t bytes : {std::size_t{3999}, std::size_t{4001}}) {
-    auto bad = safetensors::write_checkpoint(
-        empty.string(), specs,
-        [&](std::size_t i, const safetensors::chunk_sink& sink) {
-          return sink(std::span(zeros.data(), i == 0 ? std::size_t{16} : bytes));
-        },
-        options);
-    ASSERT_FALSE(bad);
-    EXPECT_EQ(bad.err().code, safetensors::error_code::invalid_argument);
-    EXPECT_EQ(bad.err().tensor, "b");
-    EXPECT_TRUE(fs::is_empty(empty));
-  }
-  auto failed = safetensors::write_checkpoint(
-      empty.string(), specs,
-      [&](std::size_t i, const safetensors::chunk_sink& sink) -> safetensors::status {
-        if (i == 1) return safetensors::make_error(safetensors::error_code::io, "disk on fire");
-        return sink(std::span(zeros.data(), 16));
-      },
-      options);
-  ASSERT_FALSE(failed);
-  EXPECT_EQ(failed.err().tensor, "b");
-  EXPECT_TRUE(fs::is_empty(empty));
 }
 
 }  // namespace

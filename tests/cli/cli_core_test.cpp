@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <simdjson.h>
 
+#include <cstring>
+
+#include "support/cli_run.h"
 #include "support/paths.h"
 
 namespace {
@@ -80,6 +83,24 @@ TEST(CliInspect, InvalidFileIsOneErrorLineWithLocation) {
   EXPECT_NE(r.out.find("(at byte "), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(", tensor '"), std::string::npos) << r.out;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1);
+}
+
+TEST(CliValidate, JsonOutputEscapesLineSeparators) {
+  // The tensor name (in the error's message and tensor fields) holds U+2028 and U+2029.
+  const std::string json = "{\"a\u2028b\u2029\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}  ";
+  std::string file(8, '\0');
+  for (std::size_t i = 0; i < 8; ++i) file[i] = static_cast<char>((json.size() >> (8 * i)) & 0xff);
+  file += json + "xy";
+  const auto path = st_test::scratch_dir() / "line-separators.safetensors";
+  std::vector<std::byte> bytes(file.size());
+  std::memcpy(bytes.data(), file.data(), file.size());
+  st_test::write_bytes(path, bytes);
+  auto r = st_test::run_command(st_test::shell_quote(st_test::cli_path()) + " validate --json " +
+                                st_test::shell_quote(path.string()));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("a\\u2028b\\u2029"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\u2028"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\u2029"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -123,6 +123,44 @@ TEST(Docs, CliPageCoversEverySubcommand) {
   }
 }
 
+/// True when `word` occurs in `text` as a whole entry: after a line start, space or '/', and
+/// before a space, ',', ':' or line end.
+bool shows_word(const std::string& text, const std::string& word) {
+  for (std::size_t at = text.find(word); at != std::string::npos; at = text.find(word, at + 1)) {
+    const char before = at == 0 ? '\n' : text[at - 1];
+    const std::size_t end = at + word.size();
+    const char after = end == text.size() ? '\n' : text[end];
+    if (std::string_view("\n /").find(before) != std::string_view::npos &&
+        std::string_view("\n ,:").find(after) != std::string_view::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST(Docs, ArchitectureShowsEverySubsystem) {
+  // Every public header, every folder of src/ (formats' too) and every top-level folder of the
+  // repository appears in docs/architecture.md's tree, so the map cannot silently fall behind.
+  const std::string page = read_text(source_dir / "docs" / "architecture.md");
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(source_dir / "include" / "safetensors")) {
+    if (e.is_regular_file()) names.push_back(e.path().filename().string());
+  }
+  for (const char* folder : {"src", "src/formats"}) {
+    for (const auto& e : fs::directory_iterator(source_dir / folder)) {
+      if (e.is_directory()) names.push_back(e.path().filename().string() + "/");
+    }
+  }
+  for (const char* top : {"include/safetensors/", "src/", "tools/cli/", "python/", "tests/", "fuzz/", "bench/", "scripts/"}) {
+    names.emplace_back(top);
+  }
+  ASSERT_GE(names.size(), 30U);
+  for (const auto& name : names) {
+    EXPECT_TRUE(shows_word(page, name))
+        << "docs/architecture.md does not show " << name;
+  }
+}
+
 TEST(Docs, LinksStayInsideTheRepository) {
   const std::regex link(R"(\]\(([^)#\s]+)(#[^)]*)?\))");
   const fs::path root = fs::weakly_canonical(source_dir);

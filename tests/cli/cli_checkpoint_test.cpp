@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "safetensors/writer.h"
+#include "support/cli_run.h"
 #include "support/paths.h"
 
 namespace {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // JSON the reference never reads but serde_json still parses: numbers and nesting inside
 // an ignored field of a tensor entry get serde_json's verdict (default features), not
-// simdjson's. Plus `validate --json` escaping U+2028 and U+2029.
+// simdjson's. (`validate --json` escaping U+2028 and U+2029: cli_core_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <string>
@@ -133,23 +133,6 @@ TEST(JsonQuote, EscapesLineSeparatorsButTheWriterKeepsSerdeBytes) {
   auto h = safetensors::parse_header(bytes_of(json), 8 + json.size() + 1);
   ASSERT_TRUE(h) << h.err().message;
   EXPECT_EQ(safetensors::header_to_json(*h), json);
-}
-
-TEST(CliValidate, JsonOutputEscapesLineSeparators) {
-  // The tensor name (in the error's message and tensor fields) holds U+2028 and U+2029.
-  const std::string json = "{\"a\u2028b\u2029\":{\"dtype\":\"U8\",\"shape\":[1],\"data_offsets\":[1,2]}}  ";
-  std::string file(8, '\0');
-  for (std::size_t i = 0; i < 8; ++i) file[i] = static_cast<char>((json.size() >> (8 * i)) & 0xff);
-  file += json + "xy";
-  const auto path = st_test::scratch_dir() / "line-separators.safetensors";
-  const auto bytes = bytes_of(file);
-  st_test::write_bytes(path, {bytes.begin(), bytes.end()});
-  auto r = st_test::run_command(st_test::shell_quote(st_test::cli_path()) + " validate --json " +
-                                st_test::shell_quote(path.string()));
-  EXPECT_EQ(r.status, 1);
-  EXPECT_NE(r.out.find("a\\u2028b\\u2029"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("\u2028"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("\u2029"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "safetensors/file.h"
 #include "safetensors/mlx_checkpoint.h"
 #include "safetensors/writer.h"
+#include "support/cli_run.h"
 #include "support/paths.h"
 
 namespace {
