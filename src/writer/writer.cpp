@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "writer/atomic_file.h"
+#include "writer/region_file.h"
 #include "safetensors/writer.h"
 
 namespace safetensors {
@@ -66,25 +66,23 @@ status write_file(const std::string& path, std::span<const tensor_data> tensors,
 
 struct stream_writer::state {
   write_plan plan;
-  detail::atomic_file out;
-  std::vector<std::uint64_t> filled;  // per tensor, in plan order
-  bool done = false;
+  detail::region_file out;
 };
 
 stream_writer::stream_writer(std::unique_ptr<state> s) noexcept : state_(std::move(s)) {}
 stream_writer::stream_writer(stream_writer&&) noexcept = default;
 stream_writer& stream_writer::operator=(stream_writer&&) noexcept = default;
-stream_writer::~stream_writer() = default;  // atomic_file removes an uncommitted temporary
+stream_writer::~stream_writer() = default;  // the region file removes an uncommitted temporary
 
 const write_plan& stream_writer::plan() const noexcept { return state_->plan; }
 
 result<stream_writer> stream_writer::create(const std::string& path, write_plan plan) {
-  auto out = detail::atomic_file::create(path, plan.file_size());
+  std::vector<detail::region_file::region> regions;
+  regions.reserve(plan.tensors().size());
+  for (const planned_tensor& t : plan.tensors()) regions.push_back({plan.data_start() + t.begin, t.byte_size()});
+  auto out = detail::region_file::create(path, plan.file_size(), plan.header_bytes(), std::move(regions));
   if (!out) return std::move(out).err();
-  if (auto s = out->write_at(0, plan.header_bytes()); !s) return std::move(s).err();
-  auto st = std::make_unique<state>(state{std::move(plan), std::move(out).value(), {}, false});
-  st->filled.assign(st->plan.tensors().size(), 0);
-  return stream_writer(std::move(st));
+  return stream_writer(std::make_unique<state>(state{std::move(plan), std::move(out).value()}));
 }
 
 status stream_writer::append(std::string_view name, std::span<const std::byte> chunk) {
@@ -93,41 +91,11 @@ status stream_writer::append(std::string_view name, std::span<const std::byte> c
     return make_error(error_code::tensor_not_found, fmt::format("tensor '{}' is not in the plan", name),
                       std::nullopt, std::string(name));
   }
-  const auto index = static_cast<std::size_t>(t - state_->plan.tensors().data());
-  std::uint64_t& filled = state_->filled[index];
-  if (chunk.size() > t->byte_size() - filled) {
-    error e = make_error(error_code::invalid_argument,
-                         fmt::format("{} more bytes for tensor '{}' would exceed its {} bytes ({} written)",
-                                     chunk.size(), name, t->byte_size(), filled),
-                         std::nullopt, std::string(name));
-    e.path = state_->out.target();
-    abort();
-    return e;
-  }
-  auto s = state_->out.write_at(state_->plan.data_start() + t->begin + filled, chunk);
-  if (!s) {
-    error e = std::move(s).err();
-    e.tensor = std::string(name);
-    return e;
-  }
-  filled += chunk.size();
-  return {};
+  return state_->out.append(static_cast<std::size_t>(t - state_->plan.tensors().data()), name, chunk);
 }
 
 status stream_writer::commit() {
-  const auto tensors = state_->plan.tensors();
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    if (state_->filled[i] != tensors[i].byte_size()) {
-      error e = make_error(error_code::invalid_argument,
-                           fmt::format("tensor '{}' received {} of its {} bytes", tensors[i].name,
-                                       state_->filled[i], tensors[i].byte_size()),
-                           std::nullopt, tensors[i].name);
-      e.path = state_->out.target();
-      abort();
-      return e;
-    }
-  }
-  return state_->out.commit();
+  return state_->out.commit([&](std::size_t i) -> std::string_view { return state_->plan.tensors()[i].name; });
 }
 
 void stream_writer::abort() noexcept { state_->out.abort(); }

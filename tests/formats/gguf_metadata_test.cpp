@@ -7,6 +7,7 @@
 
 #include "safetensors/formats/gguf_metadata.h"
 #include "safetensors/formats/gguf_writer.h"
+#include "support/paths.h"
 
 namespace {
 
@@ -86,6 +87,41 @@ TEST(GgufWriter, PlanChecksNamesAndShapesAndSetsTheAlignment) {
   ASSERT_TRUE(back.ok()) << back.err().message;
   EXPECT_EQ(std::get<std::uint32_t>(*back->find("general.alignment")), 32U);  // replaced, as UINT32
   EXPECT_EQ(back->tensors[1].shape, (std::vector<std::uint64_t>{2, 32}));
+}
+
+TEST(GgufWriter, StreamsOnlyCompleteFilesAndNamesTheTensorThatIsShortOrLong) {
+  const auto dir = st_test::scratch_dir();
+  const std::string path = (dir / "out.gguf").string();
+  auto plan = [] { return gguf::write_plan::make({}, {{"a", gguf::ggml_type::f32, {2}}, {"b", gguf::ggml_type::f32, {1}}}); };
+  const std::vector<std::byte> eight(8, std::byte{1});
+
+  auto short_b = gguf::stream_writer::create(path, plan().value());
+  ASSERT_TRUE(short_b.ok()) << short_b.err().message;
+  ASSERT_TRUE(short_b->append(0, eight).ok());
+  auto incomplete = short_b->commit();
+  ASSERT_FALSE(incomplete.ok());
+  EXPECT_EQ(incomplete.err().code, error_code::invalid_argument);
+  EXPECT_EQ(incomplete.err().tensor, "b");
+  EXPECT_NE(incomplete.err().message.find("received 0 of its 4 bytes"), std::string::npos) << incomplete.err().message;
+
+  auto long_a = gguf::stream_writer::create(path, plan().value());
+  ASSERT_TRUE(long_a.ok());
+  auto overflow = long_a->append(0, std::span(eight.data(), 4));
+  ASSERT_TRUE(overflow.ok());
+  overflow = long_a->append(0, eight);
+  ASSERT_FALSE(overflow.ok());
+  EXPECT_EQ(overflow.err().tensor, "a");
+  EXPECT_FALSE(long_a->append(2, eight).ok());  // no third tensor
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "a failed write leaves nothing behind";
+
+  auto whole = gguf::stream_writer::create(path, plan().value());
+  ASSERT_TRUE(whole.ok());
+  ASSERT_TRUE(whole->append(1, std::span(eight.data(), 4)).ok());  // any order of tensors
+  ASSERT_TRUE(whole->append(0, eight).ok());
+  ASSERT_TRUE(whole->commit().ok());
+  auto back = gguf::reader::open(path);
+  ASSERT_TRUE(back.ok()) << back.err().message;
+  EXPECT_EQ(back->info().tensors.size(), 2U);
 }
 
 }  // namespace

@@ -33,6 +33,10 @@
 
 namespace safetensors {
 
+namespace detail {
+class pickle_machine;  // the unpickler that fills a pickle_document
+}  // namespace detail
+
 /// Hard caps of the pickle machine. The defaults fit checkpoints with millions of tensors.
 struct pickle_limits {
   std::size_t max_memo = 1 << 22;         ///< memo entries (BINPUT/MEMOIZE)
@@ -103,7 +107,7 @@ class pickle_document {
   [[nodiscard]] std::size_t value_count() const noexcept;
 
  private:
-  friend class pickle_machine;
+  friend class detail::pickle_machine;
   struct arena;
   std::unique_ptr<arena> arena_;
   const pickle_value* root_ = nullptr;

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // GGUF v3 writing (gguf_writer.h): the header serialised once into the plan, data
-// streamed into an atomic_file.
+// streamed into a region file (the one SafeTensors' stream_writer uses).
 #include "safetensors/formats/gguf_writer.h"
 
 #include <algorithm>
 #include <bit>
 #include <set>
 
-#include "writer/atomic_file.h"
+#include "writer/region_file.h"
 #include "formats/gguf/tensor_size.h"
 
 namespace safetensors::gguf {
@@ -149,8 +149,7 @@ result<write_plan> write_plan::make(std::vector<metadata_entry> metadata, std::v
 
 struct stream_writer::state {
   write_plan plan;
-  safetensors::detail::atomic_file file;
-  std::vector<std::uint64_t> written;
+  safetensors::detail::region_file file;
 };
 
 stream_writer::stream_writer(std::unique_ptr<state> s) noexcept : state_(std::move(s)) {}
@@ -159,33 +158,21 @@ stream_writer& stream_writer::operator=(stream_writer&&) noexcept = default;
 stream_writer::~stream_writer() = default;
 
 result<stream_writer> stream_writer::create(const std::string& path, write_plan plan) {
-  result<safetensors::detail::atomic_file> file = safetensors::detail::atomic_file::create(path, plan.file_size());
+  std::vector<safetensors::detail::region_file::region> regions;
+  regions.reserve(plan.tensors().size());
+  for (const tensor_info& t : plan.tensors()) regions.push_back({plan.data_start() + t.offset, t.byte_size});
+  auto file = safetensors::detail::region_file::create(path, plan.file_size(), plan.header_bytes(), std::move(regions));
   if (!file) return std::move(file).err();
-  if (status s = file->write_at(0, plan.header_bytes()); !s) return std::move(s).err();
-  const std::size_t count = plan.tensors().size();
-  return stream_writer(std::make_unique<state>(state{std::move(plan), std::move(file).value(), std::vector<std::uint64_t>(count)}));
+  return stream_writer(std::make_unique<state>(state{std::move(plan), std::move(file).value()}));
 }
 
 status stream_writer::append(std::size_t index, std::span<const std::byte> chunk) {
-  if (index >= state_->written.size()) return plan_error("no tensor " + std::to_string(index) + " in the plan");
-  const tensor_info& t = state_->plan.tensors()[index];
-  std::uint64_t& done = state_->written[index];
-  if (chunk.size() > t.byte_size - done) return plan_error("more bytes than the tensor holds", t.name);
-  if (status s = state_->file.write_at(state_->plan.data_start() + t.offset + done, chunk); !s) return s;
-  done += chunk.size();
-  return {};
+  if (index >= state_->plan.tensors().size()) return plan_error("no tensor " + std::to_string(index) + " in the plan");
+  return state_->file.append(index, state_->plan.tensors()[index].name, chunk);
 }
 
 status stream_writer::commit() {
-  for (std::size_t i = 0; i < state_->written.size(); ++i) {
-    const tensor_info& t = state_->plan.tensors()[i];
-    if (state_->written[i] != t.byte_size) {
-      return plan_error("tensor incomplete: " + std::to_string(state_->written[i]) + " of " +
-                            std::to_string(t.byte_size) + " bytes written",
-                        t.name);
-    }
-  }
-  return state_->file.commit();
+  return state_->file.commit([&](std::size_t i) -> std::string_view { return state_->plan.tensors()[i].name; });
 }
 
 const write_plan& stream_writer::plan() const noexcept { return state_->plan; }

@@ -62,6 +62,8 @@ std::string_view pickle_kind_name(pickle_kind kind) noexcept {
   return "value";
 }
 
+namespace detail {
+
 result<pickle_value*> pickle_machine::rebuild_tensor(int version, std::span<const pickle_value* const> args) {
   const std::size_t min_args = version == 1 ? 4 : version == 2 ? 6 : 7;
   if (args.size() < min_args || args.size() > min_args + 1) {
@@ -196,5 +198,7 @@ status pickle_machine::build(const pickle_value& target, const pickle_value& /*s
   if (target.kind == pickle_kind::tensor || target.kind == pickle_kind::dict) return {};
   return fail(error_code::unsafe_content, "cannot set the state of a " + kind_name(target.kind));
 }
+
+}  // namespace detail
 
 }  // namespace safetensors

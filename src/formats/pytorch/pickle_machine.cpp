@@ -95,6 +95,8 @@ std::string opcode_name(unsigned char op) {
 
 }  // namespace
 
+namespace detail {
+
 error pickle_machine::fail(error_code code, const std::string& what) const {
   return make_error(code, opcode_name(op_) + " at pickle byte " + std::to_string(op_offset_) + ": " + what,
                     op_offset_);
@@ -511,8 +513,10 @@ status pickle_machine::zero_extend() {
   return {};
 }
 
+}  // namespace detail
+
 result<pickle_document> unpickle(std::span<const std::byte> bytes, const pickle_limits& limits) {
-  return pickle_machine(bytes, limits).run();
+  return detail::pickle_machine(bytes, limits).run();
 }
 
 }  // namespace safetensors

@@ -11,7 +11,7 @@
 
 #include "safetensors/formats/pickle.h"
 
-namespace safetensors {
+namespace safetensors::detail {
 
 class pickle_machine {
  public:
@@ -65,4 +65,4 @@ class pickle_machine {
   pickle_document doc_;
 };
 
-}  // namespace safetensors
+}  // namespace safetensors::detail
