@@ -98,12 +98,12 @@ void simdjson_dom(benchmark::State& state, std::size_t count) {
 void parse_validate_in_place(benchmark::State& state, std::size_t count) {
   const write_plan& plan = model_plan(count);
   const auto json = header_json(plan);
-  std::vector<std::byte> padded(json.size() + json_padding);
+  std::vector<std::byte> padded(json.size() + detail::json_padding);
   std::copy(json.begin(), json.end(), padded.begin());
   const auto text = std::span<const std::byte>(padded).first(json.size());
   const std::int64_t faults = minor_faults();
   for (auto _ : state) {
-    auto h = parse_header_padded(text, plan.file_size(), {});
+    auto h = detail::parse_header_padded(text, plan.file_size(), {});
     if (!h) state.SkipWithError(h.err().message.c_str());
     benchmark::DoNotOptimize(h);
   }

@@ -51,8 +51,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ST_FUZZ_CHECK(same_result(
         detail::parse_header_with(header_walk::ondemand_then_dom, bytes, json_file_size, o, false),
         detail::parse_header_with(header_walk::dom_only, bytes, json_file_size, o, false)));
-    if (size > json_padding) {  // in place, the input's last 64 bytes as padding of any content
-      const auto json = bytes.first(size - json_padding);
+    if (size > detail::json_padding) {  // in place, the input's last 64 bytes as padding of any content
+      const auto json = bytes.first(size - detail::json_padding);
       ST_FUZZ_CHECK(same_result(detail::parse_header_with(header_walk::ondemand_then_dom, json, json_file_size, o, true),
                                 detail::parse_header_with(header_walk::dom_only, json, json_file_size, o, true)));
     }

@@ -33,6 +33,10 @@
 
 namespace safetensors {
 
+namespace detail {
+struct header_builder;  // the parsers fill a header through it
+}  // namespace detail
+
 /// String-to-string metadata, ordered by key.
 using metadata_map = std::map<std::string, std::string, std::less<>>;
 
@@ -80,7 +84,7 @@ class header {
   [[nodiscard]] std::span<const warning> warnings() const noexcept { return warnings_; }
 
  private:
-  friend struct header_builder;
+  friend struct detail::header_builder;
   std::vector<tensor_info> tensors_;
   std::vector<std::uint32_t> by_name_;  // indices into tensors_, sorted by name
   std::vector<char> names_;             // arena for tensor names

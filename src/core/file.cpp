@@ -137,9 +137,9 @@ result<file> file::open(const std::string& path, const open_options& options) {
   if (!n) return f.with_path(std::move(n).err());
   // Spare bytes after the JSON let the parser read it in place (see parse_header_padded).
   const auto json_size = static_cast<std::size_t>(*n);
-  std::vector<std::byte> json(json_size + json_padding);
+  std::vector<std::byte> json(json_size + detail::json_padding);
   if (auto s = detail::sys::pread_exact(f.fd_, json.data(), json_size, 8, path); !s) return std::move(s).err();
-  auto h = parse_header_padded(std::span(json).first(json_size), f.size_, options.parse);
+  auto h = detail::parse_header_padded(std::span(json).first(json_size), f.size_, options.parse);
   if (!h) return f.with_path(std::move(h).err());
   f.header_ = std::move(h).value();
   return f;

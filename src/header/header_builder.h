@@ -9,7 +9,7 @@
 
 #include "safetensors/header.h"
 
-namespace safetensors {
+namespace safetensors::detail {
 
 struct header_builder {
   /// Entries in JSON order. Until `finish`, names point into the parser's memory and each
@@ -31,4 +31,4 @@ inline constexpr std::size_t json_padding = 64;
 [[nodiscard]] result<header> parse_header_padded(std::span<const std::byte> header_json, std::uint64_t file_size,
                                                  const parse_options& options);
 
-}  // namespace safetensors
+}  // namespace safetensors::detail

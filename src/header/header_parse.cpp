@@ -67,7 +67,7 @@ std::optional<std::uint64_t> as_u64(dom::element e) {
 
 class schema_walker {
  public:
-  schema_walker(header_builder& out, const parse_options& options)
+  schema_walker(detail::header_builder& out, const parse_options& options)
       : out_(out), policy_(options.policy), caps_(options.effective_limits()) {}
 
   std::optional<error> walk(dom::element root) {
@@ -305,7 +305,7 @@ class schema_walker {
                       std::nullopt, std::string(tensor));
   }
 
-  header_builder& out_;
+  detail::header_builder& out_;
   validation_policy policy_;
   limits caps_;
   std::string_view last_dtype_text_;  // the last dtype name parsed (never "")
@@ -474,7 +474,7 @@ result<std::uint64_t> read_header_length(std::span<const std::byte> prefix, std:
 
 namespace {
 
-static_assert(json_padding == simdjson::SIMDJSON_PADDING);
+static_assert(detail::json_padding == simdjson::SIMDJSON_PADDING);
 
 /// Stages 4-7 with the DOM walk, the reference: `text` is followed by SIMDJSON_PADDING
 /// readable bytes.
@@ -511,7 +511,7 @@ result<header> dom_walk(dom::parser& parser, const char* text, std::size_t n, st
     }
     return json_error(simdjson::error_message(err));
   }
-  header_builder builder;
+  detail::header_builder builder;
   schema_walker walker(builder, options);
   if (auto e = walker.walk(root)) return std::move(*e);
   if (walker.saw_ignored_float()) {
@@ -537,7 +537,7 @@ result<header> parse_header_json(json_parsers& parsers, detail::header_walk walk
     if (text == nullptr) return make_error(error_code::io, fmt::format("cannot allocate {} bytes for the JSON", n));
   }
   if (walk == detail::header_walk::ondemand_then_dom) {
-    header_builder builder;
+    detail::header_builder builder;
     if (detail::walk_plain_header(parsers.ondemand, text, n, options, builder)) {
       return builder.finish(n, file_size, options.policy);
     }
@@ -551,7 +551,7 @@ result<header> parse_file_with(json_parsers& parsers, detail::header_walk walk, 
   auto n = read_header_length(file, file.size(), options);
   if (!n) return std::move(n).err();
   // The data after the header pads the JSON for simdjson when there are enough bytes.
-  const bool padded = file.size() - 8 - *n >= json_padding;
+  const bool padded = file.size() - 8 - *n >= detail::json_padding;
   return parse_header_json(parsers, walk, file.subspan(8, static_cast<std::size_t>(*n)), file.size(), options,
                            padded);
 }
@@ -565,7 +565,7 @@ result<header> parse_header(std::span<const std::byte> header_json, std::uint64_
   return detail::parse_header_with(default_walk, header_json, file_size, options, false);
 }
 
-result<header> parse_header_padded(std::span<const std::byte> header_json, std::uint64_t file_size,
+result<header> detail::parse_header_padded(std::span<const std::byte> header_json, std::uint64_t file_size,
                                    const parse_options& options) {
   return detail::parse_header_with(default_walk, header_json, file_size, options, true);
 }

@@ -85,7 +85,7 @@ const tensor_info* header::find(std::string_view name) const noexcept {
   return &tensors_[*it];
 }
 
-result<header> header_builder::finish(std::uint64_t header_length, std::uint64_t file_size,
+result<header> detail::header_builder::finish(std::uint64_t header_length, std::uint64_t file_size,
                                       validation_policy policy) {
   header h;
   h.header_length_ = header_length;

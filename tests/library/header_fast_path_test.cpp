@@ -173,7 +173,7 @@ TEST(HeaderFastPath, InPlaceParsingMatchesTheCopyingParse) {
     EXPECT_EQ(copied->tensors()[0].end, data);
     // A truncated JSON fails the same way either way, even though data bytes follow it.
     const std::string cut = json.substr(0, json.size() - 2);
-    auto padded = safetensors::parse_header_padded(bytes_of(file).subspan(8, cut.size()), file.size(), {});
+    auto padded = safetensors::detail::parse_header_padded(bytes_of(file).subspan(8, cut.size()), file.size(), {});
     auto plain = safetensors::parse_header(bytes_of(cut), file.size());
     ASSERT_FALSE(padded.ok());
     ASSERT_FALSE(plain.ok());

@@ -25,7 +25,7 @@ std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes
 bool walk_takes(const std::string& json, char pad = ' ') {
   const std::string padded = json + std::string(simdjson::SIMDJSON_PADDING, pad);
   simdjson::ondemand::parser parser;
-  safetensors::header_builder out;
+  safetensors::detail::header_builder out;
   return safetensors::detail::walk_plain_header(parser, padded.data(), json.size(), {}, out);
 }
 
@@ -108,7 +108,7 @@ TEST(HeaderOnDemandWalk, LimitsAreLeftToTheDomWalk) {
     const safetensors::parse_options o{safetensors::validation_policy::reference, caps};
     const std::string padded = json + std::string(simdjson::SIMDJSON_PADDING, ' ');
     simdjson::ondemand::parser parser;
-    safetensors::header_builder out;
+    safetensors::detail::header_builder out;
     EXPECT_FALSE(safetensors::detail::walk_plain_header(parser, padded.data(), json.size(), o, out));
     auto h = safetensors::parse_header(bytes_of(json), 8 + json.size() + 1, o);
     ASSERT_FALSE(h.ok());
