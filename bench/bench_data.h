@@ -49,8 +49,8 @@ inline std::vector<tensor_spec> model_specs(std::size_t count, bool short_names,
       "self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight",
       "self_attn.o_proj.weight", "mlp.gate_proj.weight",    "mlp.up_proj.weight",
       "mlp.down_proj.weight",    "input_layernorm.weight",  "post_attention_layernorm.weight"};
-  static constexpr std::array<std::string_view, 9> gg = {"attn_q",   "attn_k", "attn_v",   "attn_output", "ffn_gate",
-                                                         "ffn_up",   "ffn_down", "attn_norm", "ffn_norm"};
+  static constexpr std::array<std::string_view, 9> gg = {"attn_q", "attn_k",   "attn_v",    "attn_output", "ffn_gate",
+                                                         "ffn_up", "ffn_down", "attn_norm", "ffn_norm"};
   std::vector<tensor_spec> specs;
   specs.reserve(count);
   const std::uint64_t w = width;
@@ -62,9 +62,12 @@ inline std::vector<tensor_spec> model_specs(std::size_t count, bool short_names,
                          : fmt::format("model.layers.{}.{}", layer, hf[part]);
     t.type = dtype::BF16;
     switch (part) {
-      case 0: case 3: t.shape = {w, w}; break;
-      case 1: case 2: t.shape = {w / 4, w}; break;
-      case 4: case 5: t.shape = {w * 7 / 2, w}; break;
+      case 0:
+      case 3: t.shape = {w, w}; break;
+      case 1:
+      case 2: t.shape = {w / 4, w}; break;
+      case 4:
+      case 5: t.shape = {w * 7 / 2, w}; break;
       case 6: t.shape = {w, w * 7 / 2}; break;
       default: t.shape = {w}; break;
     }

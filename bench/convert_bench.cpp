@@ -76,7 +76,10 @@ BENCHMARK_CAPTURE(memcpy_case, bf16_to_f32, 4)->Arg(1 << 16)->Arg(1 << 24)->Name
 BENCHMARK_CAPTURE(decode_case, f16_to_f32, f16)->Arg(1 << 16)->Arg(1 << 24)->Name("convert/f16_to_f32");
 BENCHMARK_CAPTURE(memcpy_case, f16_to_f32, 4)->Arg(1 << 16)->Arg(1 << 24)->Name("convert/f16_to_f32/memcpy_baseline");
 BENCHMARK_CAPTURE(decode_case, f8_e4m3_to_f32, e4m3)->Arg(1 << 16)->Arg(1 << 24)->Name("convert/f8_e4m3_to_f32");
-BENCHMARK_CAPTURE(memcpy_case, f8_e4m3_to_f32, 4)->Arg(1 << 16)->Arg(1 << 24)->Name("convert/f8_e4m3_to_f32/memcpy_baseline");
+BENCHMARK_CAPTURE(memcpy_case, f8_e4m3_to_f32, 4)
+    ->Arg(1 << 16)
+    ->Arg(1 << 24)
+    ->Name("convert/f8_e4m3_to_f32/memcpy_baseline");
 BENCHMARK_CAPTURE(encode_case, f32_to_bf16, bf16)->Arg(1 << 16)->Arg(1 << 24)->Name("convert/f32_to_bf16");
 BENCHMARK_CAPTURE(memcpy_case, f32_to_bf16, 2)->Arg(1 << 16)->Arg(1 << 24)->Name("convert/f32_to_bf16/memcpy_baseline");
 BENCHMARK_CAPTURE(encode_case, f32_to_f16, f16)->Arg(1 << 16)->Arg(1 << 24)->Name("convert/f32_to_f16");

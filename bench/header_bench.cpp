@@ -41,8 +41,8 @@ std::int64_t minor_faults() {
 }
 
 void report_faults(benchmark::State& state, std::int64_t faults_before) {
-  state.counters["faults_per_parse"] =
-      static_cast<double>(minor_faults() - faults_before) / static_cast<double>(std::max<benchmark::IterationCount>(state.iterations(), 1));
+  state.counters["faults_per_parse"] = static_cast<double>(minor_faults() - faults_before) /
+                                       static_cast<double>(std::max<benchmark::IterationCount>(state.iterations(), 1));
 }
 
 void parse_validate(benchmark::State& state, std::size_t count) {
@@ -139,7 +139,8 @@ void memchr_pass(benchmark::State& state, std::size_t count) {
 
 const std::string& open_path(std::size_t count) {
   static std::string path;
-  if (path.empty()) path = write_sparse_file(model_plan(count), fmt::format("st_bench_open_{}.safetensors", ::getpid()));
+  if (path.empty())
+    path = write_sparse_file(model_plan(count), fmt::format("st_bench_open_{}.safetensors", ::getpid()));
   return path;
 }
 
@@ -147,7 +148,8 @@ const std::string& open_path(std::size_t count) {
 struct open_file_cleanup {
   ~open_file_cleanup() {
     const char* keep = std::getenv("SAFETENSORS_BENCH_KEEP");
-    if (keep == nullptr) (void)::unlink(fmt::format("{}/st_bench_open_{}.safetensors", scratch_dir(), ::getpid()).c_str());
+    if (keep == nullptr)
+      (void)::unlink(fmt::format("{}/st_bench_open_{}.safetensors", scratch_dir(), ::getpid()).c_str());
   }
 } cleanup_at_exit;
 
@@ -221,10 +223,9 @@ const bool registered = [] {
     benchmark::RegisterBenchmark(fmt::format("header/header_parser/{}", n).c_str(), parse_validate_reused, n);
     benchmark::RegisterBenchmark(fmt::format("header/simdjson_dom/{}", n).c_str(), simdjson_dom, n);
     benchmark::RegisterBenchmark(fmt::format("header/memchr/{}", n).c_str(), memchr_pass, n);
-    benchmark::RegisterBenchmark(fmt::format("header/parse_validate_in_place/{}", n).c_str(),
-                                 parse_validate_in_place, n);
-    benchmark::RegisterBenchmark(fmt::format("header/simdjson_dom_in_place/{}", n).c_str(), simdjson_dom_in_place,
+    benchmark::RegisterBenchmark(fmt::format("header/parse_validate_in_place/{}", n).c_str(), parse_validate_in_place,
                                  n);
+    benchmark::RegisterBenchmark(fmt::format("header/simdjson_dom_in_place/{}", n).c_str(), simdjson_dom_in_place, n);
   }
   const auto open_n = static_cast<std::size_t>(env_u64("SAFETENSORS_BENCH_OPEN_TENSORS", 100'000));
   benchmark::RegisterBenchmark(fmt::format("open/pread_header_bytes/{}", open_n).c_str(), pread_header_bytes, open_n);

@@ -86,7 +86,9 @@ std::vector<tensor_data> source_tensors() {
   return out;
 }
 
-std::string scratch(std::string_view what) { return fmt::format("{}/st_bench_{}_{}.safetensors", scratch_dir(), what, ::getpid()); }
+std::string scratch(std::string_view what) {
+  return fmt::format("{}/st_bench_{}_{}.safetensors", scratch_dir(), what, ::getpid());
+}
 
 /// The file the load benchmarks read, written once and left in the page cache.
 const std::string& read_path() {

@@ -51,7 +51,8 @@ struct bench_file {
     path = fmt::format("{}/safetensors-load-bench-{}.safetensors", dir != nullptr ? dir : "/tmp", ::getpid());
     const std::uint64_t rows = std::max<std::uint64_t>(env_bytes() / tensor_count / (columns * 2), 1);
     std::vector<safetensors::tensor_spec> specs;
-    for (std::size_t i = 0; i < tensor_count; ++i) specs.push_back({fmt::format("w{:02}", i), safetensors::dtype::BF16, {rows, columns}});
+    for (std::size_t i = 0; i < tensor_count; ++i)
+      specs.push_back({fmt::format("w{:02}", i), safetensors::dtype::BF16, {rows, columns}});
     auto plan = safetensors::write_plan::make(specs);
     auto writer = safetensors::stream_writer::create(path, std::move(plan).value());
     if (!writer) {
@@ -236,14 +237,28 @@ void BM_SliceLoad(benchmark::State& state, safetensors::io_backend backend) {
 
 BENCHMARK(BM_MemcpyBaseline)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Load, mmap, safetensors::io_backend::mmap)
-    ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Load, pread, safetensors::io_backend::pread)
-    ->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->Arg(1)
+    ->Arg(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_MmapViewChecksum)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CatBaseline)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_SliceLoad, pread, safetensors::io_backend::pread)
-    ->ArgName("dim")->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->ArgName("dim")
+    ->Arg(0)
+    ->Arg(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_SliceLoad, mmap, safetensors::io_backend::mmap)
-    ->ArgName("dim")->Arg(0)->Arg(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+    ->ArgName("dim")
+    ->Arg(0)
+    ->Arg(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace

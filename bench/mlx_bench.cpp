@@ -23,7 +23,7 @@ struct layer {
   mlx::quant_params params;
   std::vector<std::byte> weight, scales, biases;
   mlx::quantized_ref ref() const {
-    return {params, rows, cols, weight, params.mode == mlx::quant_mode::affine ? dtype::BF16 : dtype::U8,
+    return {params, rows,   cols,        weight, params.mode == mlx::quant_mode::affine ? dtype::BF16 : dtype::U8,
             scales, biases, std::nullopt};
   }
 };

@@ -6,8 +6,8 @@
 // and a float's value never matters (the schema only asks whether a number is a float,
 // which is what the big-integer fallback of header_parse.cpp relies on).
 #include "fuzz_support.h"
-#include "safetensors/json_text.h"
 #include "json/serde_number.h"
+#include "safetensors/json_text.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace safetensors;

@@ -7,8 +7,8 @@
 // every policy. Both must give the same error (code, message, offset,
 // tensor) or the same header (tensors, metadata, lengths, warnings).
 #include "fuzz_support.h"
-#include "header/header_walks.h"
 #include "header/header_builder.h"
+#include "header/header_walks.h"
 
 namespace {
 
@@ -22,8 +22,8 @@ bool same_result(const result<header>& a, const result<header>& b) {
     const error& y = b.err();
     return x.code == y.code && x.message == y.message && x.offset == y.offset && x.tensor == y.tensor;
   }
-  if (!st_fuzz::same_header(*a, *b) || a->header_length() != b->header_length() ||
-      a->data_size() != b->data_size() || a->warnings().size() != b->warnings().size()) {
+  if (!st_fuzz::same_header(*a, *b) || a->header_length() != b->header_length() || a->data_size() != b->data_size() ||
+      a->warnings().size() != b->warnings().size()) {
     return false;
   }
   for (std::size_t i = 0; i < a->warnings().size(); ++i) {
@@ -48,13 +48,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const parse_options o{policy, std::nullopt};
     ST_FUZZ_CHECK(same_result(detail::parse_file_bytes_with(header_walk::ondemand_then_dom, bytes, o),
                               detail::parse_file_bytes_with(header_walk::dom_only, bytes, o)));
-    ST_FUZZ_CHECK(same_result(
-        detail::parse_header_with(header_walk::ondemand_then_dom, bytes, json_file_size, o, false),
-        detail::parse_header_with(header_walk::dom_only, bytes, json_file_size, o, false)));
+    ST_FUZZ_CHECK(
+        same_result(detail::parse_header_with(header_walk::ondemand_then_dom, bytes, json_file_size, o, false),
+                    detail::parse_header_with(header_walk::dom_only, bytes, json_file_size, o, false)));
     if (size > detail::json_padding) {  // in place, the input's last 64 bytes as padding of any content
       const auto json = bytes.first(size - detail::json_padding);
-      ST_FUZZ_CHECK(same_result(detail::parse_header_with(header_walk::ondemand_then_dom, json, json_file_size, o, true),
-                                detail::parse_header_with(header_walk::dom_only, json, json_file_size, o, true)));
+      ST_FUZZ_CHECK(
+          same_result(detail::parse_header_with(header_walk::ondemand_then_dom, json, json_file_size, o, true),
+                      detail::parse_header_with(header_walk::dom_only, json, json_file_size, o, true)));
     }
   }
   return 0;

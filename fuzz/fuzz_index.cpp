@@ -21,7 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!path) continue;
     const std::string inner = "/" + shard + "/";
     ST_FUZZ_CHECK(*path == "/nonexistent-st-fuzz/" + shard && shard.front() != '/');
-    ST_FUZZ_CHECK(inner.find("/../") == std::string::npos && shard.find_first_of(std::string("\\\0", 2)) == std::string::npos);
+    ST_FUZZ_CHECK(inner.find("/../") == std::string::npos &&
+                  shard.find_first_of(std::string("\\\0", 2)) == std::string::npos);
   }
   return 0;
 }

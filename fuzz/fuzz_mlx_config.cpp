@@ -11,7 +11,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace safetensors::mlx;
   auto config = parse_config_json(std::string_view(reinterpret_cast<const char*>(data), size));
   if (!config || !*config) return 0;
-  auto valid = [](const quant_params& p) { return p.bits >= 1 && p.bits <= 4096 && p.group_size >= 1 && p.group_size <= 4096; };
+  auto valid = [](const quant_params& p) {
+    return p.bits >= 1 && p.bits <= 4096 && p.group_size >= 1 && p.group_size <= 4096;
+  };
   if ((*config)->global) ST_FUZZ_CHECK(valid(*(*config)->global));
   for (const auto& [layer, params] : (*config)->layers) {
     if (params) ST_FUZZ_CHECK(valid(*params));

@@ -30,8 +30,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::uint64_t last = t.storage_offset;
     bool empty = false;
     for (std::size_t i = 0; i < t.shape.size(); ++i) {
-      if (t.shape[i] == 0) empty = true;
-      else last += (t.shape[i] - 1) * t.strides[i];
+      if (t.shape[i] == 0)
+        empty = true;
+      else
+        last += (t.shape[i] - 1) * t.strides[i];
     }
     ST_FUZZ_CHECK(empty || (last + 1) * (dtype_bits(t.type) / 8) <= s.element_count * s.element_bytes);
   }

@@ -16,12 +16,12 @@
 #include "safetensors/file.h"
 #include "safetensors/writer.h"
 
-#define ST_FUZZ_CHECK(cond)                                                                         \
-  do {                                                                                              \
-    if (!(cond)) {                                                                                  \
-      std::fprintf(stderr, "fuzz property violated: %s (%s:%d)\n", #cond, __FILE__, __LINE__);     \
-      std::abort();                                                                                 \
-    }                                                                                               \
+#define ST_FUZZ_CHECK(cond)                                                                    \
+  do {                                                                                         \
+    if (!(cond)) {                                                                             \
+      std::fprintf(stderr, "fuzz property violated: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
+      std::abort();                                                                            \
+    }                                                                                          \
   } while (0)
 
 namespace st_fuzz {
@@ -55,7 +55,8 @@ inline bool same_content(const safetensors::file& a, const safetensors::file& b)
   if (a.tensors().size() != b.tensors().size() || a.meta().metadata() != b.meta().metadata()) return false;
   for (const auto& x : a.tensors()) {
     const auto* y = b.find(x.name);
-    if (y == nullptr || x.type != y->type || !std::equal(x.shape.begin(), x.shape.end(), y->shape.begin(), y->shape.end())) {
+    if (y == nullptr || x.type != y->type ||
+        !std::equal(x.shape.begin(), x.shape.end(), y->shape.begin(), y->shape.end())) {
       return false;
     }
     auto dx = a.view(x).data;
@@ -86,8 +87,7 @@ inline const std::string& scratch_path(const char* tag) {
     // auto_da_alloc), which makes the open and writer targets 30x slower.
     const char* dir = std::getenv("TMPDIR");
     if (dir == nullptr) dir = ::access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    return std::string(dir) + "/st-fuzz-" + tag + "-" + std::to_string(::getpid()) +
-           ".safetensors";
+    return std::string(dir) + "/st-fuzz-" + tag + "-" + std::to_string(::getpid()) + ".safetensors";
   }()};
   return file.path;
 }

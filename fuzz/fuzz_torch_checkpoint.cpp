@@ -35,10 +35,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ST_FUZZ_CHECK(expected.problem == size_problem::none);
     if (expected.bytes > (std::uint64_t{1} << 26)) continue;  // views of one storage can repeat it: stay fast
     std::uint64_t seen = 0;
-    auto ok = ckpt->read_tensor(i, [&](std::span<const std::byte> chunk) -> status {
-      seen += chunk.size();
-      return {};
-    }, 4096);
+    auto ok = ckpt->read_tensor(
+        i,
+        [&](std::span<const std::byte> chunk) -> status {
+          seen += chunk.size();
+          return {};
+        },
+        4096);
     ST_FUZZ_CHECK(!ok || seen == expected.bytes);
   }
   return 0;

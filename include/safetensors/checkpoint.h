@@ -90,7 +90,9 @@ class checkpoint {
   [[nodiscard]] std::span<const checkpoint_shard> shards() const& noexcept SAFETENSORS_LIFETIMEBOUND { return shards_; }
   std::span<const checkpoint_shard> shards() const&& = delete;
   /// Every tensor, sorted by name.
-  [[nodiscard]] std::span<const tensor_location> tensors() const& noexcept SAFETENSORS_LIFETIMEBOUND { return tensors_; }
+  [[nodiscard]] std::span<const tensor_location> tensors() const& noexcept SAFETENSORS_LIFETIMEBOUND {
+    return tensors_;
+  }
   std::span<const tensor_location> tensors() const&& = delete;
   [[nodiscard]] const tensor_location* find(std::string_view name) const& noexcept SAFETENSORS_LIFETIMEBOUND;
   const tensor_location* find(std::string_view name) const&& = delete;
@@ -101,7 +103,9 @@ class checkpoint {
 
   /// The index's "metadata" object: strings verbatim, other values as JSON text
   /// (total_size appears as its decimal digits). Empty for a single file.
-  [[nodiscard]] const metadata_map& index_metadata() const& noexcept SAFETENSORS_LIFETIMEBOUND { return index_metadata_; }
+  [[nodiscard]] const metadata_map& index_metadata() const& noexcept SAFETENSORS_LIFETIMEBOUND {
+    return index_metadata_;
+  }
   const metadata_map& index_metadata() const&& = delete;
   /// metadata.total_size when the index has one.
   [[nodiscard]] std::optional<std::uint64_t> total_size() const noexcept { return total_size_; }
@@ -200,8 +204,9 @@ struct shard_assignment {
 /// if one does, the files renamed before it stay (replacing same-named files), the rest
 /// are removed, and the error names the file. Other files in `directory` (e.g. shards of
 /// an older checkpoint with more shards) are never touched. Returns the assignment used.
-[[nodiscard]] result<shard_assignment> write_checkpoint(const std::string& directory, std::span<const tensor_data> tensors,
-                                      const shard_write_options& options = {});
+[[nodiscard]] result<shard_assignment> write_checkpoint(const std::string& directory,
+                                                        std::span<const tensor_data> tensors,
+                                                        const shard_write_options& options = {});
 
 /// Receives the next chunk of the tensor being produced.
 using chunk_sink = std::function<status(std::span<const std::byte>)>;
@@ -212,7 +217,8 @@ using tensor_producer = std::function<status(std::size_t index, const chunk_sink
 /// producer's chunks. Tensors are produced one at a time, in the order of `tensors`; a
 /// producer that passes more or fewer bytes than the dtype and shape need fails the write
 /// (InvalidArgument), as does any error it returns, leaving the directory unchanged.
-[[nodiscard]] result<shard_assignment> write_checkpoint(const std::string& directory, std::span<const tensor_spec> tensors,
+[[nodiscard]] result<shard_assignment> write_checkpoint(const std::string& directory,
+                                                        std::span<const tensor_spec> tensors,
                                                         const tensor_producer& produce,
                                                         const shard_write_options& options = {});
 

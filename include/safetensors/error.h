@@ -17,29 +17,29 @@ namespace safetensors {
 /// Error categories. The first ten mirror `SafeTensorError` of huggingface/safetensors
 /// in the order the reference checks them; the rest are ours.
 enum class error_code : std::uint8_t {
-  header_too_small,               ///< file shorter than 8 bytes
-  header_too_large,               ///< length prefix N over the header cap
-  invalid_header_length,          ///< 8 + N past the end of the file
-  invalid_header,                 ///< header bytes are not UTF-8
-  invalid_header_deserialization, ///< JSON syntax, schema, dtype or metadata type
-  duplicate_key,                  ///< a JSON object repeats a key (our deviation)
-  invalid_offset,                 ///< tensors do not tile the data buffer
-  validation_overflow,            ///< shape product or byte size overflows
-  misaligned_slice,               ///< sub-byte tensor or slice not ending on a byte
-  tensor_invalid_info,            ///< byte extent differs from shape x dtype size
-  metadata_incomplete_buffer,     ///< data buffer does not end at the end of file
-  limit_exceeded,                 ///< a strict-mode cap (tensor count, rank, ...) is exceeded
-  unknown_field,                  ///< strict mode: unknown field in a tensor entry
-  tensor_not_found,               ///< lookup by a name the file does not have
-  invalid_argument,               ///< caller passed something unusable (writer input, slice, ...)
-  io,                             ///< the operating system reported an error
-  invalid_slice,                  ///< slice spec unparsable, too many indices, index out of bounds
-  invalid_index,                  ///< checkpoint index JSON malformed (syntax or schema)
-  unsafe_path,                    ///< a shard name would leave the checkpoint's directory
-  shard_mismatch,                 ///< index and shards disagree (missing, duplicated, unmapped, total_size)
-  invalid_format,                 ///< a foreign input (PyTorch, pickle, npy/npz, GGUF, zip) is malformed
-  unsupported,                    ///< a well-formed input uses something we cannot represent (type, feature)
-  unsafe_content,                 ///< an input asks for something refused for safety (pickle global, zip bomb)
+  header_too_small,                ///< file shorter than 8 bytes
+  header_too_large,                ///< length prefix N over the header cap
+  invalid_header_length,           ///< 8 + N past the end of the file
+  invalid_header,                  ///< header bytes are not UTF-8
+  invalid_header_deserialization,  ///< JSON syntax, schema, dtype or metadata type
+  duplicate_key,                   ///< a JSON object repeats a key (our deviation)
+  invalid_offset,                  ///< tensors do not tile the data buffer
+  validation_overflow,             ///< shape product or byte size overflows
+  misaligned_slice,                ///< sub-byte tensor or slice not ending on a byte
+  tensor_invalid_info,             ///< byte extent differs from shape x dtype size
+  metadata_incomplete_buffer,      ///< data buffer does not end at the end of file
+  limit_exceeded,                  ///< a strict-mode cap (tensor count, rank, ...) is exceeded
+  unknown_field,                   ///< strict mode: unknown field in a tensor entry
+  tensor_not_found,                ///< lookup by a name the file does not have
+  invalid_argument,                ///< caller passed something unusable (writer input, slice, ...)
+  io,                              ///< the operating system reported an error
+  invalid_slice,                   ///< slice spec unparsable, too many indices, index out of bounds
+  invalid_index,                   ///< checkpoint index JSON malformed (syntax or schema)
+  unsafe_path,                     ///< a shard name would leave the checkpoint's directory
+  shard_mismatch,                  ///< index and shards disagree (missing, duplicated, unmapped, total_size)
+  invalid_format,                  ///< a foreign input (PyTorch, pickle, npy/npz, GGUF, zip) is malformed
+  unsupported,                     ///< a well-formed input uses something we cannot represent (type, feature)
+  unsafe_content,                  ///< an input asks for something refused for safety (pickle global, zip bomb)
 };
 
 /// The reference's variant name ("InvalidOffset", ...) or ours ("DuplicateKey", ...).
@@ -48,19 +48,18 @@ enum class error_code : std::uint8_t {
 /// A failure with everything needed to report it: what, and where.
 struct error {
   error_code code = error_code::io;
-  std::string message;                ///< human-readable, without the location
-  std::optional<std::uint64_t> offset; ///< byte offset in the file, when one applies
-  std::optional<std::string> tensor;  ///< tensor name, when one applies
-  std::string path;                   ///< file path, empty for in-memory input
-  int os_errno = 0;                   ///< errno for `io` errors, else 0
+  std::string message;                  ///< human-readable, without the location
+  std::optional<std::uint64_t> offset;  ///< byte offset in the file, when one applies
+  std::optional<std::string> tensor;    ///< tensor name, when one applies
+  std::string path;                     ///< file path, empty for in-memory input
+  int os_errno = 0;                     ///< errno for `io` errors, else 0
 
   /// One line: "<path>: <message> (at byte N, tensor 'T')".
   [[nodiscard]] std::string to_string() const;
 };
 
 /// Builds an error; a short helper so call sites stay one line.
-[[nodiscard]] error make_error(error_code code, std::string message,
-                               std::optional<std::uint64_t> offset = std::nullopt,
+[[nodiscard]] error make_error(error_code code, std::string message, std::optional<std::uint64_t> offset = std::nullopt,
                                std::optional<std::string> tensor = std::nullopt);
 
 /// A value or an error. Accessing the wrong alternative is a programming error

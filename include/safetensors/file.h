@@ -65,7 +65,9 @@ class file {
 
   [[nodiscard]] const header& meta() const& noexcept SAFETENSORS_LIFETIMEBOUND { return header_; }
   const header& meta() const&& = delete;
-  [[nodiscard]] std::span<const tensor_info> tensors() const& noexcept SAFETENSORS_LIFETIMEBOUND { return header_.tensors(); }
+  [[nodiscard]] std::span<const tensor_info> tensors() const& noexcept SAFETENSORS_LIFETIMEBOUND {
+    return header_.tensors();
+  }
   std::span<const tensor_info> tensors() const&& = delete;
   [[nodiscard]] const tensor_info* find(std::string_view name) const& noexcept SAFETENSORS_LIFETIMEBOUND {
     return header_.find(name);
@@ -105,8 +107,8 @@ class file {
   int fd_ = -1;
   void* mapping_ = nullptr;
   std::size_t mapping_length_ = 0;
-  std::vector<std::byte> owned_;          // non-regular files read as a stream
-  std::span<const std::byte> bytes_;      // the whole file when resident
+  std::vector<std::byte> owned_;      // non-regular files read as a stream
+  std::span<const std::byte> bytes_;  // the whole file when resident
   std::uint64_t size_ = 0;
 };
 

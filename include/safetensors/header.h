@@ -97,21 +97,18 @@ class header {
 
 /// Stages 1-3: reads N from the first bytes of a file of `file_size` bytes.
 /// Errors: HeaderTooSmall, HeaderTooLarge, InvalidHeaderLength.
-[[nodiscard]] result<std::uint64_t> read_header_length(std::span<const std::byte> prefix,
-                                                       std::uint64_t file_size,
+[[nodiscard]] result<std::uint64_t> read_header_length(std::span<const std::byte> prefix, std::uint64_t file_size,
                                                        const parse_options& options = {});
 
 /// Stages 4-7: validates the N header bytes of a file of `file_size` bytes.
 /// Errors: InvalidHeader, InvalidHeaderDeserialization, DuplicateKey, LimitExceeded,
 /// UnknownField (strict), InvalidOffset, ValidationOverflow, MisalignedSlice,
 /// TensorInvalidInfo, MetadataIncompleteBuffer.
-[[nodiscard]] result<header> parse_header(std::span<const std::byte> header_json,
-                                          std::uint64_t file_size,
+[[nodiscard]] result<header> parse_header(std::span<const std::byte> header_json, std::uint64_t file_size,
                                           const parse_options& options = {});
 
 /// Stages 1-7 on a whole file held in memory. No I/O.
-[[nodiscard]] result<header> parse_file_bytes(std::span<const std::byte> file,
-                                              const parse_options& options = {});
+[[nodiscard]] result<header> parse_file_bytes(std::span<const std::byte> file, const parse_options& options = {});
 
 /// The functions above with a parser of your own: it keeps its JSON buffers (a few times
 /// the header's size) between calls whatever the header size, so a program parsing many

@@ -43,7 +43,7 @@ struct load_progress {
 };
 
 struct load_options {
-  unsigned threads = 0;                               ///< 0: hardware threads, at most 8
+  unsigned threads = 0;                                ///< 0: hardware threads, at most 8
   std::uint64_t chunk_bytes = std::uint64_t{8} << 20;  ///< largest single read
   std::uint64_t max_in_flight_bytes = std::uint64_t{256} << 20;
   /// Called after each piece, never concurrently (from any worker thread). Returning

@@ -79,7 +79,7 @@ template <minifloat_format F>
                                      : F.kind == minifloat_kind::fn ? all_ones - 1U
                                                                     : all_ones;
   constexpr std::uint32_t nan_code = F.kind == minifloat_kind::fnuz ? 1U << (width - 1) : all_ones;
-  constexpr std::uint32_t overflow_code = F.kind == minifloat_kind::ieee ? exp_max << F.mant_bits  // Inf
+  constexpr std::uint32_t overflow_code = F.kind == minifloat_kind::ieee     ? exp_max << F.mant_bits  // Inf
                                           : F.kind == minifloat_kind::finite ? max_code
                                                                              : nan_code;
   const std::uint32_t u = std::bit_cast<std::uint32_t>(value);

@@ -31,7 +31,7 @@
 namespace safetensors {
 class file;
 class checkpoint;
-}
+}  // namespace safetensors
 
 namespace safetensors::mlx {
 
@@ -66,10 +66,10 @@ enum class param_source : std::uint8_t { layer_config, metadata, config, shapes 
 
 /// One quantized layer of a file.
 struct quantized_layer {
-  std::string path;     ///< module path P
-  std::string weight;   ///< P.weight (U32)
-  std::string scales;   ///< P.scales
-  std::string biases;   ///< P.biases, empty for fp modes
+  std::string path;    ///< module path P
+  std::string weight;  ///< P.weight (U32)
+  std::string scales;  ///< P.scales
+  std::string biases;  ///< P.biases, empty for fp modes
   quant_params params;
   dtype scale_type = dtype::BF16;
   std::vector<std::uint64_t> shape;  ///< logical weight shape [..., out, in]

@@ -121,8 +121,7 @@ struct quantized_out {
 /// are stored as E4M3(amax/6 * 2688/gs) and dequantize needs the same value back.
 /// Errors: InvalidArgument (params, dtype, sizes, cols not a multiple of the group size).
 [[nodiscard]] status quantize(dtype in_type, std::span<const std::byte> in, std::uint64_t rows, std::uint64_t cols,
-                              const quant_params& params, const quantized_out& out,
-                              const kernel_options& options = {},
+                              const quant_params& params, const quantized_out& out, const kernel_options& options = {},
                               std::optional<float> nvfp4_global_scale = std::nullopt);
 
 }  // namespace safetensors::mlx

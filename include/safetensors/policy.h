@@ -58,9 +58,7 @@ struct parse_options {
   validation_policy policy = validation_policy::reference;
   std::optional<limits> caps;  ///< nullopt: limits::defaults_for(policy)
 
-  [[nodiscard]] limits effective_limits() const noexcept {
-    return caps ? *caps : limits::defaults_for(policy);
-  }
+  [[nodiscard]] limits effective_limits() const noexcept { return caps ? *caps : limits::defaults_for(policy); }
 };
 
 }  // namespace safetensors

@@ -102,7 +102,6 @@ struct index_range {
 /// Errors: InvalidSlice (dim out of range, world_size 0, rank >= world_size), plus
 /// plan_slice's.
 [[nodiscard]] result<slice_plan> plan_tensor_parallel(const tensor_info& tensor, std::uint64_t data_start,
-                                                      std::size_t dim, std::uint64_t rank,
-                                                      std::uint64_t world_size);
+                                                      std::size_t dim, std::uint64_t rank, std::uint64_t world_size);
 
 }  // namespace safetensors

@@ -14,9 +14,8 @@ PyObject* safetensor_error_type = nullptr;
 void raise(const safetensors::error& e) {
   if (e.code == safetensors::error_code::io && e.os_errno == ENOENT) {
     // The reference raises FileNotFoundError for a missing file; errno and filename as OSError has them.
-    py::object exc = py::reinterpret_steal<py::object>(
-        PyObject_CallFunction(PyExc_FileNotFoundError, "isz", ENOENT, std::strerror(ENOENT),
-                              e.path.empty() ? nullptr : e.path.c_str()));
+    py::object exc = py::reinterpret_steal<py::object>(PyObject_CallFunction(
+        PyExc_FileNotFoundError, "isz", ENOENT, std::strerror(ENOENT), e.path.empty() ? nullptr : e.path.c_str()));
     if (exc) PyErr_SetObject(PyExc_FileNotFoundError, exc.ptr());
     return;
   }

@@ -111,20 +111,27 @@ void quantize_into(const std::string& in_code, const py::handle& in, std::uint64
 void bind_mlx(py::module_& m) {
   m.def("mlx_layers", &layers, py::arg("path"),
         "The quantized MLX layers of a file (config.json beside it is read when present).");
-  m.def("mlx_dequantize_into", &dequantize_into, py::arg("path"), py::arg("weight"), py::arg("dtype"),
-        py::arg("out"), "Dequantizes the layer whose packed weight is `weight` into `out`.");
+  m.def("mlx_dequantize_into", &dequantize_into, py::arg("path"), py::arg("weight"), py::arg("dtype"), py::arg("out"),
+        "Dequantizes the layer whose packed weight is `weight` into `out`.");
   m.def("mlx_quantize_into", &quantize_into, py::arg("dtype"), py::arg("data"), py::arg("rows"), py::arg("cols"),
         py::arg("mode"), py::arg("bits"), py::arg("group_size"), py::arg("weight"), py::arg("scales"),
         py::arg("biases"), "Quantizes rows x cols elements into the given buffers (bits/group_size 0: defaults).");
-  m.def("mlx_params", [](const std::string& mode, unsigned bits, unsigned group_size) {
-    const auto p = params_from(mode, bits, group_size);
-    check(mlx::check_quantize_params(p));
-    return py::make_tuple(p.bits, p.group_size);
-  }, py::arg("mode"), py::arg("bits") = 0, py::arg("group_size") = 0,
-        "(bits, group size) after defaults, checked as quantize checks them.");
-  m.def("mlx_scale_dtype", [](const std::string& mode, const std::string& in_code) {
-    return std::string(st::dtype_name(mlx::scale_dtype_for(params_from(mode, 0, 0).mode, dtype_from_code(in_code))));
-  }, py::arg("mode"), py::arg("dtype"));
+  m.def(
+      "mlx_params",
+      [](const std::string& mode, unsigned bits, unsigned group_size) {
+        const auto p = params_from(mode, bits, group_size);
+        check(mlx::check_quantize_params(p));
+        return py::make_tuple(p.bits, p.group_size);
+      },
+      py::arg("mode"), py::arg("bits") = 0, py::arg("group_size") = 0,
+      "(bits, group size) after defaults, checked as quantize checks them.");
+  m.def(
+      "mlx_scale_dtype",
+      [](const std::string& mode, const std::string& in_code) {
+        return std::string(
+            st::dtype_name(mlx::scale_dtype_for(params_from(mode, 0, 0).mode, dtype_from_code(in_code))));
+      },
+      py::arg("mode"), py::arg("dtype"));
 }
 
 }  // namespace st_python

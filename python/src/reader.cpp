@@ -41,8 +41,8 @@ located locate(const source& s, const std::string& name) {
   } else if (const auto* loc = s.checkpoint->find(name)) {
     return {&s.checkpoint->file_of(*loc), loc->info};
   }
-  st::error e = st::make_error(st::error_code::tensor_not_found, "File does not contain tensor " + name,
-                               std::nullopt, name);
+  st::error e =
+      st::make_error(st::error_code::tensor_not_found, "File does not contain tensor " + name, std::nullopt, name);
   e.path = s.file ? s.file->path() : s.checkpoint->directory();
   throw python_error(std::move(e));
 }
@@ -156,7 +156,8 @@ py::list offset_keys(const reader& r) {
   auto add_file = [&](const st::file& f) {
     for (const auto& t : f.tensors()) out.append(py::str(t.name.data(), t.name.size()));
   };
-  if (s->file) add_file(*s->file);
+  if (s->file)
+    add_file(*s->file);
   else
     for (const auto& shard : s->checkpoint->shards()) add_file(shard.file);
   return out;
@@ -238,18 +239,20 @@ void bind_reader(py::module_& m) {
            "Plans a slice; indexers are ('index', i), ('range', start, stop, step) or ('ellipsis',).")
       .def("close", &reader::close)
       .def_property_readonly("closed", &reader::closed)
-      .def_property_readonly("backend", [](const reader& r) {
-        const auto s = r.state();
-        const auto& f = s->file ? *s->file : s->checkpoint->shards().front().file;
-        return std::string(st::backend_name(f.backend()));
-      })
+      .def_property_readonly("backend",
+                             [](const reader& r) {
+                               const auto s = r.state();
+                               const auto& f = s->file ? *s->file : s->checkpoint->shards().front().file;
+                               return std::string(st::backend_name(f.backend()));
+                             })
       .def("warnings", [](const reader& r) {
         const auto s = r.state();
         std::vector<std::string> out;
         auto add = [&](const st::file& f) {
           for (const auto& w : f.meta().warnings()) out.push_back(w.message);
         };
-        if (s->file) add(*s->file);
+        if (s->file)
+          add(*s->file);
         else
           for (const auto& shard : s->checkpoint->shards()) add(shard.file);
         return out;

@@ -51,10 +51,10 @@ result<checkpoint_target> resolve_checkpoint_path(const std::string& path) {
     return t;
   }
   if (indexes.size() > 1) {
-    return located(make_error(error_code::invalid_argument,
-                              fmt::format("the directory holds {} index files ({}); name one",
-                                          indexes.size(), fmt::join(indexes, ", "))),
-                   path);
+    return located(
+        make_error(error_code::invalid_argument, fmt::format("the directory holds {} index files ({}); name one",
+                                                             indexes.size(), fmt::join(indexes, ", "))),
+        path);
   }
   if (files.size() == 1) {
     t.single_file = t.directory + "/" + files[0];
@@ -127,11 +127,10 @@ void cross_check(const parsed_index& index, const std::vector<std::string>& name
     const bool in_map = mapped != index.weight_map.end() && mapped->first == name;
     for (auto h = lo; h != hi; ++h) {
       if (in_map && mapped->second == names[h->second]) continue;
-      std::string message =
-          in_map ? fmt::format("shard '{}' stores tensor '{}', which the weight_map assigns to '{}'",
-                               names[h->second], name, mapped->second)
-                 : fmt::format("shard '{}' stores tensor '{}', which the weight_map does not list", names[h->second],
-                               name);
+      std::string message = in_map ? fmt::format("shard '{}' stores tensor '{}', which the weight_map assigns to '{}'",
+                                                 names[h->second], name, mapped->second)
+                                   : fmt::format("shard '{}' stores tensor '{}', which the weight_map does not list",
+                                                 names[h->second], name);
       if (in_map && hi - lo > 1) continue;  // already reported as stored twice
       if (!emit(checkpoint_problem::tensor_not_in_weight_map, h->second, std::move(message), name)) return;
     }
@@ -146,9 +145,9 @@ void cross_check(const parsed_index& index, const std::vector<std::string>& name
     if (const tensor_info* t = files[shard_of(shard_name)]->find(tensor)) sum += t->byte_size();
   }
   if (sum != *index.total_size) {
-    error e = make_error(error_code::shard_mismatch,
-                         fmt::format("metadata.total_size is {}, the tensors of the weight_map hold {} bytes",
-                                     *index.total_size, sum));
+    error e = make_error(
+        error_code::shard_mismatch,
+        fmt::format("metadata.total_size is {}, the tensors of the weight_map hold {} bytes", *index.total_size, sum));
     (void)sink(checkpoint_problem::total_size_mismatch, std::move(e));
   }
 }

@@ -16,8 +16,8 @@ struct checkpoint_builder {
     checkpoint c;
     c.directory_ = target.directory;
     const auto slash = target.single_file.find_last_of('/');
-    c.shards_.push_back({slash == std::string::npos ? target.single_file : target.single_file.substr(slash + 1),
-                         std::move(f).value()});
+    c.shards_.push_back(
+        {slash == std::string::npos ? target.single_file : target.single_file.substr(slash + 1), std::move(f).value()});
     for (const tensor_info& t : c.shards_[0].file.tensors()) {
       c.tensors_.push_back({t.name, 0, &t});
       c.data_size_ += t.byte_size();

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <memory>
 
-
 #include "checkpoint/assemble.h"
 #include "platform/sys.h"
 #include "safetensors/sha256.h"

@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "writer/atomic_file.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/json_text.h"
+#include "writer/atomic_file.h"
 
 namespace safetensors {
 namespace {
@@ -45,10 +45,16 @@ result<std::uint64_t> parse_byte_size(std::string_view text) {
   if (!digits) return bad_size(text, "expected a number such as 5GB, 500MB or 2GiB");
   while (i < text.size() && text[i] == ' ') ++i;
   const std::string_view unit = text.substr(i);
-  static constexpr std::pair<std::string_view, std::uint64_t> units[] = {
-      {"", 1},           {"B", 1},
-      {"KB", 1000},      {"MB", 1'000'000},  {"GB", 1'000'000'000}, {"TB", 1'000'000'000'000},
-      {"KiB", 1U << 10}, {"MiB", 1U << 20},  {"GiB", 1U << 30},     {"TiB", std::uint64_t{1} << 40}};
+  static constexpr std::pair<std::string_view, std::uint64_t> units[] = {{"", 1},
+                                                                         {"B", 1},
+                                                                         {"KB", 1000},
+                                                                         {"MB", 1'000'000},
+                                                                         {"GB", 1'000'000'000},
+                                                                         {"TB", 1'000'000'000'000},
+                                                                         {"KiB", 1U << 10},
+                                                                         {"MiB", 1U << 20},
+                                                                         {"GiB", 1U << 30},
+                                                                         {"TiB", std::uint64_t{1} << 40}};
   std::uint64_t multiplier = 0;
   for (const auto& [name, value] : units) {
     if (iequals(unit, name)) multiplier = value;
@@ -79,10 +85,9 @@ result<shard_assignment> assign_shards(std::span<const tensor_spec> tensors, con
   for (std::size_t i = 0; i < tensors.size(); ++i) {
     const auto size = byte_size(tensors[i].type, tensors[i].shape);
     if (size.problem != size_problem::none) {
-      return make_error(size.problem == size_problem::overflow ? error_code::validation_overflow
-                                                               : error_code::misaligned_slice,
-                        fmt::format("tensor '{}' has no valid byte size", tensors[i].name), std::nullopt,
-                        tensors[i].name);
+      return make_error(
+          size.problem == size_problem::overflow ? error_code::validation_overflow : error_code::misaligned_slice,
+          fmt::format("tensor '{}' has no valid byte size", tensors[i].name), std::nullopt, tensors[i].name);
     }
     if (size.bytes > options.max_shard_bytes) {
       out.shards.push_back({i});
@@ -106,7 +111,7 @@ result<shard_assignment> assign_shards(std::span<const tensor_spec> tensors, con
 }
 
 result<shard_assignment> write_checkpoint(const std::string& directory, std::span<const tensor_data> tensors,
-                        const shard_write_options& options) {
+                                          const shard_write_options& options) {
   std::vector<tensor_spec> specs;
   specs.reserve(tensors.size());
   for (const tensor_data& t : tensors) specs.push_back({t.name, t.type, t.shape});
@@ -155,10 +160,10 @@ result<shard_assignment> write_checkpoint(const std::string& directory, std::spa
       const std::uint64_t need = p->byte_size();
       std::uint64_t written = 0;
       auto wrong_size = [&](std::uint64_t got) {
-        error e = make_error(error_code::invalid_argument,
-                             fmt::format("tensor '{}' has {} bytes of data, its dtype and shape need {}",
-                                         specs[i].name, got, need),
-                             std::nullopt, specs[i].name);
+        error e = make_error(
+            error_code::invalid_argument,
+            fmt::format("tensor '{}' has {} bytes of data, its dtype and shape need {}", specs[i].name, got, need),
+            std::nullopt, specs[i].name);
         e.path = path;
         return e;
       };

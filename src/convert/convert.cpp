@@ -15,9 +15,9 @@ namespace cd = detail;
 status check_sizes(dtype t, std::size_t bytes, std::size_t count, const char* direction) {
   const byte_size_result need = byte_size(t, count);
   if (need.problem == size_problem::not_whole_bytes) {
-    return make_error(error_code::invalid_argument,
-                      fmt::format("cannot {} {} elements of {}: they do not fill whole bytes", direction, count,
-                                  dtype_name(t)));
+    return make_error(
+        error_code::invalid_argument,
+        fmt::format("cannot {} {} elements of {}: they do not fill whole bytes", direction, count, dtype_name(t)));
   }
   if (need.problem != size_problem::none || need.bytes != bytes) {
     return make_error(error_code::invalid_argument,
@@ -29,8 +29,8 @@ status check_sizes(dtype t, std::size_t bytes, std::size_t count, const char* di
 
 status reject_complex(dtype t, const char* direction) {
   return make_error(error_code::invalid_argument,
-                    fmt::format("cannot {} {} as real numbers: it is complex (read its bytes as F32 pairs)",
-                                direction, dtype_name(t)));
+                    fmt::format("cannot {} {} as real numbers: it is complex (read its bytes as F32 pairs)", direction,
+                                dtype_name(t)));
 }
 
 template <class Out>
@@ -41,9 +41,15 @@ status decode(dtype from, std::span<const std::byte> src, std::span<Out> dst) {
   Out* d = dst.data();
   const std::size_t n = dst.size();
   if (from == dtype::BF16) {
-    if constexpr (std::is_same_v<Out, float>) cd::bf16_to_f32(s, d, n); else cd::bf16_to_f64(s, d, n);
+    if constexpr (std::is_same_v<Out, float>)
+      cd::bf16_to_f32(s, d, n);
+    else
+      cd::bf16_to_f64(s, d, n);
   } else if (from == dtype::F16) {
-    if constexpr (std::is_same_v<Out, float>) cd::f16_to_f32(s, d, n); else cd::f16_to_f64(s, d, n);
+    if constexpr (std::is_same_v<Out, float>)
+      cd::f16_to_f32(s, d, n);
+    else
+      cd::f16_to_f64(s, d, n);
   } else if (dtype_bits(from) <= 8) {
     cd::lut_decode(from, s, d, n);
   } else {

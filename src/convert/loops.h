@@ -19,7 +19,8 @@ namespace safetensors::detail {
 [[gnu::always_inline]] inline void store_u16(std::byte* p, std::uint16_t v) noexcept { std::memcpy(p, &v, sizeof v); }
 
 [[gnu::always_inline]] inline void bf16_to_f32_loop(const std::byte* src, float* dst, std::size_t n) noexcept {
-  for (std::size_t i = 0; i < n; ++i) dst[i] = std::bit_cast<float>(static_cast<std::uint32_t>(load_u16(src + 2 * i)) << 16);
+  for (std::size_t i = 0; i < n; ++i)
+    dst[i] = std::bit_cast<float>(static_cast<std::uint32_t>(load_u16(src + 2 * i)) << 16);
 }
 
 // f32_to_bf16 of convert.h with its NaN test turned into a select, so it vectorises.
@@ -33,7 +34,8 @@ namespace safetensors::detail {
 }
 
 template <class Out>
-[[gnu::always_inline]] inline void table_loop(const Out* table, const std::byte* src, Out* dst, std::size_t n) noexcept {
+[[gnu::always_inline]] inline void table_loop(const Out* table, const std::byte* src, Out* dst,
+                                              std::size_t n) noexcept {
   for (std::size_t i = 0; i < n; ++i) dst[i] = table[std::to_integer<std::uint8_t>(src[i])];
 }
 

@@ -2,8 +2,8 @@
 // Table-driven decode of one-byte and sub-byte types: every code's value is computed
 // once at compile time from the scalar codecs, so the loops are a load per element.
 #include <array>
-#include <type_traits>
 #include <cstring>
+#include <type_traits>
 
 #include "convert/kernels.h"
 #include "convert/loops.h"

@@ -168,8 +168,8 @@ result<tensor_view> file::view(std::string_view name) const& {
   if (info == nullptr) return with_path(tensor_not_found(name));
   if (!resident()) {
     return with_path(make_error(error_code::invalid_argument,
-                                "the pread backend has no in-memory views; use read_into() or load()",
-                                std::nullopt, std::string(name)));
+                                "the pread backend has no in-memory views; use read_into() or load()", std::nullopt,
+                                std::string(name)));
   }
   return view(*info);
 }
@@ -177,10 +177,10 @@ result<tensor_view> file::view(std::string_view name) const& {
 status file::read_range(std::uint64_t offset, std::span<std::byte> destination) const {
   std::uint64_t end = 0;
   if (__builtin_add_overflow(offset, destination.size(), &end) || end > size_) {
-    return with_path(make_error(error_code::invalid_argument,
-                                fmt::format("range of {} bytes at byte {} is outside the file of {} bytes",
-                                            destination.size(), offset, size_),
-                                offset));
+    return with_path(make_error(
+        error_code::invalid_argument,
+        fmt::format("range of {} bytes at byte {} is outside the file of {} bytes", destination.size(), offset, size_),
+        offset));
   }
   if (resident()) {
     if (!destination.empty()) std::memcpy(destination.data(), bytes_.data() + offset, destination.size());
@@ -191,10 +191,10 @@ status file::read_range(std::uint64_t offset, std::span<std::byte> destination) 
 
 status file::read_into(const tensor_info& info, std::span<std::byte> destination) const {
   if (destination.size() != info.byte_size()) {
-    return with_path(make_error(error_code::invalid_argument,
-                                fmt::format("destination has {} bytes, the tensor has {}", destination.size(),
-                                            info.byte_size()),
-                                std::nullopt, std::string(info.name)));
+    return with_path(
+        make_error(error_code::invalid_argument,
+                   fmt::format("destination has {} bytes, the tensor has {}", destination.size(), info.byte_size()),
+                   std::nullopt, std::string(info.name)));
   }
   auto s = read_range(header_.data_start() + info.begin, destination);
   if (!s) {

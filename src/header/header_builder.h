@@ -20,14 +20,14 @@ struct header_builder {
 
   /// Copies names into the arena, points shapes into `dims`, rejects duplicate names, then validates offsets and
   /// the end of file. `header_length` is N; `file_size` the whole file's size.
-  [[nodiscard]] result<header> finish(std::uint64_t header_length, std::uint64_t file_size,
-                                      validation_policy policy);
+  [[nodiscard]] result<header> finish(std::uint64_t header_length, std::uint64_t file_size, validation_policy policy);
 };
 
 /// simdjson::SIMDJSON_PADDING: how many readable bytes parse_header_padded needs after the JSON.
 inline constexpr std::size_t json_padding = 64;
 
-/// parse_header for JSON followed by at least `json_padding` readable bytes of any content: the parser reads them in place instead of copying the JSON.
+/// parse_header for JSON followed by at least `json_padding` readable bytes of any content: the parser reads them in
+/// place instead of copying the JSON.
 [[nodiscard]] result<header> parse_header_padded(std::span<const std::byte> header_json, std::uint64_t file_size,
                                                  const parse_options& options);
 

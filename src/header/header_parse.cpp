@@ -34,8 +34,8 @@ constexpr std::size_t serde_max_nesting = 127;
 constexpr std::size_t simdjson_max_depth = serde_max_nesting + 1;
 
 error json_error(std::string message, std::optional<std::string> tensor = std::nullopt) {
-  return make_error(error_code::invalid_header_deserialization, "invalid JSON in header: " + message,
-                    std::nullopt, std::move(tensor));
+  return make_error(error_code::invalid_header_deserialization, "invalid JSON in header: " + message, std::nullopt,
+                    std::move(tensor));
 }
 
 std::string_view type_word(dom::element_type t) {
@@ -92,9 +92,9 @@ class schema_walker {
         return limit_error(fmt::format("more than {} tensors", caps_.max_tensors), kv.key);
       }
       if (kv.key.size() > caps_.max_name_bytes) {
-        return limit_error(fmt::format("tensor name of {} bytes exceeds the {}-byte limit", kv.key.size(),
-                                       caps_.max_name_bytes),
-                           kv.key);
+        return limit_error(
+            fmt::format("tensor name of {} bytes exceeds the {}-byte limit", kv.key.size(), caps_.max_name_bytes),
+            kv.key);
       }
       if (auto e = read_tensor(kv.key, kv.value)) return e;
     }
@@ -114,9 +114,9 @@ class schema_walker {
     if (type == dom::element_type::DOUBLE) saw_ignored_float_ = true;
     if (type != dom::element_type::OBJECT && type != dom::element_type::ARRAY) return std::nullopt;
     if (level > serde_max_nesting) {
-      return json_error(fmt::format("tensor '{}': recursion limit exceeded (more than {} nested levels)", tensor,
-                                    serde_max_nesting),
-                        std::string(tensor));
+      return json_error(
+          fmt::format("tensor '{}': recursion limit exceeded (more than {} nested levels)", tensor, serde_max_nesting),
+          std::string(tensor));
     }
     if (type == dom::element_type::ARRAY) {
       dom::array items = value.get_array().value_unsafe();
@@ -144,8 +144,8 @@ class schema_walker {
   std::optional<error> read_metadata(dom::element value) {
     if (value.type() == dom::element_type::NULL_VALUE) return std::nullopt;
     if (value.type() != dom::element_type::OBJECT) {
-      return json_error(fmt::format("__metadata__: invalid type: {}, expected a map of strings",
-                                    type_word(value.type())));
+      return json_error(
+          fmt::format("__metadata__: invalid type: {}, expected a map of strings", type_word(value.type())));
     }
     dom::object obj = value.get_object().value_unsafe();
     if (auto dup = find_duplicate_key(obj)) {
@@ -155,8 +155,8 @@ class schema_walker {
     std::uint64_t bytes = 0;
     for (dom::key_value_pair kv : obj) {
       if (kv.value.type() != dom::element_type::STRING) {
-        return json_error(fmt::format("__metadata__['{}']: invalid type: {}, expected a string", kv.key,
-                                      type_word(kv.value.type())));
+        return json_error(
+            fmt::format("__metadata__['{}']: invalid type: {}, expected a string", kv.key, type_word(kv.value.type())));
       }
       std::string_view v = kv.value.get_string().value_unsafe();
       bytes += kv.key.size() + v.size();
@@ -231,8 +231,8 @@ class schema_walker {
     const bool has_dtype = has(field_kind::dtype);
     const bool has_shape = has(field_kind::shape);
     const bool has_offsets = has(field_kind::data_offsets);
-    for (auto [present, field] : {std::pair{has_dtype, "dtype"}, std::pair{has_shape, "shape"},
-                                  std::pair{has_offsets, "data_offsets"}}) {
+    for (auto [present, field] :
+         {std::pair{has_dtype, "dtype"}, std::pair{has_shape, "shape"}, std::pair{has_offsets, "data_offsets"}}) {
       if (!present) return json_error(fmt::format("tensor '{}': missing field `{}`", name, field), std::string(name));
     }
     out_.tensors.push_back(raw);
@@ -241,9 +241,9 @@ class schema_walker {
 
   std::optional<error> read_shape(std::string_view name, dom::element value, tensor_info& raw) {
     if (value.type() != dom::element_type::ARRAY) {
-      return json_error(fmt::format("tensor '{}': shape: invalid type: {}, expected a sequence", name,
-                                    type_word(value.type())),
-                        std::string(name));
+      return json_error(
+          fmt::format("tensor '{}': shape: invalid type: {}, expected a sequence", name, type_word(value.type())),
+          std::string(name));
     }
     dom::array dims = value.get_array().value_unsafe();
     if (dims.size() > caps_.max_rank) {
@@ -253,8 +253,8 @@ class schema_walker {
     for (dom::element d : dims) {
       auto v = as_u64(d);
       if (!v) {
-        return json_error(fmt::format("tensor '{}': shape: invalid value: {}, expected a non-negative integer",
-                                      name, type_word(d.type())),
+        return json_error(fmt::format("tensor '{}': shape: invalid value: {}, expected a non-negative integer", name,
+                                      type_word(d.type())),
                           std::string(name));
       }
       out_.dims.push_back(*v);
@@ -301,8 +301,8 @@ class schema_walker {
   }
 
   static error duplicate_field(std::string_view tensor, std::string_view key) {
-    return make_error(error_code::duplicate_key, fmt::format("duplicate field '{}' in tensor entry", key),
-                      std::nullopt, std::string(tensor));
+    return make_error(error_code::duplicate_key, fmt::format("duplicate field '{}' in tensor entry", key), std::nullopt,
+                      std::string(tensor));
   }
 
   detail::header_builder& out_;
@@ -453,8 +453,7 @@ result<std::uint64_t> read_header_length(std::span<const std::byte> prefix, std:
                                          const parse_options& options) {
   if (file_size < 8 || prefix.size() < 8) {
     return make_error(error_code::header_too_small,
-                      fmt::format("header too small: the file has {} bytes, the length prefix needs 8", file_size),
-                      0);
+                      fmt::format("header too small: the file has {} bytes, the length prefix needs 8", file_size), 0);
   }
   std::uint64_t n = 0;
   for (int i = 7; i >= 0; --i) n = (n << 8) | std::to_integer<std::uint64_t>(prefix[static_cast<std::size_t>(i)]);
@@ -464,10 +463,9 @@ result<std::uint64_t> read_header_length(std::span<const std::byte> prefix, std:
                       fmt::format("header too large: length prefix says {} bytes, the limit is {}", n, cap), 0);
   }
   if (n > file_size - 8) {
-    return make_error(error_code::invalid_header_length,
-                      fmt::format("invalid header length: {} header bytes do not fit in a file of {} bytes", n,
-                                  file_size),
-                      0);
+    return make_error(
+        error_code::invalid_header_length,
+        fmt::format("invalid header length: {} header bytes do not fit in a file of {} bytes", n, file_size), 0);
   }
   return n;
 }
@@ -484,8 +482,8 @@ result<header> dom_walk(dom::parser& parser, const char* text, std::size_t n, st
   // and takes precedence over JSON errors) only runs when something failed.
   auto utf8_error = [&]() -> std::optional<error> {
     if (auto bad = detail::first_invalid_utf8(std::string_view(text, n))) {
-      return make_error(error_code::invalid_header,
-                        fmt::format("invalid UTF-8 in header at header byte {}", *bad), 8 + *bad);
+      return make_error(error_code::invalid_header, fmt::format("invalid UTF-8 in header at header byte {}", *bad),
+                        8 + *bad);
     }
     return std::nullopt;
   };
@@ -552,8 +550,7 @@ result<header> parse_file_with(json_parsers& parsers, detail::header_walk walk, 
   if (!n) return std::move(n).err();
   // The data after the header pads the JSON for simdjson when there are enough bytes.
   const bool padded = file.size() - 8 - *n >= detail::json_padding;
-  return parse_header_json(parsers, walk, file.subspan(8, static_cast<std::size_t>(*n)), file.size(), options,
-                           padded);
+  return parse_header_json(parsers, walk, file.subspan(8, static_cast<std::size_t>(*n)), file.size(), options, padded);
 }
 
 constexpr auto default_walk = detail::header_walk::ondemand_then_dom;
@@ -566,7 +563,7 @@ result<header> parse_header(std::span<const std::byte> header_json, std::uint64_
 }
 
 result<header> detail::parse_header_padded(std::span<const std::byte> header_json, std::uint64_t file_size,
-                                   const parse_options& options) {
+                                           const parse_options& options) {
   return detail::parse_header_with(default_walk, header_json, file_size, options, true);
 }
 

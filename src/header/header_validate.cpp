@@ -18,8 +18,7 @@ std::optional<std::uint64_t> file_offset(std::uint64_t data_start, std::uint64_t
   return out;
 }
 
-error tensor_error(error_code code, std::string message, std::optional<std::uint64_t> offset,
-                   std::string_view name) {
+error tensor_error(error_code code, std::string message, std::optional<std::uint64_t> offset, std::string_view name) {
   return make_error(code, std::move(message), offset, std::string(name));
 }
 
@@ -74,9 +73,7 @@ bool name_less(std::string_view a, std::string_view b) noexcept {
 
 }  // namespace
 
-std::uint64_t tensor_info::element_count() const noexcept {
-  return safetensors::element_count(shape).value_or(0);
-}
+std::uint64_t tensor_info::element_count() const noexcept { return safetensors::element_count(shape).value_or(0); }
 
 const tensor_info* header::find(std::string_view name) const noexcept {
   auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
@@ -86,7 +83,7 @@ const tensor_info* header::find(std::string_view name) const noexcept {
 }
 
 result<header> detail::header_builder::finish(std::uint64_t header_length, std::uint64_t file_size,
-                                      validation_policy policy) {
+                                              validation_policy policy) {
   header h;
   h.header_length_ = header_length;
   h.metadata_ = std::move(metadata);
@@ -138,8 +135,8 @@ result<header> detail::header_builder::finish(std::uint64_t header_length, std::
     for (std::size_t i = 1; i < h.by_name_.size(); ++i) {
       const tensor_info& t = h.tensors_[h.by_name_[i]];
       if (t.name == h.tensors_[h.by_name_[i - 1]].name) {
-        return tensor_error(error_code::duplicate_key, fmt::format("duplicate tensor name '{}'", t.name),
-                            std::nullopt, t.name);
+        return tensor_error(error_code::duplicate_key, fmt::format("duplicate tensor name '{}'", t.name), std::nullopt,
+                            t.name);
       }
     }
   }
@@ -169,10 +166,10 @@ result<header> detail::header_builder::finish(std::uint64_t header_length, std::
                           file_offset(data_start, t.begin), t.name);
     }
     if (size.problem == size_problem::not_whole_bytes) {
-      return tensor_error(error_code::misaligned_slice,
-                          fmt::format("{} tensor of {} elements does not fill whole bytes",
-                                      dtype_name(t.type), t.element_count()),
-                          file_offset(data_start, t.begin), t.name);
+      return tensor_error(
+          error_code::misaligned_slice,
+          fmt::format("{} tensor of {} elements does not fill whole bytes", dtype_name(t.type), t.element_count()),
+          file_offset(data_start, t.begin), t.name);
     }
     if (t.end - t.begin != size.bytes) {
       return tensor_error(error_code::tensor_invalid_info,
@@ -201,8 +198,8 @@ result<header> detail::header_builder::finish(std::uint64_t header_length, std::
   const bool wrapped = covered_end < expected;
   if (covered_end != file_size) {
     if (policy == validation_policy::lenient && !wrapped && covered_end < file_size) {
-      h.warnings_.push_back({fmt::format("{} trailing bytes after the last tensor", file_size - covered_end),
-                             covered_end});
+      h.warnings_.push_back(
+          {fmt::format("{} trailing bytes after the last tensor", file_size - covered_end), covered_end});
     } else {
       // Tensors ending past the end of the file is what a cut-short download looks like.
       return make_error(error_code::metadata_incomplete_buffer,

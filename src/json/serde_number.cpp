@@ -127,8 +127,8 @@ class number_reader {
       exp = exp * 10 + digit;
     }
     const std::int64_t total = positive_exp ? std::int64_t{starting} + exp : std::int64_t{starting} - exp;
-    const auto saturated = static_cast<std::int32_t>(
-        std::clamp<std::int64_t>(total, std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
+    const auto saturated = static_cast<std::int32_t>(std::clamp<std::int64_t>(
+        total, std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()));
     return from_parts(significand, saturated);
   }
 

@@ -50,8 +50,8 @@ status cut(const load_request& r, std::uint64_t chunk, std::vector<piece>& out) 
     return request_error(r, "load request with neither a tensor nor a slice");
   }
   if (r.destination.size() != expected) {
-    return request_error(r, fmt::format("destination has {} bytes, the request needs {}", r.destination.size(),
-                                        expected));
+    return request_error(r,
+                         fmt::format("destination has {} bytes, the request needs {}", r.destination.size(), expected));
   }
   const std::string_view name = r.tensor != nullptr ? r.tensor->name : std::string_view{};
   std::size_t out_at = 0;

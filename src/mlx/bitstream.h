@@ -13,7 +13,8 @@ namespace safetensors::mlx::detail {
 /// Reads n codes of `bits` (1..8) from the words at `src` into `codes`. `Bits` fixes the
 /// width at compile time (2, 4 or 8) for the common cases; 0 means "use `bits`".
 template <unsigned Bits = 0>
-[[gnu::always_inline]] inline void unpack_segment(const std::byte* src, unsigned bits, std::size_t n, std::uint8_t* codes) noexcept {
+[[gnu::always_inline]] inline void unpack_segment(const std::byte* src, unsigned bits, std::size_t n,
+                                                  std::uint8_t* codes) noexcept {
   if constexpr (Bits == 4 || Bits == 2) {
     // Byte-wise: code 0 sits in the low bits of byte 0 (little-endian words).
     constexpr unsigned per_byte = 8 / Bits;
@@ -21,7 +22,8 @@ template <unsigned Bits = 0>
     const auto* bytes = reinterpret_cast<const std::uint8_t*>(src);
     for (std::size_t i = 0; i < n / per_byte; ++i) {
       const unsigned x = bytes[i];
-      for (unsigned j = 0; j < per_byte; ++j) codes[i * per_byte + j] = static_cast<std::uint8_t>((x >> (j * Bits)) & mask);
+      for (unsigned j = 0; j < per_byte; ++j)
+        codes[i * per_byte + j] = static_cast<std::uint8_t>((x >> (j * Bits)) & mask);
     }
     return;
   } else if constexpr (Bits != 0) {

@@ -123,25 +123,27 @@ result<checkpoint_info> describe_checkpoint(const header& h, const quant_config*
     const auto ws = w.shape;
     const auto ss = s->shape;
     if (ws.size() < 2) {
-      return layer_error(w.name, fmt::format("layer '{}': packed weight has rank {}, needs at least 2", path, ws.size()));
+      return layer_error(w.name,
+                         fmt::format("layer '{}': packed weight has rank {}, needs at least 2", path, ws.size()));
     }
     if (ss.size() != ws.size() || !std::equal(ws.begin(), ws.end() - 1, ss.begin())) {
       return layer_error(s->name, fmt::format("layer '{}': scales shape {} does not match weight shape {}", path,
                                               shape_text(ss), shape_text(ws)));
     }
     if (b != nullptr && (b->type != s->type || !std::equal(b->shape.begin(), b->shape.end(), ss.begin(), ss.end()))) {
-      return layer_error(b->name, fmt::format("layer '{}': biases {} {} differ from scales {} {}", path,
-                                              dtype_name(b->type), shape_text(b->shape), dtype_name(s->type),
-                                              shape_text(ss)));
+      return layer_error(b->name,
+                         fmt::format("layer '{}': biases {} {} differ from scales {} {}", path, dtype_name(b->type),
+                                     shape_text(b->shape), dtype_name(s->type), shape_text(ss)));
     }
     if (b != nullptr && s->type != dtype::F32 && s->type != dtype::F16 && s->type != dtype::BF16) {
       return layer_error(s->name, fmt::format("layer '{}': affine scales must be F32, F16 or BF16, not {}", path,
                                               dtype_name(s->type)));
     }
     if (b == nullptr && s->type != dtype::U8) {
-      return layer_error(s->name, fmt::format("layer '{}': {} scales without biases; affine layers need '{}.biases' and "
-                                              "fp-mode scales are U8",
-                                              path, dtype_name(s->type), path));
+      return layer_error(s->name,
+                         fmt::format("layer '{}': {} scales without biases; affine layers need '{}.biases' and "
+                                     "fp-mode scales are U8",
+                                     path, dtype_name(s->type), path));
     }
     const std::uint64_t w_cols = ws.back();
     const std::uint64_t s_cols = ss.back();
@@ -170,14 +172,14 @@ result<checkpoint_info> describe_checkpoint(const header& h, const quant_config*
     if (info.metadata_default) add_source(*info.metadata_default, param_source::metadata);
     const std::span<const candidate> sources(source_slots.data(), source_count);
     if (config_says_unquantized) {
-      info.warnings.push_back(fmt::format("layer '{}': config.json marks it unquantized, but '{}' exists", path,
-                                          layer.scales));
+      info.warnings.push_back(
+          fmt::format("layer '{}': config.json marks it unquantized, but '{}' exists", path, layer.scales));
     }
     const candidate* chosen = nullptr;
     for (const candidate& c : sources) {
       if (!fits(c.params, b != nullptr, w_cols, s_cols)) {
-        info.warnings.push_back(fmt::format("layer '{}': {} says {}, which does not fit weight {} and scales {}",
-                                            path, source_name(c.source), params_text(c.params), shape_text(ws),
+        info.warnings.push_back(fmt::format("layer '{}': {} says {}, which does not fit weight {} and scales {}", path,
+                                            source_name(c.source), params_text(c.params), shape_text(ws),
                                             shape_text(ss)));
         continue;
       }

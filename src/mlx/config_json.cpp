@@ -73,9 +73,8 @@ bool is_ignored_key(std::string_view k) {
 
 result<std::optional<quant_config>> parse_config_json(std::string_view text) {
   if (text.size() > max_config_json_bytes) {
-    return make_error(error_code::limit_exceeded,
-                      fmt::format("config.json has {} bytes, more than the {}-byte limit", text.size(),
-                                  max_config_json_bytes));
+    return make_error(error_code::limit_exceeded, fmt::format("config.json has {} bytes, more than the {}-byte limit",
+                                                              text.size(), max_config_json_bytes));
   }
   // An empty view may hold a null pointer, which simdjson's copy must not see.
   if (text.empty()) return config_error(simdjson::error_message(simdjson::EMPTY));
@@ -169,8 +168,8 @@ result<std::optional<quant_params>> params_from_metadata(const metadata_map& met
     }
     p = default_params(*m);
   }
-  for (auto [text, field, name] : {std::tuple{bits, &p.bits, "quantization_bits"},
-                                   std::tuple{group, &p.group_size, "quantization_group_size"}}) {
+  for (auto [text, field, name] :
+       {std::tuple{bits, &p.bits, "quantization_bits"}, std::tuple{group, &p.group_size, "quantization_group_size"}}) {
     if (text == nullptr) continue;
     unsigned v = 0;
     auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);

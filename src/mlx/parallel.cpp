@@ -13,7 +13,8 @@ void parallel_rows(std::uint64_t rows, std::uint64_t elements, unsigned threads,
   constexpr std::uint64_t min_elements_per_thread = 1U << 20;
   unsigned n = threads;
   if (n == 0) n = std::min(8U, std::max(1U, std::thread::hardware_concurrency()));
-  n = static_cast<unsigned>(std::min<std::uint64_t>({n, rows, std::max<std::uint64_t>(1, elements / min_elements_per_thread)}));
+  n = static_cast<unsigned>(
+      std::min<std::uint64_t>({n, rows, std::max<std::uint64_t>(1, elements / min_elements_per_thread)}));
   if (n <= 1) {
     if (rows > 0) fn(0, rows);
     return;

@@ -57,9 +57,9 @@ status check_dequantize_params(const quant_params& p) {
     return make_error(error_code::invalid_argument, fmt::format("affine bits must be 1 to 8, not {}", p.bits));
   }
   if (p.group_size == 0 || p.group_size > (1U << 20) || (static_cast<std::uint64_t>(p.group_size) * p.bits) % 32 != 0) {
-    return make_error(error_code::invalid_argument,
-                      fmt::format("affine group size {} with {} bits does not fill whole 32-bit words", p.group_size,
-                                  p.bits));
+    return make_error(
+        error_code::invalid_argument,
+        fmt::format("affine group size {} with {} bits does not fill whole 32-bit words", p.group_size, p.bits));
   }
   return {};
 }
@@ -73,11 +73,13 @@ double bits_per_weight(const quant_params& p, dtype scale_type) noexcept {
 dtype scale_dtype_for(quant_mode m, dtype in) noexcept { return m == quant_mode::affine ? in : dtype::U8; }
 
 status pack_codes(std::span<const std::uint8_t> codes, unsigned bits, std::span<std::byte> words) {
-  if (bits < 1 || bits > 8) return make_error(error_code::invalid_argument, fmt::format("bits must be 1 to 8, not {}", bits));
-  if (words.size() % 4 != 0 || static_cast<std::uint64_t>(codes.size()) * bits != static_cast<std::uint64_t>(words.size()) * 8) {
-    return make_error(error_code::invalid_argument,
-                      fmt::format("{} codes of {} bits do not fill {} bytes of whole words", codes.size(), bits,
-                                  words.size()));
+  if (bits < 1 || bits > 8)
+    return make_error(error_code::invalid_argument, fmt::format("bits must be 1 to 8, not {}", bits));
+  if (words.size() % 4 != 0 ||
+      static_cast<std::uint64_t>(codes.size()) * bits != static_cast<std::uint64_t>(words.size()) * 8) {
+    return make_error(
+        error_code::invalid_argument,
+        fmt::format("{} codes of {} bits do not fill {} bytes of whole words", codes.size(), bits, words.size()));
   }
   for (std::size_t k = 0; k < codes.size(); ++k) {
     if (codes[k] >> bits != 0) {
@@ -90,11 +92,12 @@ status pack_codes(std::span<const std::uint8_t> codes, unsigned bits, std::span<
 }
 
 status unpack_codes(std::span<const std::byte> words, unsigned bits, std::span<std::uint8_t> codes) {
-  if (bits < 1 || bits > 8) return make_error(error_code::invalid_argument, fmt::format("bits must be 1 to 8, not {}", bits));
-  if (words.size() % 4 != 0 || static_cast<std::uint64_t>(codes.size()) * bits != static_cast<std::uint64_t>(words.size()) * 8) {
-    return make_error(error_code::invalid_argument,
-                      fmt::format("{} bytes of words do not hold {} codes of {} bits", words.size(), codes.size(),
-                                  bits));
+  if (bits < 1 || bits > 8)
+    return make_error(error_code::invalid_argument, fmt::format("bits must be 1 to 8, not {}", bits));
+  if (words.size() % 4 != 0 ||
+      static_cast<std::uint64_t>(codes.size()) * bits != static_cast<std::uint64_t>(words.size()) * 8) {
+    return make_error(error_code::invalid_argument, fmt::format("{} bytes of words do not hold {} codes of {} bits",
+                                                                words.size(), codes.size(), bits));
   }
   detail::unpack_segment(words.data(), bits, codes.size(), codes.data());
   return {};

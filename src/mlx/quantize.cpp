@@ -151,7 +151,8 @@ status quantize(dtype in_type, std::span<const std::byte> in, std::uint64_t rows
   const std::uint64_t scale_bytes = sizes->groups * (dtype_bits(st) / 8);
   const bool affine = params.mode == quant_mode::affine;
   if (in.size() != in_bytes) return detail::size_error("input", in_bytes, in.size());
-  if (out.weight.size() != sizes->weight_bytes) return detail::size_error("weight", sizes->weight_bytes, out.weight.size());
+  if (out.weight.size() != sizes->weight_bytes)
+    return detail::size_error("weight", sizes->weight_bytes, out.weight.size());
   if (out.scales.size() != scale_bytes) return detail::size_error("scales", scale_bytes, out.scales.size());
   if (out.biases.size() != (affine ? scale_bytes : 0)) {
     return detail::size_error("biases", affine ? scale_bytes : 0, out.biases.size());

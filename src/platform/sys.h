@@ -89,7 +89,6 @@ class unique_fd {
 /// Reads exactly `n` bytes at `offset`; a file that ends early is an error naming the offset.
 [[nodiscard]] status pread_exact(int fd, void* buf, std::size_t n, std::uint64_t offset, const std::string& path);
 /// Writes all `n` bytes at `offset`.
-[[nodiscard]] status pwrite_all(int fd, const void* buf, std::size_t n, std::uint64_t offset,
-                                const std::string& path);
+[[nodiscard]] status pwrite_all(int fd, const void* buf, std::size_t n, std::uint64_t offset, const std::string& path);
 
 }  // namespace safetensors::detail::sys

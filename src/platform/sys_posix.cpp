@@ -18,8 +18,7 @@ namespace {
 int real_open(const char* path, int flags, mode_t mode) { return ::open(path, flags | O_CLOEXEC, mode); }
 
 const table real_table = {
-    real_open, ::close, ::fstat, ::pread, ::read, ::pwrite, ::fsync, ::ftruncate, ::rename, ::unlink, ::mmap,
-    ::munmap,
+    real_open, ::close, ::fstat, ::pread, ::read, ::pwrite, ::fsync, ::ftruncate, ::rename, ::unlink, ::mmap, ::munmap,
 };
 
 const table* active = &real_table;

@@ -69,8 +69,8 @@ result<slice_plan> plan_slice(const tensor_info& tensor, std::uint64_t data_star
   }
   if (ellipses > 1) return slice_error(tensor, "an index can only have a single ellipsis ('...')");
   if (explicit_count > rank) {
-    return slice_error(tensor, fmt::format("too many indices: {} given, the tensor has {} dimensions",
-                                           explicit_count, rank));
+    return slice_error(tensor,
+                       fmt::format("too many indices: {} given, the tensor has {} dimensions", explicit_count, rank));
   }
 
   // One selection per dimension, the ellipsis expanded to full ranges.
@@ -89,8 +89,8 @@ result<slice_plan> plan_slice(const tensor_info& tensor, std::uint64_t data_star
       wide i = s.index;
       if (i < 0) i += static_cast<wide>(size);
       if (i < 0 || i >= static_cast<wide>(size)) {
-        return slice_error(tensor, fmt::format("index {} is out of bounds for dimension {} with size {}", s.index,
-                                               d, size));
+        return slice_error(tensor,
+                           fmt::format("index {} is out of bounds for dimension {} with size {}", s.index, d, size));
       }
       dim_selection sel;
       sel.size = size;
@@ -130,10 +130,10 @@ result<slice_plan> plan_slice(const tensor_info& tensor, std::uint64_t data_star
   std::uint64_t chunks = 1;
   for (std::size_t d = 0; d < k; ++d) {
     if (__builtin_mul_overflow(chunks, dims[d].count, &chunks) || chunks > max_slice_ranges) {
-      return make_error(error_code::limit_exceeded,
-                        fmt::format("limit exceeded: the slice needs more than {} separate byte ranges",
-                                    max_slice_ranges),
-                        std::nullopt, std::string(tensor.name));
+      return make_error(
+          error_code::limit_exceeded,
+          fmt::format("limit exceeded: the slice needs more than {} separate byte ranges", max_slice_ranges),
+          std::nullopt, std::string(tensor.name));
     }
   }
 
@@ -208,8 +208,8 @@ index_range split_evenly(std::uint64_t size, std::uint64_t rank, std::uint64_t w
 result<slice_plan> plan_tensor_parallel(const tensor_info& tensor, std::uint64_t data_start, std::size_t dim,
                                         std::uint64_t rank, std::uint64_t world_size) {
   if (dim >= tensor.shape.size()) {
-    return slice_error(tensor, fmt::format("cannot split dimension {} of a tensor with {} dimensions", dim,
-                                           tensor.shape.size()));
+    return slice_error(
+        tensor, fmt::format("cannot split dimension {} of a tensor with {} dimensions", dim, tensor.shape.size()));
   }
   if (world_size == 0 || rank >= world_size) {
     return slice_error(tensor, fmt::format("rank {} is not in a world of size {}", rank, world_size));

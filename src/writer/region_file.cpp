@@ -38,10 +38,10 @@ status region_file::append(std::size_t index, std::string_view name, std::span<c
 }
 
 error region_file::incomplete(std::size_t index, std::string_view name) {
-  error e = make_error(error_code::invalid_argument,
-                       fmt::format("tensor '{}' received {} of its {} bytes", name, filled_[index],
-                                   regions_[index].size),
-                       std::nullopt, std::string(name));
+  error e =
+      make_error(error_code::invalid_argument,
+                 fmt::format("tensor '{}' received {} of its {} bytes", name, filled_[index], regions_[index].size),
+                 std::nullopt, std::string(name));
   e.path = out_.target();
   abort();
   return e;

@@ -6,9 +6,9 @@
 #include <fmt/format.h>
 
 #include "header/header_json.h"
+#include "json/utf8.h"
 #include "safetensors/policy.h"
 #include "safetensors/writer.h"
-#include "json/utf8.h"
 
 namespace safetensors {
 namespace {
@@ -53,10 +53,10 @@ result<write_plan> write_plan::make(std::vector<tensor_spec> tensors, const writ
                         std::nullopt, spec.name);
     }
     if (size.problem == size_problem::not_whole_bytes) {
-      return make_error(error_code::misaligned_slice,
-                        fmt::format("{} x {} does not fill whole bytes", dtype_name(spec.type),
-                                    fmt::join(spec.shape, "x")),
-                        std::nullopt, spec.name);
+      return make_error(
+          error_code::misaligned_slice,
+          fmt::format("{} x {} does not fill whole bytes", dtype_name(spec.type), fmt::join(spec.shape, "x")),
+          std::nullopt, spec.name);
     }
     planned_tensor t;
     t.name = std::move(spec.name);

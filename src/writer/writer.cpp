@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "writer/region_file.h"
 #include "safetensors/writer.h"
+#include "writer/region_file.h"
 
 namespace safetensors {
 namespace {
@@ -88,8 +88,8 @@ result<stream_writer> stream_writer::create(const std::string& path, write_plan 
 status stream_writer::append(std::string_view name, std::span<const std::byte> chunk) {
   const planned_tensor* t = state_->plan.find(name);
   if (t == nullptr) {
-    return make_error(error_code::tensor_not_found, fmt::format("tensor '{}' is not in the plan", name),
-                      std::nullopt, std::string(name));
+    return make_error(error_code::tensor_not_found, fmt::format("tensor '{}' is not in the plan", name), std::nullopt,
+                      std::string(name));
   }
   return state_->out.append(static_cast<std::size_t>(t - state_->plan.tensors().data()), name, chunk);
 }

@@ -65,7 +65,7 @@ TEST(CliCast, CommonTargetsMatchTheEncoder) {
     EXPECT_EQ(bytes_of(*f, "v"), expected_encoding(to)) << name;
     EXPECT_EQ(f->find("n")->type, safetensors::dtype::I32) << "integers are copied";
     EXPECT_EQ(bytes_of(*f, "n"), std::vector<std::byte>(std::as_bytes(std::span(fx.ints)).begin(),
-                                                         std::as_bytes(std::span(fx.ints)).end()));
+                                                        std::as_bytes(std::span(fx.ints)).end()));
     EXPECT_EQ(f->meta().metadata()->at("format"), "pt");
   }
 }
@@ -88,10 +88,9 @@ TEST(CliCast, SaturateClampsF8Overflow) {
   cast_fixture fx;
   const fs::path sat = fx.dir / "sat.safetensors";
   ASSERT_EQ(st_test::run_cli({"cast", fx.in.string(), fx.out.string(), "--dtype", "F8_E4M3", "--only", "w"}).status, 0);
-  ASSERT_EQ(
-      st_test::run_cli({"cast", fx.in.string(), sat.string(), "--dtype", "F8_E4M3", "--only", "w", "--saturate"})
-          .status,
-      0);
+  ASSERT_EQ(st_test::run_cli({"cast", fx.in.string(), sat.string(), "--dtype", "F8_E4M3", "--only", "w", "--saturate"})
+                .status,
+            0);
   auto plain = safetensors::file::open(fx.out.string());
   auto clamped = safetensors::file::open(sat.string());
   ASSERT_TRUE(plain.ok() && clamped.ok());

@@ -85,11 +85,14 @@ TEST(CliCheckpointRead, InspectTreeAndJsonOfADirectory) {
 TEST(CliCheckpointRead, AWrongTotalSizeWarnsReadersAndFailsVerify) {
   const auto dir = two_shards();
   set_total_size(dir, "1000");
-  const std::string warning = "safetensors: warning: " + (dir / "model.safetensors.index.json").string() +
-                              ": metadata.total_size is 1000";
-  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-           {"inspect", dir.string()}, {"ls", dir.string()}, {"dump", dir.string(), "layers.0.w"},
-           {"meta", dir.string()}, {"stats", dir.string()}}) {
+  const std::string warning =
+      "safetensors: warning: " + (dir / "model.safetensors.index.json").string() + ": metadata.total_size is 1000";
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"inspect", dir.string()},
+                                             {"ls", dir.string()},
+                                             {"dump", dir.string(), "layers.0.w"},
+                                             {"meta", dir.string()},
+                                             {"stats", dir.string()}}) {
     auto r = run_cli(args);
     EXPECT_EQ(r.status, 0) << args.front() << ": " << r.err;
     EXPECT_NE(r.err.find(warning), std::string::npos) << args.front() << ": " << r.err;
@@ -145,10 +148,9 @@ TEST(CliDump, JsonHasShapeSliceAndValues) {
   const auto path = half_file(safetensors::dtype::F16, {0x2E66, 0x3C00, 0x7E00, 0x4000});
   auto r = run_cli({"dump", "--json", "--slice", "1:", path.string(), "w"});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out,
-            R"({"tensor":"w","dtype":"F16","shape":[4],"slice":"1:","slice_shape":[3],"truncated":false,)"
-            R"("values":[1,null,2]})"
-            "\n");
+  EXPECT_EQ(r.out, R"({"tensor":"w","dtype":"F16","shape":[4],"slice":"1:","slice_shape":[3],"truncated":false,)"
+                   R"("values":[1,null,2]})"
+                   "\n");
   auto cut = run_cli({"dump", "--json", "--limit", "2", path.string(), "w"});
   ASSERT_EQ(cut.status, 0) << cut.err;
   EXPECT_NE(cut.out.find(R"("truncated":true,"values":[0.1,1]})"), std::string::npos) << cut.out;

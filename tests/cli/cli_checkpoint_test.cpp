@@ -66,8 +66,7 @@ TEST(CliShard, ShardVerifyMergeRoundTripIsByteIdentical) {
 TEST(CliShard, InspectAndValidateTakeCheckpoints) {
   const auto dir = st_test::scratch_dir();
   const auto in = write_model(dir);
-  ASSERT_EQ(st_test::run_command(cli() + " shard " + q(in) + " " + q(dir / "out") + " --max-shard-size 2KB").status,
-            0);
+  ASSERT_EQ(st_test::run_command(cli() + " shard " + q(in) + " " + q(dir / "out") + " --max-shard-size 2KB").status, 0);
   auto inspect = st_test::run_command(cli() + " inspect " + q(dir / "out"));
   EXPECT_EQ(inspect.status, 0);
   EXPECT_NE(inspect.out.find("tensors:     12"), std::string::npos) << inspect.out;
@@ -89,11 +88,9 @@ TEST(CliShard, InspectAndValidateTakeCheckpoints) {
 TEST(CliShard, ProblemsGiveExitCodes) {
   const auto dir = st_test::scratch_dir();
   const auto in = write_model(dir);
-  EXPECT_EQ(st_test::run_command(cli() + " shard " + q(in) + " " + q(dir / "x") + " --max-shard-size 5XB 2>&1")
-                .status,
+  EXPECT_EQ(st_test::run_command(cli() + " shard " + q(in) + " " + q(dir / "x") + " --max-shard-size 5XB 2>&1").status,
             2);
-  ASSERT_EQ(st_test::run_command(cli() + " shard " + q(in) + " " + q(dir / "out") + " --max-shard-size 2KB").status,
-            0);
+  ASSERT_EQ(st_test::run_command(cli() + " shard " + q(in) + " " + q(dir / "out") + " --max-shard-size 2KB").status, 0);
   const auto index = dir / "out" / "model.safetensors.index.json";
   auto text = st_test::read_bytes(index);
   std::string json(reinterpret_cast<const char*>(text.data()), text.size());

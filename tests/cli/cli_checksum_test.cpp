@@ -138,12 +138,12 @@ TEST(CliChecksum, CheckVerifiesFilesAndTensorsAndReadsSha256sumLists) {
 
 TEST(CliChecksum, CheckpointDirectoryHashesEveryShard) {
   const auto dir = st_test::scratch_dir();
-  st_test::make_f32_file(dir / "in.safetensors", {{"a", {64}, std::vector<float>(64, 1.0F)},
-                                                  {"b", {64}, std::vector<float>(64, 2.0F)}});
-  ASSERT_EQ(st_test::run_cli({"shard", (dir / "in.safetensors").string(), (dir / "out").string(),
-                              "--max-shard-size", "300"})
-                .status,
-            0);
+  st_test::make_f32_file(dir / "in.safetensors",
+                         {{"a", {64}, std::vector<float>(64, 1.0F)}, {"b", {64}, std::vector<float>(64, 2.0F)}});
+  ASSERT_EQ(
+      st_test::run_cli({"shard", (dir / "in.safetensors").string(), (dir / "out").string(), "--max-shard-size", "300"})
+          .status,
+      0);
   auto r = st_test::run_cli({"checksum", (dir / "out").string()});
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* shard : {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}) {

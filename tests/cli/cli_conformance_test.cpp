@@ -18,7 +18,8 @@ TEST(CliConformance, ValidateJsonAgreesOnEveryFile) {
   auto rows = st_test::load_verdicts();
   ASSERT_FALSE(rows.empty());
   std::string command = st_test::shell_quote(st_test::cli_path()) + " validate --json";
-  for (const st_test::verdict_row& row : rows) command.append(" ").append(st_test::shell_quote((dir / row.file).string()));
+  for (const st_test::verdict_row& row : rows)
+    command.append(" ").append(st_test::shell_quote((dir / row.file).string()));
   auto run = st_test::run_command(command);
   EXPECT_EQ(run.status, 1) << "some corpus files are invalid, so validate must exit 1";
 

@@ -123,13 +123,16 @@ TEST(CliConvertGguf, DequantizesBlocksToF32ByDefault) {
 
 TEST(CliConvertGguf, DtypeOptionConvertsFloatsButKeepsIntegers) {
   const auto dir = st_test::scratch_dir();
-  ASSERT_EQ(run_cli({"convert", fixture("plain.gguf"), (dir / "b.safetensors").string(), "--dtype", "BF16", "-q"}).status, 0);
+  ASSERT_EQ(
+      run_cli({"convert", fixture("plain.gguf"), (dir / "b.safetensors").string(), "--dtype", "BF16", "-q"}).status, 0);
   const auto f = open_st(dir / "b.safetensors");
   EXPECT_EQ(f.find("blk.0.f32")->type, safetensors::dtype::BF16);
   EXPECT_EQ(f.find("f64")->type, safetensors::dtype::BF16);
   EXPECT_EQ(f.find("i32")->type, safetensors::dtype::I32);
   EXPECT_EQ(floats_of(f, "blk.0.f32")[0], -5.5F);
-  ASSERT_EQ(run_cli({"convert", fixture("quantized.gguf"), (dir / "h.safetensors").string(), "--dtype", "F16", "-q"}).status, 0);
+  ASSERT_EQ(
+      run_cli({"convert", fixture("quantized.gguf"), (dir / "h.safetensors").string(), "--dtype", "F16", "-q"}).status,
+      0);
   const auto h = open_st(dir / "h.safetensors");
   EXPECT_EQ(h.find("q8")->type, safetensors::dtype::F16);
   EXPECT_EQ(floats_of(h, "q8")[63], 62.0F);

@@ -133,8 +133,8 @@ TEST(CliConvertNumpy, HostileInputsFailCleanly) {
     EXPECT_NE(r.err.find(name), std::string::npos) << r.err;
     EXPECT_FALSE(fs::exists(dir / "out.safetensors")) << name;
   }
-  auto tb = st_test::run_cli({"convert", st_test::numpy_fixture("bad_terabyte_shape.npy").string(),
-                              (dir / "out.safetensors").string()});
+  auto tb = st_test::run_cli(
+      {"convert", st_test::numpy_fixture("bad_terabyte_shape.npy").string(), (dir / "out.safetensors").string()});
   EXPECT_NE(tb.err.find("needs 4398046511104 data bytes, the file holds 64"), std::string::npos) << tb.err;
   EXPECT_LT(tb.max_rss_kib, 200 * 1024);
 }

@@ -47,8 +47,8 @@ void expect_output_matches(const fs::path& out, const std::string& fixture, std:
 
 TEST(CliConvertPytorch, ConvertedTensorsEqualPytorchBitForBit) {
   const auto dir = st_test::scratch_dir();
-  for (const char* fixture : {"basic.pt", "views.pt", "ordered.pt", "parameters.pt", "legacy.pt", "bigendian.pt",
-                              "float8.pt", "tied.pt"}) {
+  for (const char* fixture :
+       {"basic.pt", "views.pt", "ordered.pt", "parameters.pt", "legacy.pt", "bigendian.pt", "float8.pt", "tied.pt"}) {
     const auto out = dir / (std::string(fixture) + ".safetensors");
     auto r = st_test::run_cli({"convert", st_test::pytorch_fixture(fixture).string(), out.string(), "-q"});
     ASSERT_EQ(r.status, 0) << fixture << ": " << r.err;
@@ -63,7 +63,8 @@ TEST(CliConvertPytorch, SharedKeepCopiesAndDedupRecordsInMetadata) {
   auto r = st_test::run_cli({"convert", st_test::pytorch_fixture("tied.pt").string(), keep.string()});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("shared storage, each written as a copy: embed.weight, first_row, lm_head.weight"),
-            std::string::npos) << r.out;
+            std::string::npos)
+      << r.out;
   expect_output_matches(keep, "tied.pt");
 
   const auto dedup = dir / "dedup.safetensors";
@@ -148,9 +149,9 @@ TEST(CliConvertPytorch, MaliciousInputsAreRefusedAndNoPayloadRuns) {
   };
   for (const auto& [fixture, needle] : cases) {
     const auto out = dir / (fixture + ".safetensors");
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {"convert", st_test::pytorch_fixture(fixture).string(), out.string()},
-             {"inspect", st_test::pytorch_fixture(fixture).string()}}) {
+    for (const auto& args :
+         std::vector<std::vector<std::string>>{{"convert", st_test::pytorch_fixture(fixture).string(), out.string()},
+                                               {"inspect", st_test::pytorch_fixture(fixture).string()}}) {
       auto r = st_test::run_cli(args);
       EXPECT_NE(r.status, 0) << args[0] << " " << fixture;
       EXPECT_NE(r.err.find("error: "), std::string::npos) << fixture << ": " << r.err;

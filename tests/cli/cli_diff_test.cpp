@@ -29,18 +29,12 @@ TEST(CliDiff, IdenticalFilesAreEqual) {
 
 TEST(CliDiff, ReportsEveryKindOfDifference) {
   pair_of_files p;
-  st_test::make_f32_file(p.a,
-                         {{"same", {2}, {1, 2}},
-                          {"vals", {4}, {1, 2, 3, 4}},
-                          {"shape", {2, 1}, {1, 2}},
-                          {"gone", {1}, {0}}},
-                         safetensors::metadata_map{{"k", "1"}, {"old", "x"}});
-  st_test::make_f32_file(p.b,
-                         {{"same", {2}, {1, 2}},
-                          {"vals", {4}, {1, 2.5F, 3, 2}},
-                          {"shape", {1, 2}, {1, 2}},
-                          {"new", {1}, {0}}},
-                         safetensors::metadata_map{{"k", "2"}, {"added", "y"}});
+  st_test::make_f32_file(
+      p.a, {{"same", {2}, {1, 2}}, {"vals", {4}, {1, 2, 3, 4}}, {"shape", {2, 1}, {1, 2}}, {"gone", {1}, {0}}},
+      safetensors::metadata_map{{"k", "1"}, {"old", "x"}});
+  st_test::make_f32_file(
+      p.b, {{"same", {2}, {1, 2}}, {"vals", {4}, {1, 2.5F, 3, 2}}, {"shape", {1, 2}, {1, 2}}, {"new", {1}, {0}}},
+      safetensors::metadata_map{{"k", "2"}, {"added", "y"}});
   auto r = st_test::run_cli({"diff", p.a.string(), p.b.string()});
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_EQ(r.out,

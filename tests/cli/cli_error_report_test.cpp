@@ -37,10 +37,18 @@ TEST(CliErrorReport, EveryReaderPrintsABadInputOnce) {
   const std::string p = text.string();
   const std::string out = (dir / "out.safetensors").string();
   const std::vector<std::vector<std::string>> commands = {
-      {"inspect", "--tree", p}, {"ls", p},        {"meta", p},      {"dump", p, "w"},
-      {"stats", p},             {"diff", p, p},   {"checksum", "--per-tensor", p},
-      {"extract", p, out},      {"cast", p, out, "--dtype", "BF16"}, {"dequantize", p, out},
-      {"quantize", p, out},     {"shard", p, (dir / "shards").string()},
+      {"inspect", "--tree", p},
+      {"ls", p},
+      {"meta", p},
+      {"dump", p, "w"},
+      {"stats", p},
+      {"diff", p, p},
+      {"checksum", "--per-tensor", p},
+      {"extract", p, out},
+      {"cast", p, out, "--dtype", "BF16"},
+      {"dequantize", p, out},
+      {"quantize", p, out},
+      {"shard", p, (dir / "shards").string()},
   };
   for (const auto& args : commands) {
     const auto r = run_cli(args);

@@ -48,9 +48,9 @@ std::size_t files_in(const fs::path& dir) {
 
 TEST(CliExtract, SelectRenameAndEditMetadata) {
   fixture fx;
-  auto r = st_test::run_cli({"extract", fx.in.string(), fx.out.string(), "--only", "model.layers.*", "--exclude",
-                             "*.b", "--rename", "model.layers.*=blocks.*", "--set-meta", "license=mit",
-                             "--set-meta", "format=st", "--del-meta", "owner"});
+  auto r = st_test::run_cli({"extract", fx.in.string(), fx.out.string(), "--only", "model.layers.*", "--exclude", "*.b",
+                             "--rename", "model.layers.*=blocks.*", "--set-meta", "license=mit", "--set-meta",
+                             "format=st", "--del-meta", "owner"});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "");
   auto f = safetensors::file::open(fx.out.string());

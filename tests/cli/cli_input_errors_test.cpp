@@ -29,10 +29,19 @@ std::vector<std::pair<std::string, st_test::cli_result>> every_reader(const fs::
   const std::string p = path.string();
   const std::string out = (path.parent_path() / "out.safetensors").string();
   const std::vector<std::vector<std::string>> commands = {
-      {"inspect", "--tree", p}, {"validate", p},           {"ls", p},
-      {"meta", p},              {"dump", p, "w"},          {"stats", p},         {"diff", p, p},
-      {"checksum", "--per-tensor", p}, {"verify", p},     {"extract", p, out},  {"cast", p, out, "--dtype", "BF16"},
-      {"merge", p, out},        {"dequantize", p, out},
+      {"inspect", "--tree", p},
+      {"validate", p},
+      {"ls", p},
+      {"meta", p},
+      {"dump", p, "w"},
+      {"stats", p},
+      {"diff", p, p},
+      {"checksum", "--per-tensor", p},
+      {"verify", p},
+      {"extract", p, out},
+      {"cast", p, out, "--dtype", "BF16"},
+      {"merge", p, out},
+      {"dequantize", p, out},
   };
   std::vector<std::pair<std::string, st_test::cli_result>> results;
   for (const auto& args : commands) results.emplace_back(args.front(), run_cli(args));
@@ -59,8 +68,8 @@ TEST(CliInputErrors, UnknownBytesAreNotSafeTensorsBesideTheLengthRead) {
   const std::string length = "8031924123371070824";  // python: struct.unpack("<Q", b"hello wo")
   for (const auto& [command, r] : every_reader(text)) {
     EXPECT_NE(r.status, 0) << command;
-    EXPECT_NE((r.out + r.err).find("not a SafeTensors file: its first 8 bytes read as a header length of " + length +
-                                   " bytes"),
+    EXPECT_NE((r.out + r.err)
+                  .find("not a SafeTensors file: its first 8 bytes read as a header length of " + length + " bytes"),
               std::string::npos)
         << command << ": " << r.out << r.err;
   }

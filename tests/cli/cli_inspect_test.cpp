@@ -19,24 +19,23 @@ TEST(CliInspect, SummaryShowsTotalsAlignmentAndTable) {
   auto r = run_cli({"inspect", path});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "");
-  EXPECT_EQ(r.out,
-            "file:        " + path +
-                "\n"
-                "size:        244 B (244 bytes)\n"
-                "header:      216 bytes, data starts at byte 224 (aligned to 32)\n"
-                "tensors:     3\n"
-                "parameters:  8\n"
-                "  F16               1 tensor               2 params           4 B\n"
-                "  BF16              1 tensor               4 params           8 B\n"
-                "  F32               1 tensor               2 params           8 B\n"
-                "alignment:   every tensor aligned to its element size (all data at least 8-byte aligned)\n"
-                "metadata:\n"
-                "  format: pt\n"
-                "\n"
-                "name    dtype        shape                          bytes   align  data_offsets\n"
-                "scale   F32          [2]                                8     32   [0, 8]\n"
-                "weight  BF16         [2, 2]                             8      8   [8, 16]\n"
-                "bias    F16          [2]                                4     16   [16, 20]\n");
+  EXPECT_EQ(r.out, "file:        " + path +
+                       "\n"
+                       "size:        244 B (244 bytes)\n"
+                       "header:      216 bytes, data starts at byte 224 (aligned to 32)\n"
+                       "tensors:     3\n"
+                       "parameters:  8\n"
+                       "  F16               1 tensor               2 params           4 B\n"
+                       "  BF16              1 tensor               4 params           8 B\n"
+                       "  F32               1 tensor               2 params           8 B\n"
+                       "alignment:   every tensor aligned to its element size (all data at least 8-byte aligned)\n"
+                       "metadata:\n"
+                       "  format: pt\n"
+                       "\n"
+                       "name    dtype        shape                          bytes   align  data_offsets\n"
+                       "scale   F32          [2]                                8     32   [0, 8]\n"
+                       "weight  BF16         [2, 2]                             8      8   [8, 16]\n"
+                       "bias    F16          [2]                                4     16   [16, 20]\n");
 }
 
 TEST(CliInspect, FlagsMisalignedTensors) {
@@ -91,11 +90,10 @@ TEST(CliInspect, TreeJson) {
 TEST(CliInspect, JsonIsTheHeader) {
   auto r = run_cli({"inspect", "--json", corpus("001-minimal-bf16.safetensors")});
   ASSERT_EQ(r.status, 0);
-  EXPECT_EQ(r.out,
-            R"({"__metadata__":{"format":"pt"},"scale":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
-            R"("weight":{"dtype":"BF16","shape":[2,2],"data_offsets":[8,16]},"bias":{"dtype":"F16","shape":[2],)"
-            R"("data_offsets":[16,20]}})"
-            "\n");
+  EXPECT_EQ(r.out, R"({"__metadata__":{"format":"pt"},"scale":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                   R"("weight":{"dtype":"BF16","shape":[2,2],"data_offsets":[8,16]},"bias":{"dtype":"F16","shape":[2],)"
+                   R"("data_offsets":[16,20]}})"
+                   "\n");
 }
 
 TEST(CliInspect, DetectsMlxQuantizedLayout) {
@@ -109,8 +107,7 @@ TEST(CliInspect, DetectsMlxQuantizedLayout) {
   ASSERT_TRUE(safetensors::write_file((dir / "q.safetensors").string(), data).ok());
   auto r = run_cli({"inspect", (dir / "q.safetensors").string()});
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.out.find("layout:      MLX quantized (1 packed U32 weights with .scales)\n"), std::string::npos)
-      << r.out;
+  EXPECT_NE(r.out.find("layout:      MLX quantized (1 packed U32 weights with .scales)\n"), std::string::npos) << r.out;
 }
 
 // inspect itself reads these formats; a SafeTensors-only command names them instead.

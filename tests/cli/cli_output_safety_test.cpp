@@ -108,7 +108,7 @@ TEST(CliOutputs, RefusesAnOutputThatIsAnInput) {
   const std::string model_before = contents(in);
   // quantize into its input; shard into the input's own directory (model.safetensors again).
   for (const auto& args : std::vector<std::vector<std::string>>{{"quantize", in.string(), in.string()},
-                                                                 {"shard", in.string(), dir.string()}}) {
+                                                                {"shard", in.string(), dir.string()}}) {
     auto r = st_test::run_cli(args);
     EXPECT_EQ(r.status, 2) << args[0] << ": " << r.err;
     EXPECT_EQ(contents(in), model_before) << args[0];
@@ -127,9 +127,7 @@ TEST(CliOutputs, EveryOutputIsCheckedBeforeAnyIsWritten) {
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("No such file or directory"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out)) << "the main output was written before the config path failed";
-  {
-    std::ofstream(out) << "keep me";
-  }
+  { std::ofstream(out) << "keep me"; }
   r = st_test::run_cli({"quantize", in, out.string(), "--config-out", (dir / "missing" / "q.json").string()});
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(contents(out), "keep me");

@@ -79,10 +79,13 @@ TEST(CliSignals, InterruptedWritesLeaveNoTemporaries) {
   // A quantized MLX file: 4-bit codes with BF16 scales and biases, group 64.
   const auto mlx = dir / "in" / "mlx.safetensors";
   write_sparse(mlx,
-               {{"l.weight", dtype::U32, {rows, 512}}, {"l.scales", dtype::BF16, {rows, 64}},
+               {{"l.weight", dtype::U32, {rows, 512}},
+                {"l.scales", dtype::BF16, {rows, 64}},
                 {"l.biases", dtype::BF16, {rows, 64}}},
-               safetensors::metadata_map{{"format", "mlx"}, {"quantization_bits", "4"},
-                                         {"quantization_group_size", "64"}, {"quantization_mode", "affine"}});
+               safetensors::metadata_map{{"format", "mlx"},
+                                         {"quantization_bits", "4"},
+                                         {"quantization_group_size", "64"},
+                                         {"quantization_mode", "affine"}});
   const auto sharded = dir / "sharded";
   fs::create_directories(sharded);
   write_sparse(sharded / "model-00001-of-00002.safetensors", {{"a", dtype::F32, {rows / 2, 4096}}});

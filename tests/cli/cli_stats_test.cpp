@@ -26,11 +26,12 @@ TEST(CliStats, TableForEveryTensor) {
   auto r = st_test::run_cli({"stats", path.string()});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "") << "no progress bar when stderr is not a terminal";
-  EXPECT_EQ(r.out,
-            "name  dtype         count           min           max          mean           std     nan     inf     zeros\n"
-            "a     F32               6            -2             4          0.75       2.16506       1       1         1\n"
-            "b.x   F32               4            -0             0             0             0       0       0         4\n"
-            "b.y   F32               1             -             -             -             -       1       0         0\n");
+  EXPECT_EQ(
+      r.out,
+      "name  dtype         count           min           max          mean           std     nan     inf     zeros\n"
+      "a     F32               6            -2             4          0.75       2.16506       1       1         1\n"
+      "b.x   F32               4            -0             0             0             0       0       0         4\n"
+      "b.y   F32               1             -             -             -             -       1       0         0\n");
 }
 
 TEST(CliStats, JsonFieldsAndSelection) {
@@ -60,8 +61,9 @@ TEST(CliStats, JsonFieldsAndSelection) {
 }
 
 TEST(CliStats, EveryDtypeOfTheCorpusDecodes) {
-  auto r = st_test::run_cli(
-      {"stats", "--json", (st_test::conformance_dir() / "format" / "006-all-dtypes-writer-layout.safetensors").string()});
+  auto r =
+      st_test::run_cli({"stats", "--json",
+                        (st_test::conformance_dir() / "format" / "006-all-dtypes-writer-layout.safetensors").string()});
   ASSERT_EQ(r.status, 0) << r.err;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;

@@ -89,7 +89,8 @@ TEST(Docs, EveryCppExampleCompilesWithoutWarnings) {
   ASSERT_GE(blocks, 3U) << "the README and docs/dtypes.md have C++ examples";
   const fs::path source = st_test::scratch_dir() / "doc_examples.cpp";
   std::ofstream(source) << "#include <cerrno>\n#include <cstdio>\n#include <iostream>\n#include <vector>\n"
-                        << includes << "\n" << bodies;
+                        << includes << "\n"
+                        << bodies;
   const std::string command =
       st_test::shell_quote(SAFETENSORS_CXX_COMPILER) +
       " -std=c++20 -fsyntax-only -Wall -Wextra -Werror -Wno-unused-variable -Wno-unused-but-set-variable -I" +
@@ -151,13 +152,13 @@ TEST(Docs, ArchitectureShowsEverySubsystem) {
       if (e.is_directory()) names.push_back(e.path().filename().string() + "/");
     }
   }
-  for (const char* top : {"include/safetensors/", "src/", "tools/cli/", "python/", "tests/", "fuzz/", "bench/", "scripts/"}) {
+  for (const char* top :
+       {"include/safetensors/", "src/", "tools/cli/", "python/", "tests/", "fuzz/", "bench/", "scripts/"}) {
     names.emplace_back(top);
   }
   ASSERT_GE(names.size(), 30U);
   for (const auto& name : names) {
-    EXPECT_TRUE(shows_word(page, name))
-        << "docs/architecture.md does not show " << name;
+    EXPECT_TRUE(shows_word(page, name)) << "docs/architecture.md does not show " << name;
   }
 }
 

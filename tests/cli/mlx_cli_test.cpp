@@ -54,10 +54,9 @@ TEST(MlxCli, QuantizeThenDequantizeRoundTrip) {
   const auto quant_dir = dir / "q";
   std::filesystem::create_directories(quant_dir);
   const auto quantized = quant_dir / "model.safetensors";
-  auto run = st_test::run_command(
-      cli("quantize " + q(model) + " " + q(quantized) + " --bits 4 --group-size 64 --config-out " +
-          q(quant_dir / "config.json")),
-      true);
+  auto run = st_test::run_command(cli("quantize " + q(model) + " " + q(quantized) +
+                                      " --bits 4 --group-size 64 --config-out " + q(quant_dir / "config.json")),
+                                  true);
   ASSERT_EQ(run.status, 0) << run.out;
 
   auto f = safetensors::file::open(quantized.string());
@@ -137,9 +136,8 @@ TEST(MlxCli, FpModesAndOnlyExclude) {
   const auto dir = st_test::scratch_dir();
   const auto model = write_model(dir);
   const auto out = dir / "fp.safetensors";
-  auto run = st_test::run_command(cli("quantize " + q(model) + " " + q(out) +
-                                      " --mode mxfp4 --only '*proj*' --exclude '*q_proj*'"),
-                                  true);
+  auto run = st_test::run_command(
+      cli("quantize " + q(model) + " " + q(out) + " --mode mxfp4 --only '*proj*' --exclude '*q_proj*'"), true);
   ASSERT_EQ(run.status, 0) << run.out;
   auto f = safetensors::file::open(out.string());
   ASSERT_TRUE(f);

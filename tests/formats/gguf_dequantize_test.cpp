@@ -56,7 +56,7 @@ TEST(GgufDequantize, Q8_0IsCodeTimesScale) {
   EXPECT_EQ(y[0], -8.0F);   // -16 * 0.5
   EXPECT_EQ(y[15], -0.5F);  // -1 * 0.5
   EXPECT_EQ(y[16], 0.0F);
-  EXPECT_EQ(y[31], 7.5F);   // 15 * 0.5
+  EXPECT_EQ(y[31], 7.5F);  // 15 * 0.5
 }
 
 TEST(GgufDequantize, Q8_1IgnoresTheSumField) {
@@ -76,10 +76,10 @@ TEST(GgufDequantize, Q4_0LowNibblesFirstHalfHighNibblesSecond) {
   for (unsigned j = 0; j < 16; ++j) b.u8(j | ((15 - j) << 4));
   ASSERT_EQ(b.size(), 18U);
   const auto y = run(ggml_type::q4_0, b, 32);
-  EXPECT_EQ(y[0], -16.0F);  // (0 - 8) * 2
-  EXPECT_EQ(y[15], 14.0F);  // (15 - 8) * 2
-  EXPECT_EQ(y[16], 14.0F);  // high nibble of byte 0 is 15
-  EXPECT_EQ(y[31], -16.0F); // high nibble of byte 15 is 0
+  EXPECT_EQ(y[0], -16.0F);   // (0 - 8) * 2
+  EXPECT_EQ(y[15], 14.0F);   // (15 - 8) * 2
+  EXPECT_EQ(y[16], 14.0F);   // high nibble of byte 0 is 15
+  EXPECT_EQ(y[31], -16.0F);  // high nibble of byte 15 is 0
 }
 
 TEST(GgufDequantize, Q4_1AddsTheMinimum) {
@@ -88,9 +88,9 @@ TEST(GgufDequantize, Q4_1AddsTheMinimum) {
   for (unsigned j = 0; j < 16; ++j) b.u8(j | (3U << 4));
   ASSERT_EQ(b.size(), 20U);
   const auto y = run(ggml_type::q4_1, b, 32);
-  EXPECT_EQ(y[0], -1.0F);   // 0 * 0.5 - 1
-  EXPECT_EQ(y[15], 6.5F);   // 15 * 0.5 - 1
-  EXPECT_EQ(y[16], 0.5F);   // 3 * 0.5 - 1
+  EXPECT_EQ(y[0], -1.0F);  // 0 * 0.5 - 1
+  EXPECT_EQ(y[15], 6.5F);  // 15 * 0.5 - 1
+  EXPECT_EQ(y[16], 0.5F);  // 3 * 0.5 - 1
   EXPECT_EQ(y[31], 0.5F);
 }
 
@@ -112,7 +112,7 @@ TEST(GgufDequantize, Q5_1ScalesAndOffsets) {
   b.u8(3U | (5U << 4), 16);
   ASSERT_EQ(b.size(), 24U);
   const auto y = run(ggml_type::q5_1, b, 32);
-  EXPECT_EQ(y[0], 2.5F);    // 3 * 0.5 + 1
+  EXPECT_EQ(y[0], 2.5F);  // 3 * 0.5 + 1
   EXPECT_EQ(y[15], 2.5F);
   EXPECT_EQ(y[16], 11.5F);  // (5 + 16) * 0.5 + 1
   EXPECT_EQ(y[31], 11.5F);
@@ -174,8 +174,8 @@ TEST(GgufDequantize, Q4_KPackedScalesAndMins) {
   b.u8(0x51, 128);  // low nibble 1, high nibble 5
   ASSERT_EQ(b.size(), 144U);
   const auto y = run(ggml_type::q4_k, b, 256);
-  EXPECT_EQ(y[0], 1.5F);     // 2 * 1 - 0.5 * 1
-  EXPECT_EQ(y[32], 9.5F);    // 2 * 5 - 0.5
+  EXPECT_EQ(y[0], 1.5F);   // 2 * 1 - 0.5 * 1
+  EXPECT_EQ(y[32], 9.5F);  // 2 * 5 - 0.5
   EXPECT_EQ(y[64], 1.5F);
   EXPECT_EQ(y[96], 9.5F);
   EXPECT_EQ(y[128], 2.5F);   // 19 * 1 - 0.5 * 33
@@ -186,7 +186,7 @@ TEST(GgufDequantize, Q4_KPackedScalesAndMins) {
 
 TEST(GgufDequantize, Q5_KAddsTheFifthBit) {
   block b = k_scales(block{}.half(1.0F).half(0.5F));
-  b.u8(0x21, 32);   // qh: bit 0 (sub-block 0) and bit 5 (sub-block 5)
+  b.u8(0x21, 32);  // qh: bit 0 (sub-block 0) and bit 5 (sub-block 5)
   b.u8(0x51, 128);
   ASSERT_EQ(b.size(), 176U);
   const auto y = run(ggml_type::q5_k, b, 256);
@@ -201,20 +201,20 @@ TEST(GgufDequantize, Q6_KSplitsLowAndHighBits) {
   b.u8(0x21, 64).u8(0x43, 64);  // ql: first half nibbles 1 / 2, second half 3 / 4
   b.u8(0xE4, 64);               // qh: quarter k has high bits k
   for (int g = 0; g < 15; ++g) b.u8(static_cast<unsigned>(g + 1));
-  b.u8(0xFF);                   // scale 15 is -1
+  b.u8(0xFF);  // scale 15 is -1
   b.half(0.5F);
   ASSERT_EQ(b.size(), 210U);
   const auto y = run(ggml_type::q6_k, b, 256);
-  EXPECT_EQ(y[0], -15.5F);    // 0.5 * 1 * (1 - 32)
-  EXPECT_EQ(y[16], -31.0F);   // 0.5 * 2 * (1 - 32)
-  EXPECT_EQ(y[32], -22.5F);   // 0.5 * 3 * (1 + 16 - 32)
-  EXPECT_EQ(y[64], 5.0F);     // 0.5 * 5 * (2 + 32 - 32)
-  EXPECT_EQ(y[96], 63.0F);    // 0.5 * 7 * (2 + 48 - 32)
-  EXPECT_EQ(y[128], -130.5F); // 0.5 * 9 * (3 - 32)
-  EXPECT_EQ(y[160], -71.5F);  // 0.5 * 11 * (3 + 16 - 32)
-  EXPECT_EQ(y[192], 26.0F);   // 0.5 * 13 * (4 + 32 - 32)
-  EXPECT_EQ(y[224], 150.0F);  // 0.5 * 15 * (4 + 48 - 32)
-  EXPECT_EQ(y[240], -10.0F);  // 0.5 * -1 * 20
+  EXPECT_EQ(y[0], -15.5F);     // 0.5 * 1 * (1 - 32)
+  EXPECT_EQ(y[16], -31.0F);    // 0.5 * 2 * (1 - 32)
+  EXPECT_EQ(y[32], -22.5F);    // 0.5 * 3 * (1 + 16 - 32)
+  EXPECT_EQ(y[64], 5.0F);      // 0.5 * 5 * (2 + 32 - 32)
+  EXPECT_EQ(y[96], 63.0F);     // 0.5 * 7 * (2 + 48 - 32)
+  EXPECT_EQ(y[128], -130.5F);  // 0.5 * 9 * (3 - 32)
+  EXPECT_EQ(y[160], -71.5F);   // 0.5 * 11 * (3 + 16 - 32)
+  EXPECT_EQ(y[192], 26.0F);    // 0.5 * 13 * (4 + 32 - 32)
+  EXPECT_EQ(y[224], 150.0F);   // 0.5 * 15 * (4 + 48 - 32)
+  EXPECT_EQ(y[240], -10.0F);   // 0.5 * -1 * 20
 }
 
 TEST(GgufDequantize, Q8_KHasAFloat32Scale) {

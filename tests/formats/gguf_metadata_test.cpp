@@ -81,7 +81,7 @@ TEST(GgufWriter, PlanChecksNamesAndShapesAndSetsTheAlignment) {
   std::vector<gguf::metadata_entry> meta{{"general.alignment", gguf::value(std::uint64_t{64})}};
   auto plan = gguf::write_plan::make(meta, {{"a", gguf::ggml_type::f16, {3}}, {"b", gguf::ggml_type::q8_0, {2, 32}}});
   ASSERT_TRUE(plan.ok()) << plan.err().message;
-  EXPECT_EQ(plan->tensors()[1].offset, 32U);  // 6 bytes padded to 32
+  EXPECT_EQ(plan->tensors()[1].offset, 32U);                   // 6 bytes padded to 32
   EXPECT_EQ(plan->file_size(), plan->data_start() + 32 + 96);  // two Q8_0 blocks: 68 bytes, padded
   auto back = gguf::parse_header(plan->header_bytes(), plan->file_size());
   ASSERT_TRUE(back.ok()) << back.err().message;
@@ -92,7 +92,9 @@ TEST(GgufWriter, PlanChecksNamesAndShapesAndSetsTheAlignment) {
 TEST(GgufWriter, StreamsOnlyCompleteFilesAndNamesTheTensorThatIsShortOrLong) {
   const auto dir = st_test::scratch_dir();
   const std::string path = (dir / "out.gguf").string();
-  auto plan = [] { return gguf::write_plan::make({}, {{"a", gguf::ggml_type::f32, {2}}, {"b", gguf::ggml_type::f32, {1}}}); };
+  auto plan = [] {
+    return gguf::write_plan::make({}, {{"a", gguf::ggml_type::f32, {2}}, {"b", gguf::ggml_type::f32, {1}}});
+  };
   const std::vector<std::byte> eight(8, std::byte{1});
 
   auto short_b = gguf::stream_writer::create(path, plan().value());

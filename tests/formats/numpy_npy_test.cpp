@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "formats/numpy/py_literal.h"
-#include "support/numpy_fixtures.h"
 #include "safetensors/formats/npy.h"
+#include "support/numpy_fixtures.h"
 #include "support/paths.h"
 
 namespace {
@@ -150,12 +150,17 @@ TEST(NumpyNpy, MalformedHeadersAreClearErrors) {
 
 TEST(NumpyNpy, MalformedFixturesAreClearErrors) {
   const std::vector<std::pair<std::string, error_code>> cases = {
-      {"bad_truncated_header.npy", error_code::invalid_format}, {"bad_magic.npy", error_code::invalid_format},
-      {"bad_version.npy", error_code::unsupported},            {"bad_literal.npy", error_code::invalid_format},
-      {"bad_eval.npy", error_code::invalid_format},            {"bad_keys.npy", error_code::invalid_format},
+      {"bad_truncated_header.npy", error_code::invalid_format},
+      {"bad_magic.npy", error_code::invalid_format},
+      {"bad_version.npy", error_code::unsupported},
+      {"bad_literal.npy", error_code::invalid_format},
+      {"bad_eval.npy", error_code::invalid_format},
+      {"bad_keys.npy", error_code::invalid_format},
       {"bad_overflow_shape.npy", error_code::validation_overflow},
-      {"bad_huge_int.npy", error_code::invalid_format},        {"bad_negative_dim.npy", error_code::invalid_format},
-      {"bad_complex128.npy", error_code::unsupported},         {"bad_unicode.npy", error_code::unsupported},
+      {"bad_huge_int.npy", error_code::invalid_format},
+      {"bad_negative_dim.npy", error_code::invalid_format},
+      {"bad_complex128.npy", error_code::unsupported},
+      {"bad_unicode.npy", error_code::unsupported},
       {"bad_deep.npy", error_code::invalid_format},
   };
   for (const auto& [name, code] : cases) {
@@ -170,7 +175,8 @@ TEST(NumpyNpy, MalformedFixturesAreClearErrors) {
 }
 
 TEST(NumpyNpy, HeaderLengthLimit) {
-  std::string huge = npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)}" + std::string(2000, ' '));
+  std::string huge =
+      npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)}" + std::string(2000, ' '));
   safetensors::npy_options small_limit;
   small_limit.max_header_bytes = 1000;
   auto h = safetensors::parse_npy_header(bytes_of(huge), small_limit);

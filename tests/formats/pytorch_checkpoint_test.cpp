@@ -4,8 +4,8 @@
 // malicious file is refused with a specific error.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <algorithm>
+#include <filesystem>
 
 #include "safetensors/formats/pytorch.h"
 #include "safetensors/sha256.h"
@@ -23,10 +23,13 @@ std::filesystem::path fixture(const std::string& name) { return st_test::pytorch
 std::string tensor_sha256(const st::torch_checkpoint& ckpt, std::size_t index, std::size_t chunk = 7) {
   auto hash = st::sha256_hasher::create();
   EXPECT_TRUE(hash.ok());
-  auto ok = ckpt.read_tensor(index, [&](std::span<const std::byte> bytes) -> st::status {
-    hash->update(bytes);
-    return {};
-  }, chunk);
+  auto ok = ckpt.read_tensor(
+      index,
+      [&](std::span<const std::byte> bytes) -> st::status {
+        hash->update(bytes);
+        return {};
+      },
+      chunk);
   EXPECT_TRUE(ok.ok()) << ok.err().to_string();
   return st::to_hex(hash->finish());
 }
@@ -134,8 +137,10 @@ TEST(PytorchCheckpoint, MaliciousPicklesAreRefused) {
     const char* needle;
   };
   const refusal cases[] = {
-      {"evil_os_system.pt", st::error_code::unsafe_content, "GLOBAL at pickle byte 2: global 'os.system' is not allowed"},
-      {"evil_eval_stack_global.pt", st::error_code::unsafe_content, "STACK_GLOBAL at pickle byte 24: global 'builtins.eval'"},
+      {"evil_os_system.pt", st::error_code::unsafe_content,
+       "GLOBAL at pickle byte 2: global 'os.system' is not allowed"},
+      {"evil_eval_stack_global.pt", st::error_code::unsafe_content,
+       "STACK_GLOBAL at pickle byte 24: global 'builtins.eval'"},
       {"evil_popen.pt", st::error_code::unsafe_content, "GLOBAL at pickle byte 10: global 'subprocess.Popen'"},
       {"evil_reduce_nonfunction.pt", st::error_code::unsafe_content, "REDUCE at pickle byte"},
       {"evil_inst.pt", st::error_code::unsafe_content, "INST at pickle byte"},

@@ -24,7 +24,9 @@ std::string u32(std::uint32_t v) {
   return s;
 }
 // Built with append: GCC 12 warns falsely (-Wrestrict) on "literal" + std::string here.
-std::string str(const std::string& s) { return std::string(1, 'X').append(u32(static_cast<std::uint32_t>(s.size()))).append(s); }
+std::string str(const std::string& s) {
+  return std::string(1, 'X').append(u32(static_cast<std::uint32_t>(s.size()))).append(s);
+}
 std::string global(const std::string& module, const std::string& name) {
   return std::string(1, 'c').append(module).append(1, '\n').append(name).append(1, '\n');
 }
@@ -32,10 +34,9 @@ std::string binint(std::uint32_t v) { return std::string(1, 'J').append(u32(v));
 
 // {'w': _rebuild_tensor_v2(storage('0', FloatStorage, 6), 1, (2, 2), (1, 2), False, OrderedDict())}
 std::string state_dict_pickle() {
-  return "\x80\x02}q\x00("s + str("w") + global("torch._utils", "_rebuild_tensor_v2") + "((" +
-         str("storage") + global("torch", "FloatStorage") + str("0") + str("cpu") + binint(6) + "tQ" + binint(1) +
-         binint(2) + binint(2) + "\x86" + binint(1) + binint(2) + "\x86\x89" + global("collections", "OrderedDict") +
-         ")RtRu.";
+  return "\x80\x02}q\x00("s + str("w") + global("torch._utils", "_rebuild_tensor_v2") + "((" + str("storage") +
+         global("torch", "FloatStorage") + str("0") + str("cpu") + binint(6) + "tQ" + binint(1) + binint(2) +
+         binint(2) + "\x86" + binint(1) + binint(2) + "\x86\x89" + global("collections", "OrderedDict") + ")RtRu.";
 }
 
 st::error expect_error(const std::string& pickle, st::error_code code, const std::string& needle,
@@ -73,9 +74,13 @@ TEST(PytorchPickle, StateDictBuildsTensorAndStorage) {
 
 TEST(PytorchPickle, ScalarsDecodeLikePython) {
   // [BININT1 255, BININT2 65535, BININT -2, LONG1 -1, BINFLOAT 1.5, True, None, b'ab', 2**64]
-  std::string p = std::string("\x80\x02(K\xff" "M\xff\xff") + binint(0xfffffffe) + "\x8a\x01\xff" +
-                  "G\x3f\xf8\x00\x00\x00\x00\x00\x00"s + "\x88N" + "C\x02" "ab" + "\x8a\x09" + std::string(8, '\0') +
-                  "\x01l.";
+  std::string p = std::string(
+                      "\x80\x02(K\xff"
+                      "M\xff\xff") +
+                  binint(0xfffffffe) + "\x8a\x01\xff" + "G\x3f\xf8\x00\x00\x00\x00\x00\x00"s + "\x88N" +
+                  "C\x02"
+                  "ab" +
+                  "\x8a\x09" + std::string(8, '\0') + "\x01l.";
   auto doc = st::unpickle(bytes_of(p));
   ASSERT_TRUE(doc.ok()) << doc.err().message;
   const auto& items = doc->root().items;
@@ -109,10 +114,12 @@ TEST(PytorchPickle, SemanticGuards) {
   // SETITEM on a list; APPEND on a dict; a persistent id that is not a storage.
   expect_error("\x80\x02" + global("torch", "float32") + ")R.", st::error_code::unsafe_content,
                "REDUCE at pickle byte 18: 'torch.float32' cannot be called");
-  expect_error("\x80\x02" + str("x") + ")R.", st::error_code::unsafe_content, "REDUCE at pickle byte 9: cannot call a str");
+  expect_error("\x80\x02" + str("x") + ")R.", st::error_code::unsafe_content,
+               "REDUCE at pickle byte 9: cannot call a str");
   expect_error("\x80\x02" + global("torch", "Tensor") + ")\x81.", st::error_code::unsafe_content,
                "NEWOBJ at pickle byte 17: cannot instantiate 'torch.Tensor'");
-  expect_error("\x80\x02]}b.", st::error_code::unsafe_content, "BUILD at pickle byte 4: cannot set the state of a list");
+  expect_error("\x80\x02]}b.", st::error_code::unsafe_content,
+               "BUILD at pickle byte 4: cannot set the state of a list");
   expect_error("\x80\x02]NNs.", st::error_code::unsafe_content, "SETITEM at pickle byte 5: target is not a dict");
   expect_error("\x80\x02}Na.", st::error_code::unsafe_content, "APPEND at pickle byte 4: target is not a list");
   expect_error("\x80\x02(" + str("module") + str("x") + "tQ.", st::error_code::unsafe_content,
@@ -126,8 +133,8 @@ TEST(PytorchPickle, CapsOnMemoStackStringsAndContainers) {
   small.max_stack = 4;
   small.max_string = 3;
   small.max_container = 3;
-  expect_error("\x80\x02Nq\x00q\x01q\x02."s, st::error_code::limit_exceeded, "BINPUT at pickle byte 7: more than 2 memo",
-               small);
+  expect_error("\x80\x02Nq\x00q\x01q\x02."s, st::error_code::limit_exceeded,
+               "BINPUT at pickle byte 7: more than 2 memo", small);
   expect_error("\x80\x02NNNNN.", st::error_code::limit_exceeded, "NONE at pickle byte 6: stack deeper than 4", small);
   expect_error("\x80\x02(((((.", st::error_code::limit_exceeded, "MARK at pickle byte 6", small);
   expect_error("\x80\x02" + str("abcd") + ".", st::error_code::limit_exceeded, "string of 4 bytes", small);
@@ -136,7 +143,10 @@ TEST(PytorchPickle, CapsOnMemoStackStringsAndContainers) {
   expect_error("\x80\x02](NNNNe.", st::error_code::limit_exceeded, "APPENDS at pickle byte 8: container of more than 3",
                few_items);
   // A 16 MiB length with nothing behind it allocates nothing and fails as truncated.
-  expect_error("\x80\x02X\x00\x00\x00\x01" "abc."s, st::error_code::invalid_format, "truncated");
+  expect_error(
+      "\x80\x02X\x00\x00\x00\x01"
+      "abc."s,
+      st::error_code::invalid_format, "truncated");
 }
 
 TEST(PytorchPickle, EveryTruncationIsAnErrorNotACrash) {
@@ -150,7 +160,9 @@ TEST(PytorchPickle, EveryTruncationIsAnErrorNotACrash) {
 
 TEST(PytorchPickle, MemoCyclesAreHeldSafely) {
   // l = []; l.append(l): the arena owns both references.
-  auto doc = st::unpickle(bytes_of("\x80\x02]q\x00h\x00" "a."s));
+  auto doc =
+      st::unpickle(bytes_of("\x80\x02]q\x00h\x00"
+                            "a."s));
   ASSERT_TRUE(doc.ok()) << doc.err().message;
   EXPECT_EQ(doc->root().items.at(0), &doc->root());
 }
@@ -158,8 +170,14 @@ TEST(PytorchPickle, MemoCyclesAreHeldSafely) {
 TEST(PytorchPickle, MalformedArgumentsAreInvalidFormat) {
   expect_error("\x80\x02" + global("torch._utils", "_rebuild_tensor_v2") + "(NNNNNNtR.", st::error_code::invalid_format,
                "tensor rebuild without a storage");
-  expect_error("\x80\x02" "0.", st::error_code::invalid_format, "POP at pickle byte 2: stack underflow");
-  expect_error("\x80\x02" "e.", st::error_code::invalid_format, "no MARK");
+  expect_error(
+      "\x80\x02"
+      "0.",
+      st::error_code::invalid_format, "POP at pickle byte 2: stack underflow");
+  expect_error(
+      "\x80\x02"
+      "e.",
+      st::error_code::invalid_format, "no MARK");
   expect_error("\x80\x02h\x05.", st::error_code::invalid_format, "memo entry 5 not set");
   expect_error("\x80\x02\xff.", st::error_code::invalid_format, "opcode 0xff at pickle byte 2");
 }

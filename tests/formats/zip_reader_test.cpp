@@ -158,10 +158,11 @@ TEST(ZipReader, DecodesZip64CentralDirectoryFields) {
 TEST(ZipReader, RefusesMalformedZip64ExtraFields) {
   const auto original = st_test::read_bytes(st_test::numpy_fixture(st_test::numpy_zip64_fixture));
   const std::size_t block = central_record(original, "second.npy") + 46 + 10;  // its only extra block
-  ASSERT_EQ(st_test::hex({original.data() + block, 4}), "01001800");  // ZIP64, 24 bytes: two sizes + offset
+  ASSERT_EQ(st_test::hex({original.data() + block, 4}), "01001800");           // ZIP64, 24 bytes: two sizes + offset
   // 16 bytes cannot hold the local header offset; 25 run past the 28-byte extra field.
-  for (const auto& [size, expected] : {std::pair<std::uint64_t, std::string>{16, "too short for the local header offset"},
-                                       {25, "claims 25 bytes but only 24 remain"}}) {
+  for (const auto& [size, expected] :
+       {std::pair<std::uint64_t, std::string>{16, "too short for the local header offset"},
+        {25, "claims 25 bytes but only 24 remain"}}) {
     auto bytes = original;
     put_le(bytes, block + 2, size, 2);
     const auto path = st_test::scratch_dir() / "bad_zip64.zip";

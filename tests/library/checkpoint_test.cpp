@@ -73,8 +73,10 @@ TEST(ByteSize, DecimalAndBinaryUnits) {
 }
 
 TEST(ShardAssignment, GreedyAsHuggingfaceHub) {
-  std::vector<safetensors::tensor_spec> specs{{"a", dtype::U8, {100}}, {"b", dtype::U8, {400}},
-                                              {"c", dtype::U8, {100}}, {"d", dtype::U8, {60}},
+  std::vector<safetensors::tensor_spec> specs{{"a", dtype::U8, {100}},
+                                              {"b", dtype::U8, {400}},
+                                              {"c", dtype::U8, {100}},
+                                              {"d", dtype::U8, {60}},
                                               {"e", dtype::F32, {25}}};
   safetensors::shard_write_options o;
   o.max_shard_bytes = 250;
@@ -96,10 +98,9 @@ TEST(Checkpoint, WritesShardsAndOpensThemAsOneNamespace) {
   o.max_shard_bytes = 250;
   o.file.metadata = safetensors::metadata_map{{"format", "pt"}};
   ASSERT_TRUE(safetensors::write_checkpoint(dir.string(), set.tensors, o).ok());
-  EXPECT_EQ(listing(dir), (std::vector<std::string>{"model-00001-of-00003.safetensors",
-                                                     "model-00002-of-00003.safetensors",
-                                                     "model-00003-of-00003.safetensors",
-                                                     "model.safetensors.index.json"}));
+  EXPECT_EQ(listing(dir),
+            (std::vector<std::string>{"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors",
+                                      "model-00003-of-00003.safetensors", "model.safetensors.index.json"}));
   EXPECT_EQ(read_text(dir / "model.safetensors.index.json"),
             "{\n  \"metadata\": {\n    \"total_size\": 500\n  },\n  \"weight_map\": {\n"
             "    \"t0\": \"model-00001-of-00003.safetensors\",\n    \"t1\": \"model-00001-of-00003.safetensors\",\n"
@@ -235,8 +236,8 @@ TEST(CheckpointVerify, EachMismatchIsNamedWithTensorAndShard) {
 TEST(CheckpointVerify, TensorInTwoShards) {
   broken_checkpoint b;
   write_shard(b.dir / "c.safetensors", {"x"});
-  const auto index = b.index(
-      R"({"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors","q":"c.safetensors"}})");
+  const auto index =
+      b.index(R"({"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors","q":"c.safetensors"}})");
   auto report = safetensors::verify_checkpoint(index);
   ASSERT_TRUE(report.ok());
   bool seen = false;
@@ -267,9 +268,7 @@ TEST(CheckpointVerify, ShardInvalidUnderPolicyIsReported) {
 }
 
 /// An index mapping tensor x to a shard name given as JSON string content.
-std::string fmt_index(const std::string& json_name) {
-  return R"({"weight_map":{"x":")" + json_name + R"("}})";
-}
+std::string fmt_index(const std::string& json_name) { return R"({"weight_map":{"x":")" + json_name + R"("}})"; }
 
 TEST(CheckpointSecurity, ShardNamesStayInTheDirectory) {
   broken_checkpoint b;
@@ -278,9 +277,9 @@ TEST(CheckpointSecurity, ShardNamesStayInTheDirectory) {
   fs::create_symlink(outside, b.dir / "link.safetensors");
   fs::create_directories(b.dir / "sub");
   write_shard(b.dir / "sub" / "in.safetensors", {"x"});
-  const char* attacks[] = {"../outside.safetensors", "/etc/passwd", "", "sub/../../outside.safetensors",
-                           "C:outside.safetensors", "..\\\\outside.safetensors", "a\\u0000.safetensors",
-                           "link.safetensors", ".."};
+  const char* attacks[] = {"../outside.safetensors",        "/etc/passwd",           "",
+                           "sub/../../outside.safetensors", "C:outside.safetensors", "..\\\\outside.safetensors",
+                           "a\\u0000.safetensors",          "link.safetensors",      ".."};
   for (const char* name : attacks) {
     SCOPED_TRACE(name);
     const auto index = b.index(fmt_index(name));
@@ -313,9 +312,15 @@ TEST(CheckpointIndex, DuplicateKeysAnywhereAreRejected) {
 }
 
 TEST(CheckpointIndex, SchemaAndSizeCap) {
-  const char* malformed[] = {"", "[]", "{", R"({"metadata":{}})", R"({"weight_map":[]})", R"({"weight_map":{"x":1}})",
+  const char* malformed[] = {"",
+                             "[]",
+                             "{",
+                             R"({"metadata":{}})",
+                             R"({"weight_map":[]})",
+                             R"({"weight_map":{"x":1}})",
                              R"({"metadata":{"total_size":-1},"weight_map":{}})",
-                             R"({"metadata":{"total_size":"12"},"weight_map":{}})", R"({"metadata":3,"weight_map":{}})"};
+                             R"({"metadata":{"total_size":"12"},"weight_map":{}})",
+                             R"({"metadata":3,"weight_map":{}})"};
   for (const char* json : malformed) {
     SCOPED_TRACE(json);
     auto r = safetensors::detail::parse_index(std::as_bytes(std::span(std::string_view(json))));
@@ -371,8 +376,8 @@ TEST(CheckpointWrite, FailureLeavesTheDirectoryUnchanged) {
     }();
     ASSERT_FALSE(s.ok());
     EXPECT_EQ(s.err().code, error_code::io);
-    EXPECT_EQ(listing(dir), (std::vector<std::string>{"model-00001-of-00003.safetensors",
-                                                       "model.safetensors.index.json"}));
+    EXPECT_EQ(listing(dir),
+              (std::vector<std::string>{"model-00001-of-00003.safetensors", "model.safetensors.index.json"}));
     EXPECT_EQ(read_text(dir / "model.safetensors.index.json"), "old index");
   }
   ASSERT_TRUE(safetensors::write_checkpoint(dir.string(), set.tensors, o).ok());

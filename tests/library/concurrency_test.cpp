@@ -29,11 +29,14 @@ struct fixture_file {
   fixture_file() {
     for (int i = 0; i < tensor_count; ++i) {
       std::vector<std::byte> b(static_cast<std::size_t>(1000 + 37 * i));
-      for (std::size_t k = 0; k < b.size(); ++k) b[k] = static_cast<std::byte>((k + static_cast<std::size_t>(i) * 13) & 0xff);
+      for (std::size_t k = 0; k < b.size(); ++k)
+        b[k] = static_cast<std::byte>((k + static_cast<std::size_t>(i) * 13) & 0xff);
       buffers.push_back(std::move(b));
     }
     for (int i = 0; i < tensor_count; ++i) {
-      tensors.push_back({fmt::format("t{}", i), dtype::U8, {buffers[static_cast<std::size_t>(i)].size()},
+      tensors.push_back({fmt::format("t{}", i),
+                         dtype::U8,
+                         {buffers[static_cast<std::size_t>(i)].size()},
                          buffers[static_cast<std::size_t>(i)]});
     }
     path = (st_test::scratch_dir() / "shared.safetensors").string();
@@ -95,8 +98,9 @@ TEST(Concurrency, ConcurrentOpensAndFromBuffer) {
   int failures = run_threads([&](int t) {
     int bad = 0;
     for (int round = 0; round < 20; ++round) {
-      auto f = (round + t) % 3 == 0 ? file::from_buffer(bytes)
-                                    : file::open(fx.path, {(round + t) % 3 == 1 ? io_backend::mmap : io_backend::pread, {}});
+      auto f = (round + t) % 3 == 0
+                   ? file::from_buffer(bytes)
+                   : file::open(fx.path, {(round + t) % 3 == 1 ? io_backend::mmap : io_backend::pread, {}});
       if (!f.ok() || f->tensors().size() != static_cast<std::size_t>(tensor_count)) {
         ++bad;
         continue;

@@ -35,7 +35,8 @@ std::vector<float> random_floats(std::size_t n, std::uint32_t seed, bool allow_n
   std::uniform_int_distribution<int> expo(-20, 18);
   std::vector<float> out(n);
   for (std::size_t i = 0; i < n; ++i) {
-    float v = rng() % 3 == 0 ? std::bit_cast<float>(static_cast<std::uint32_t>(rng())) : std::ldexp(unit(rng), expo(rng));
+    float v =
+        rng() % 3 == 0 ? std::bit_cast<float>(static_cast<std::uint32_t>(rng())) : std::ldexp(unit(rng), expo(rng));
     if (!allow_nan && std::isnan(v)) v = 1.0F;
     out[i] = v;
   }
@@ -121,7 +122,8 @@ TEST(ConvertBulk, DecodeMatchesScalarAtOddLengthsAndOffsets) {
         for (std::size_t i = 0; i < n; ++i) {
           const double want = scalar_decode(t, src.data(), i);
           ASSERT_TRUE(same_bits_or_nan(f64[i + 1], want)) << dtype_name(t) << " n=" << n << " i=" << i;
-          ASSERT_TRUE(same_bits_or_nan(f32[i + 1], static_cast<float>(want))) << dtype_name(t) << " n=" << n << " i=" << i;
+          ASSERT_TRUE(same_bits_or_nan(f32[i + 1], static_cast<float>(want)))
+              << dtype_name(t) << " n=" << n << " i=" << i;
         }
       }
     }
@@ -214,7 +216,8 @@ TEST(ConvertBulk, F16PortablePathMatchesScalar) {
   std::vector<float> out(0x10000);
   detail::f16_to_f32_portable(codes.data(), out.data(), out.size());
   for (std::uint32_t c = 0; c < 0x10000; ++c) {
-    ASSERT_EQ(std::bit_cast<std::uint32_t>(out[c]), std::bit_cast<std::uint32_t>(f16_to_f32(static_cast<std::uint16_t>(c))))
+    ASSERT_EQ(std::bit_cast<std::uint32_t>(out[c]),
+              std::bit_cast<std::uint32_t>(f16_to_f32(static_cast<std::uint16_t>(c))))
         << c;
   }
 }
@@ -237,10 +240,10 @@ TEST(ConvertIntegers, UncheckedTruncatesAndClamps) {
   EXPECT_EQ(encode_ints<std::int32_t>(dtype::I32, {-0x1p31F, 0x1p31F, 16777216.0F}),
             (std::vector<std::int32_t>{std::numeric_limits<std::int32_t>::min(),
                                        std::numeric_limits<std::int32_t>::max(), 16777216}));
-  EXPECT_EQ(encode_ints<std::int64_t>(dtype::I64, {-0x1p63F, 0x1p63F, -INFINITY}),
-            (std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min(),
-                                       std::numeric_limits<std::int64_t>::max(),
-                                       std::numeric_limits<std::int64_t>::min()}));
+  EXPECT_EQ(
+      encode_ints<std::int64_t>(dtype::I64, {-0x1p63F, 0x1p63F, -INFINITY}),
+      (std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min(), std::numeric_limits<std::int64_t>::max(),
+                                 std::numeric_limits<std::int64_t>::min()}));
   EXPECT_EQ(encode_ints<std::uint64_t>(dtype::U64, {0x1p63F, 1e20F, -1.0F}),
             (std::vector<std::uint64_t>{std::uint64_t{1} << 63, std::numeric_limits<std::uint64_t>::max(), 0}));
   EXPECT_EQ(encode_ints<std::uint16_t>(dtype::U16, {65535.0F, 65536.0F}), (std::vector<std::uint16_t>{65535, 65535}));
@@ -285,10 +288,9 @@ TEST(ConvertIntegers, CheckedReportsFirstBadElement) {
   const struct {
     dtype t;
     float bad;
-  } cases[] = {{dtype::U8, -1.0F},      {dtype::I8, 128.0F},      {dtype::I8, -129.0F},
-               {dtype::I16, 32768.0F},   {dtype::U16, 65536.0F},   {dtype::I32, 0x1p31F},
-               {dtype::U32, 0x1p32F},    {dtype::I64, 0x1p63F},    {dtype::U64, 0x1p64F},
-               {dtype::U32, NAN},        {dtype::I64, -INFINITY},  {dtype::BOOL, 0.5F},
+  } cases[] = {{dtype::U8, -1.0F},     {dtype::I8, 128.0F},   {dtype::I8, -129.0F},    {dtype::I16, 32768.0F},
+               {dtype::U16, 65536.0F}, {dtype::I32, 0x1p31F}, {dtype::U32, 0x1p32F},   {dtype::I64, 0x1p63F},
+               {dtype::U64, 0x1p64F},  {dtype::U32, NAN},     {dtype::I64, -INFINITY}, {dtype::BOOL, 0.5F},
                {dtype::BOOL, NAN}};
   for (const auto& c : cases) {
     const auto st = encode_checked(c.t, {0.0F, 0.0F, c.bad});
@@ -332,7 +334,8 @@ TEST(ConvertErrors, NaNIntoFormatWithoutNaN) {
     const auto st = encode_from_f32(t, in, raw);
     ASSERT_FALSE(st.ok());
     EXPECT_EQ(st.err().code, error_code::invalid_argument);
-    EXPECT_EQ(st.err().message, "cannot encode element 3 (value nan) as " + std::string(dtype_name(t)) + ": it has no NaN");
+    EXPECT_EQ(st.err().message,
+              "cannot encode element 3 (value nan) as " + std::string(dtype_name(t)) + ": it has no NaN");
     for (std::byte b : raw) EXPECT_EQ(b, std::byte{0xAB});  // nothing written
   }
 }

@@ -61,7 +61,8 @@ std::uint16_t load_code(const std::vector<std::byte>& bytes, std::size_t i) {
 // midpoints between consecutive 16-bit values and their float neighbours.
 std::vector<float> sweep_inputs(float (*decode)(std::uint16_t)) {
   std::vector<float> out;
-  for (std::uint64_t u = 0; u <= 0xFFFFFFFFULL; u += 4099) out.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(u)));
+  for (std::uint64_t u = 0; u <= 0xFFFFFFFFULL; u += 4099)
+    out.push_back(std::bit_cast<float>(static_cast<std::uint32_t>(u)));
   for (std::uint32_t c = 0; c < 0x7FFF; ++c) {
     const double a = static_cast<double>(decode(static_cast<std::uint16_t>(c)));
     const double b = static_cast<double>(decode(static_cast<std::uint16_t>(c + 1)));
@@ -201,7 +202,6 @@ TEST(HalfBulk, F16cMatchesPortable) {
   }
 }
 
-
 // Every BF16 path (portable, AVX2, AVX-512; the ones this CPU has) gives the scalar bits.
 TEST(HalfBulk, Bf16PathsMatchScalar) {
   std::vector<float> inputs = sweep_inputs(bf16_to_f32);
@@ -222,7 +222,8 @@ TEST(HalfBulk, Bf16PathsMatchScalar) {
     std::vector<std::byte> got(want.size());
     fn(inputs.data(), got.data(), inputs.size());
     for (std::size_t i = 0; i < inputs.size(); ++i) {
-      ASSERT_EQ(std::memcmp(got.data() + 2 * i, want.data() + 2 * i, 2), 0) << name << " " << std::hexfloat << inputs[i];
+      ASSERT_EQ(std::memcmp(got.data() + 2 * i, want.data() + 2 * i, 2), 0)
+          << name << " " << std::hexfloat << inputs[i];
     }
   }
   if (detail::has_avx2()) {

@@ -17,9 +17,9 @@ TEST(Dtype, NamesRoundTripAndAreCaseSensitive) {
 }
 
 TEST(Dtype, EnumOrderIsTheReferenceOrder) {
-  const char* order[] = {"BOOL", "F4",  "F6_E2M3", "F6_E3M2", "U8",  "I8",  "F8_E5M2", "F8_E4M3",
-                         "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "I16", "U16", "F16", "BF16", "I32",
-                         "U32", "F32", "C64", "F64", "I64", "U64"};
+  const char* order[] = {"BOOL",    "F4",          "F6_E2M3",     "F6_E3M2", "U8",  "I8",  "F8_E5M2", "F8_E4M3",
+                         "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "I16",     "U16", "F16", "BF16",    "I32",
+                         "U32",     "F32",         "C64",         "F64",     "I64", "U64"};
   for (std::size_t i = 0; i < 22; ++i) EXPECT_EQ(safetensors::dtype_name(safetensors::all_dtypes()[i]), order[i]);
 }
 

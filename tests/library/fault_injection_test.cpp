@@ -37,7 +37,8 @@ struct sample {
     for (const auto& [type, shape] : shapes) {
       auto bytes = byte_size(type, shape).bytes;
       std::vector<std::byte> b(bytes);
-      for (std::size_t k = 0; k < b.size(); ++k) b[k] = static_cast<std::byte>((k * 7 + static_cast<std::size_t>(seed + i)) & 0xff);
+      for (std::size_t k = 0; k < b.size(); ++k)
+        b[k] = static_cast<std::byte>((k * 7 + static_cast<std::size_t>(seed + i)) & 0xff);
       buffers.push_back(std::move(b));
       ++i;
     }
@@ -169,7 +170,8 @@ TEST_F(FaultInjection, StreamReadsRetryEintrAndReportEio) {
   // A FIFO cannot be mapped: the mmap backend reads it whole with read(2).
   const std::string fifo = (dir_ / "pipe.safetensors").string();
   const auto bytes = old_.bytes();
-  struct sigaction ignore {}, previous {};
+  struct sigaction ignore {
+  }, previous{};
   ignore.sa_handler = SIG_IGN;
   ASSERT_EQ(::sigaction(SIGPIPE, &ignore, &previous), 0);  // the reader may leave early
   for (int err : {EINTR, EIO}) {

@@ -176,7 +176,9 @@ TEST(File, MappedFilesDoNotHoldDescriptors) {
   pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    struct rlimit low {64, 64};
+    struct rlimit low {
+      64, 64
+    };
     if (::setrlimit(RLIMIT_NOFILE, &low) != 0) ::_exit(3);
     std::vector<safetensors::file> open_files;
     for (int i = 0; i < 500; ++i) {

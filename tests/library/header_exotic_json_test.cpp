@@ -6,9 +6,9 @@
 
 #include <string>
 
+#include "json/serde_number.h"
 #include "safetensors/header.h"
 #include "safetensors/json_text.h"
-#include "json/serde_number.h"
 #include "support/paths.h"
 
 namespace {
@@ -44,9 +44,9 @@ TEST(SerdeNumber, IntegersBeyond64BitsAreFloatsUpToTheFloatRange) {
   EXPECT_EQ(classify_serde_number("-9223372036854775808"), serde_number::negative_integer);
   EXPECT_EQ(classify_serde_number("-9223372036854775809"), serde_number::floating);
   EXPECT_EQ(classify_serde_number("-0"), serde_number::floating);
-  EXPECT_EQ(classify_serde_number(one_then_zeros(308)), serde_number::floating);      // 1e308, 309 digits
-  EXPECT_EQ(classify_serde_number(one_then_zeros(309)), serde_number::out_of_range);  // 310 digits
-  EXPECT_EQ(classify_serde_number(std::string(309, '9')), serde_number::out_of_range);        // ~1e309
+  EXPECT_EQ(classify_serde_number(one_then_zeros(308)), serde_number::floating);        // 1e308, 309 digits
+  EXPECT_EQ(classify_serde_number(one_then_zeros(309)), serde_number::out_of_range);    // 310 digits
+  EXPECT_EQ(classify_serde_number(std::string(309, '9')), serde_number::out_of_range);  // ~1e309
 }
 
 TEST(SerdeNumber, FloatsFollowSerdeJsonsPowerOfTenProduct) {

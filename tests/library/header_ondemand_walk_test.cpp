@@ -10,9 +10,9 @@
 
 #include <simdjson.h>
 
+#include "header/header_builder.h"
 #include "header/header_walks.h"
 #include "header/ondemand_walk.h"
-#include "header/header_builder.h"
 #include "safetensors/header.h"
 
 namespace {
@@ -69,8 +69,8 @@ TEST(HeaderOnDemandWalk, TakesPlainHeaders) {
 TEST(HeaderOnDemandWalk, DeclinesWhatTheDomWalkMustJudge) {
   const std::string entry = R"("dtype":"U8","shape":[1],"data_offsets":[0,1])";
   const std::vector<std::string> declined = {
-      R"({"a":{)" + entry + R"(,"extra":[1,{"k":2.5}]}})",          // an unknown field (valid when lenient)
-      R"({"a":{)" + entry + R"(,"dtype":"U8"}})",                   // a repeated field
+      R"({"a":{)" + entry + R"(,"extra":[1,{"k":2.5}]}})",              // an unknown field (valid when lenient)
+      R"({"a":{)" + entry + R"(,"dtype":"U8"}})",                       // a repeated field
       R"({"a":{"d\u0074ype":"U8","shape":[1],"data_offsets":[0,1]}})",  // an escaped field name
       R"({"a":{"dtype":"U8","shape":[-0],"data_offsets":[0,1]}})",
       R"({"a":{"dtype":"U8","shape":[1.0],"data_offsets":[0,1]}})",

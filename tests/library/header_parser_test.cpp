@@ -19,8 +19,8 @@ std::string tiled_header(std::size_t n) {
   std::string json = "{";
   for (std::size_t i = 0; i < n; ++i) {
     if (i > 0) json += ',';
-    json += fmt::format(R"("layer.{}.weight":{{"dtype":"F32","shape":[2],"data_offsets":[{},{}]}})", i, 8 * i,
-                        8 * i + 8);
+    json +=
+        fmt::format(R"("layer.{}.weight":{{"dtype":"F32","shape":[2],"data_offsets":[{},{}]}})", i, 8 * i, 8 * i + 8);
   }
   return json + "}";
 }

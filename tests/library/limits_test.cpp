@@ -17,8 +17,8 @@
 
 #include "checkpoint/index.h"
 #include "safetensors/file.h"
-#include "safetensors/slice.h"
 #include "safetensors/header.h"
+#include "safetensors/slice.h"
 #include "support/alloc_counter.h"
 #include "support/paths.h"
 
@@ -40,7 +40,7 @@ std::vector<std::byte> make_file(const std::string& json, std::size_t data_bytes
   return out;
 }
 
-#define REQUIRE_COUNTER()                                                                        \
+#define REQUIRE_COUNTER() \
   if (!st_test::alloc_probe::available()) GTEST_SKIP() << "allocation counting is off under sanitizers"
 
 /// Parses `bytes` under `options`, returning the verdict; checks the peak-heap bound.

@@ -120,7 +120,8 @@ TEST(MlxConfig, ReadsConfigBesideTheFile) {
 }
 
 TEST(MlxMetadata, KeysAreDecimalStrings) {
-  auto p = mlx::params_from_metadata({{"format", "mlx"}, {"quantization_bits", "8"}, {"quantization_group_size", "32"}});
+  auto p =
+      mlx::params_from_metadata({{"format", "mlx"}, {"quantization_bits", "8"}, {"quantization_group_size", "32"}});
   ASSERT_TRUE(p);
   EXPECT_EQ(**p, (mlx::quant_params{mlx::quant_mode::affine, 8, 32}));
   auto fp = mlx::params_from_metadata({{"quantization_mode", "nvfp4"}});
@@ -169,10 +170,9 @@ TEST(MlxDescribe, FindsLayersExpertsEmbeddingsAndFpModes) {
 }
 
 TEST(MlxDescribe, SourcesInOrderOfTrust) {
-  auto f = make_file(concat({affine_layer("a", 64, 256, 8, 32), affine_layer("b", 64, 256, 8, 32),
-                             affine_layer("c", 64, 256, 4, 64)}),
-                     safetensors::metadata_map{{"format", "mlx"}, {"quantization_bits", "2"},
-                                               {"quantization_group_size", "128"}});
+  auto f = make_file(
+      concat({affine_layer("a", 64, 256, 8, 32), affine_layer("b", 64, 256, 8, 32), affine_layer("c", 64, 256, 4, 64)}),
+      safetensors::metadata_map{{"format", "mlx"}, {"quantization_bits", "2"}, {"quantization_group_size", "128"}});
   auto config = mlx::parse_config_json(R"({"quantization": {"group_size": 32, "bits": 8,
       "b": {"bits": 4}, "c": {"bits": 5}}})");
   ASSERT_TRUE(config);
@@ -255,14 +255,14 @@ TEST(MlxSelect, LinearAndEmbeddingWeightsLikeMlxLm) {
     return names;
   };
   EXPECT_EQ(chosen({}), (std::vector<std::string>{"model.embed_tokens.weight", "model.layers.0.experts.weight",
-                                                   "model.layers.0.mlp.down_proj.weight"}));
+                                                  "model.layers.0.mlp.down_proj.weight"}));
   EXPECT_EQ(chosen({{"*mlp*"}, {}}), (std::vector<std::string>{"model.layers.0.mlp.down_proj.weight"}));
   EXPECT_EQ(chosen({{}, {"*embed*", "*experts*"}}), (std::vector<std::string>{"model.layers.0.mlp.down_proj.weight"}));
   // The one glob of every command: sets and escapes work here too (the MLX-only glob had `*`, `?`).
   EXPECT_EQ(chosen({{"model.layers.[0-3].mlp.*"}, {}}),
             (std::vector<std::string>{"model.layers.0.mlp.down_proj.weight"}));
-  EXPECT_EQ(chosen({{}, {"model.[!l]*"}}), (std::vector<std::string>{"model.layers.0.experts.weight",
-                                                                    "model.layers.0.mlp.down_proj.weight"}));
+  EXPECT_EQ(chosen({{}, {"model.[!l]*"}}),
+            (std::vector<std::string>{"model.layers.0.experts.weight", "model.layers.0.mlp.down_proj.weight"}));
 }
 
 }  // namespace

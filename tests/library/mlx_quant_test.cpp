@@ -54,9 +54,9 @@ TEST(MlxPack, StraddlingCodesOfThreeFiveAndSixBits) {
     std::vector<std::uint8_t> head;
     std::vector<std::uint8_t> bytes;
   };
-  for (const row& r : {row{3, {1, 2, 3, 4, 5, 6, 7, 0}, {0xd1, 0x58, 0x1f}},
-                       row{5, {1, 2, 3, 4, 5, 6, 7, 8}, {0x41, 0x0c, 0x52, 0xcc, 0x41}},
-                       row{6, {1, 2, 3, 4}, {0x81, 0x30, 0x10}}}) {
+  for (const row& r :
+       {row{3, {1, 2, 3, 4, 5, 6, 7, 0}, {0xd1, 0x58, 0x1f}},
+        row{5, {1, 2, 3, 4, 5, 6, 7, 8}, {0x41, 0x0c, 0x52, 0xcc, 0x41}}, row{6, {1, 2, 3, 4}, {0x81, 0x30, 0x10}}}) {
     SCOPED_TRACE(r.bits);
     std::vector<std::uint8_t> codes(32, 0);
     std::copy(r.head.begin(), r.head.end(), codes.begin());
@@ -150,8 +150,8 @@ TEST(MlxAffine, ZeroAndConstantGroupsAndNegativeScales) {
   const std::uint64_t cols = 64;
   std::vector<float> in(3 * cols);
   for (std::size_t i = 0; i < cols; ++i) {
-    in[i] = 0.0F;                                      // row 0: all zero
-    in[cols + i] = -0.75F;                             // row 1: constant
+    in[i] = 0.0F;                                     // row 0: all zero
+    in[cols + i] = -0.75F;                            // row 1: constant
     in[2 * cols + i] = static_cast<float>(i) / 8.0F;  // row 2: max side dominates
   }
   const mlx::quant_params p{mlx::quant_mode::affine, 4, 64};

@@ -183,8 +183,8 @@ TEST(MlxVectors, AffineQuantizeIsBitExact) {
         const vec_case* b = v.find(p + "b");
         ASSERT_TRUE(w && s && b);
         std::vector<std::byte> ow(w->bytes.size()), os(s->bytes.size()), ob(b->bytes.size());
-        ASSERT_TRUE(mlx::quantize(dtype_of(dt), in->bytes, rows, cols, {mlx::quant_mode::affine, bits, g},
-                                  {ow, os, ob}));
+        ASSERT_TRUE(
+            mlx::quantize(dtype_of(dt), in->bytes, rows, cols, {mlx::quant_mode::affine, bits, g}, {ow, os, ob}));
         EXPECT_SAME_BYTES(ow, w->bytes, 4);
         EXPECT_SAME_BYTES(os, s->bytes, safetensors::dtype_bits(s->type) / 8);
         EXPECT_SAME_BYTES(ob, b->bytes, safetensors::dtype_bits(b->type) / 8);

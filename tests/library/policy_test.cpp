@@ -70,7 +70,8 @@ TEST(Policy, StrictCapsEachLimitWithItsOwnMessage) {
   EXPECT_NE(rank.err().message.find("rank 9 exceeds the limit of 8"), std::string::npos);
   EXPECT_TRUE(parse(deep, validation_policy::reference).ok());
 
-  auto long_name = file_of(R"({")" + std::string(1025, 'n') + R"(":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1);
+  auto long_name =
+      file_of(R"({")" + std::string(1025, 'n') + R"(":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1);
   auto name = parse(long_name, validation_policy::strict);
   ASSERT_FALSE(name.ok());
   EXPECT_EQ(name.err().code, error_code::limit_exceeded);

@@ -304,8 +304,9 @@ TEST(SliceRobustness, RandomSpecsAndExtremeBoundsNeverCrash) {
   std::mt19937_64 rng(7);
   auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
   const std::string alphabet = "0123456789-+:,. []";
-  const std::int64_t extremes[] = {INT64_MIN, INT64_MIN + 1, -(std::int64_t{1} << 40), -3, -1, 0, 1, 2, 3,
-                                   std::int64_t{1} << 40, INT64_MAX - 1, INT64_MAX};
+  const std::int64_t extremes[] = {
+      INT64_MIN,     INT64_MIN + 1, -(std::int64_t{1} << 40), -3, -1, 0, 1, 2, 3, std::int64_t{1} << 40,
+      INT64_MAX - 1, INT64_MAX};
   // Planning only: tensor_info without data, so shapes can be large.
   std::vector<std::vector<std::uint64_t>> shapes{
       {}, {0}, {5}, {300, 200}, {0, std::uint64_t{1} << 62, 3}, {UINT64_MAX, 0}, {3, 1, 7, 2}};

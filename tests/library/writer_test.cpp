@@ -61,10 +61,8 @@ TEST(Writer, OrdersByDtypeDescendingThenName) {
   auto x = zeros(4);
   auto a = zeros(4);
   auto z = zeros(4);
-  auto file = serialize_ok({{"z", dtype::U8, {4}, z},
-                            {"a", dtype::U8, {4}, a},
-                            {"x", dtype::BF16, {2}, x},
-                            {"y", dtype::F32, {1}, y}});
+  auto file = serialize_ok(
+      {{"z", dtype::U8, {4}, z}, {"a", dtype::U8, {4}, a}, {"x", dtype::BF16, {2}, x}, {"y", dtype::F32, {1}, y}});
   EXPECT_EQ(header_text(file).substr(0, header_text(file).find_last_not_of(' ') + 1),
             R"({"y":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
             R"("x":{"dtype":"BF16","shape":[2],"data_offsets":[4,8]},)"
@@ -82,7 +80,11 @@ TEST(Writer, Bf16DataBytesAreLittleEndian) {
 TEST(Writer, EscapesNamesLikeSerdeJson) {
   const std::string name = "a\"\\\n\xC3\xA9\x01/";
   auto file = serialize_ok({{name, dtype::U8, {0}, {}}});
-  EXPECT_NE(header_text(file).find(R"("a\"\\\n)" "\xC3\xA9" R"(\u0001/":)"), std::string::npos) << header_text(file);
+  EXPECT_NE(header_text(file).find(R"("a\"\\\n)"
+                                   "\xC3\xA9"
+                                   R"(\u0001/":)"),
+            std::string::npos)
+      << header_text(file);
   auto back = safetensors::file::from_buffer(file);
   ASSERT_TRUE(back.ok());
   EXPECT_NE(back->find(name), nullptr);
@@ -147,8 +149,8 @@ TEST(Writer, RoundTripsEveryDtype) {
   std::vector<std::vector<std::byte>> storage;
   std::vector<tensor_data> tensors;
   for (dtype t : safetensors::all_dtypes()) {
-    std::vector<std::uint64_t> shape = safetensors::dtype_is_sub_byte(t) ? std::vector<std::uint64_t>{2, 4}
-                                                                          : std::vector<std::uint64_t>{3, 2};
+    std::vector<std::uint64_t> shape =
+        safetensors::dtype_is_sub_byte(t) ? std::vector<std::uint64_t>{2, 4} : std::vector<std::uint64_t>{3, 2};
     auto size = safetensors::byte_size(t, shape).bytes;
     std::vector<std::byte> bytes(size);
     for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::byte>((i * 37 + size) & 0xFF);
@@ -209,7 +211,8 @@ TEST(Writer, ReproducesReferenceWriterFilesOfTheCorpus) {
     ASSERT_TRUE(f.ok());
     std::vector<tensor_data> tensors;
     for (const auto& info : f->tensors()) {
-      tensors.push_back({std::string(info.name), info.type, {info.shape.begin(), info.shape.end()}, f->view(info).data});
+      tensors.push_back(
+          {std::string(info.name), info.type, {info.shape.begin(), info.shape.end()}, f->view(info).data});
     }
     safetensors::write_options o;
     o.metadata = f->meta().metadata();

@@ -53,8 +53,7 @@ void operator delete(void* p, std::size_t) noexcept { operator delete(p); }
 
 namespace st_test {
 
-alloc_probe::alloc_probe() noexcept
-    : base_live_(live.load()), base_count_(allocations.load()) {
+alloc_probe::alloc_probe() noexcept : base_live_(live.load()), base_count_(allocations.load()) {
   peak_live.store(base_live_);
 }
 

@@ -78,7 +78,7 @@ int fake_munmap(void* addr, std::size_t len) {
 }
 
 const safetensors::detail::sys::table fake_table = {
-    fake_open, fake_close, fake_fstat, fake_pread, fake_read, fake_pwrite,
+    fake_open,  fake_close,     fake_fstat,  fake_pread,  fake_read, fake_pwrite,
     fake_fsync, fake_ftruncate, fake_rename, fake_unlink, fake_mmap, fake_munmap,
 };
 

@@ -16,7 +16,20 @@
 
 namespace st_test {
 
-enum class sys_call : std::uint8_t { open, close, fstat, pread, read, pwrite, fsync, ftruncate, rename, unlink, mmap, munmap };
+enum class sys_call : std::uint8_t {
+  open,
+  close,
+  fstat,
+  pread,
+  read,
+  pwrite,
+  fsync,
+  ftruncate,
+  rename,
+  unlink,
+  mmap,
+  munmap
+};
 inline constexpr std::size_t sys_call_count = 12;
 
 /// "open", "pread", ...

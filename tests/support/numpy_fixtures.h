@@ -17,7 +17,7 @@ struct numpy_expectation {
   std::string member;  ///< array name in an .npz, "-" for an .npy
   std::string dtype;   ///< SafeTensors dtype name
   std::vector<std::uint64_t> shape;
-  std::string hex;     ///< "" for an empty array
+  std::string hex;  ///< "" for an empty array
 };
 
 /// The fixture with ZIP64 central-directory records (see numpy_npz_test.cpp).

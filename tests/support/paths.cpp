@@ -27,8 +27,7 @@ std::filesystem::path scratch_dir() {
   for (char& c : name) {
     if (c == '/') c = '_';
   }
-  auto dir = std::filesystem::temp_directory_path() /
-             ("safetensors-test-" + std::to_string(::getpid())) / name;
+  auto dir = std::filesystem::temp_directory_path() / ("safetensors-test-" + std::to_string(::getpid())) / name;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;

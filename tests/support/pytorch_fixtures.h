@@ -18,7 +18,7 @@ struct expected_torch_tensor {
 
 struct torch_expectations {
   std::map<std::string, std::map<std::string, expected_torch_tensor>> tensors;  ///< fixture -> name -> value
-  std::map<std::string, std::vector<std::string>> skipped;                       ///< fixture -> names, sorted
+  std::map<std::string, std::vector<std::string>> skipped;                      ///< fixture -> names, sorted
 };
 
 std::filesystem::path pytorch_fixture(const std::string& name);

@@ -7,10 +7,10 @@
 #include <span>
 #include <vector>
 
-#include "safetensors/checkpoint.h"
-#include "safetensors/writer.h"
 #include "report.h"
 #include "rewrite.h"
+#include "safetensors/checkpoint.h"
+#include "safetensors/writer.h"
 
 namespace st_cli {
 

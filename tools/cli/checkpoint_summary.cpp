@@ -62,8 +62,7 @@ run_result inspect_checkpoint(const std::string& path, bool json) {
       for (const auto& [k, v] : *s.file.meta().metadata()) meta.push_back(fmt::format("{}={}", k, v));
     }
     fmt::print("{:<40}  {:>8}  {:>18}  {}\n", s.name, with_commas(s.file.tensors().size()),
-               with_commas(s.file.file_size()),
-               fmt::join(meta, " "));
+               with_commas(s.file.file_size()), fmt::join(meta, " "));
   }
   std::size_t width = 4;
   for (const auto& t : c->tensors()) width = std::max(width, t.name.size());

@@ -29,9 +29,10 @@ struct cast_args {
 run_result run_cast(const cast_args& args) {
   const auto target = safetensors::parse_dtype(args.dtype);
   if (!target || !castable(*target)) {
-    return usage_error(fmt::format("--dtype '{}': expected a floating-point dtype (F64, F32, F16, BF16, F8_E4M3, "
-                                   "F8_E5M2, F8_E4M3FNUZ, F8_E5M2FNUZ, F8_E8M0, F6_E2M3, F6_E3M2, F4)",
-                                   args.dtype));
+    return usage_error(
+        fmt::format("--dtype '{}': expected a floating-point dtype (F64, F32, F16, BF16, F8_E4M3, "
+                    "F8_E5M2, F8_E4M3FNUZ, F8_E5M2FNUZ, F8_E8M0, F6_E2M3, F6_E3M2, F4)",
+                    args.dtype));
   }
   auto f = open_input(args.in);
   if (!f) return std::move(f).err();
@@ -55,8 +56,7 @@ run_result run_cast(const cast_args& args) {
 }
 
 const command_registrar registrar{
-    "cast", "Convert floating-point tensors to another float dtype (streamed, atomic)",
-    [](CLI::App& app) -> runner {
+    "cast", "Convert floating-point tensors to another float dtype (streamed, atomic)", [](CLI::App& app) -> runner {
       auto args = std::make_shared<cast_args>();
       app.add_option("in", args->in, "Input SafeTensors file")->required();
       app.add_option("out", args->out, "Output file (replaced atomically)")->required();

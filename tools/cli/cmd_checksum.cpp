@@ -13,9 +13,9 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
-#include <optional>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -52,8 +52,8 @@ struct file_digest {
 };
 
 safetensors::error io_error(const std::string& what, int err, const std::string& path) {
-  safetensors::error e = safetensors::make_error(safetensors::error_code::io,
-                                                 fmt::format("{}: {}", what, std::strerror(err)));
+  safetensors::error e =
+      safetensors::make_error(safetensors::error_code::io, fmt::format("{}: {}", what, std::strerror(err)));
   e.os_errno = err;
   e.path = path;
   return e;
@@ -155,13 +155,13 @@ safetensors::result<file_digest> digest_tensors(const std::string& path, bool qu
 
 void print_digest(const std::string& path, const file_digest& d, const checksum_args& args) {
   if (args.json) {
-    std::string out = fmt::format(R"({{"file":{},"bytes":{},"sha256":"{}")", safetensors::json_quote(path), d.bytes,
-                                  d.hex);
+    std::string out =
+        fmt::format(R"({{"file":{},"bytes":{},"sha256":"{}")", safetensors::json_quote(path), d.bytes, d.hex);
     if (args.per_tensor) {
       std::vector<std::string> tensors;
       for (const auto& t : d.tensors) {
-        tensors.push_back(fmt::format(R"({{"name":{},"bytes":{},"sha256":"{}"}})", safetensors::json_quote(t.name),
-                                      t.bytes, t.hex));
+        tensors.push_back(
+            fmt::format(R"({{"name":{},"bytes":{},"sha256":"{}"}})", safetensors::json_quote(t.name), t.bytes, t.hex));
       }
       out += fmt::format(R"(,"tensors":[{}])", fmt::join(tensors, ","));
     }
@@ -232,7 +232,9 @@ safetensors::result<std::vector<check_entry>> read_check_list(const std::string&
   std::string text;
   auto s = read_sequentially(
       list, [](std::uint64_t) {},
-      [&](std::span<const std::byte> chunk) { text.append(reinterpret_cast<const char*>(chunk.data()), chunk.size()); });
+      [&](std::span<const std::byte> chunk) {
+        text.append(reinterpret_cast<const char*>(chunk.data()), chunk.size());
+      });
   if (!s) return std::move(s).err();
   std::vector<check_entry> entries;
   std::size_t start = 0;

@@ -54,9 +54,9 @@ run_result run_convert(const convert_args& args) {
       return with_path(usage_error("cannot tell the output format from its name: end it in .npz, .npy or .gguf"),
                        args.out);
     case file_format::unknown:
-      return with_path(make_error(error_code::invalid_format,
-                                  "not a SafeTensors, PyTorch, NumPy (.npy/.npz) or GGUF file"),
-                       args.in);
+      return with_path(
+          make_error(error_code::invalid_format, "not a SafeTensors, PyTorch, NumPy (.npy/.npz) or GGUF file"),
+          args.in);
     default:
       return with_path(make_error(error_code::unsupported,
                                   fmt::format("cannot convert a {} file (supported: SafeTensors, PyTorch, NumPy "

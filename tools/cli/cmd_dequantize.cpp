@@ -66,8 +66,9 @@ safetensors::status write_layer(const mlx_input& in, const mlx::quantized_layer&
     part.weight = std::span<const std::byte>(w.data(), n * w_row);
     part.scales = std::span<const std::byte>(s.data(), n * s_row);
     if (affine) part.biases = std::span<const std::byte>(b.data(), n * s_row);
-    for (auto [name, dst, row] : {std::tuple{&layer.weight, w.data(), w_row}, std::tuple{&layer.scales, s.data(), s_row},
-                                  std::tuple{&layer.biases, b.data(), s_row}}) {
+    for (auto [name, dst, row] :
+         {std::tuple{&layer.weight, w.data(), w_row}, std::tuple{&layer.scales, s.data(), s_row},
+          std::tuple{&layer.biases, b.data(), s_row}}) {
       if (name->empty()) continue;
       if (auto got = in.read(*name, r * row, std::span<std::byte>(dst, n * row)); !got) return got;
     }
@@ -105,8 +106,8 @@ run_result run_dequantize(const dequantize_args& args) {
   for (const auto& t : in->meta().tensors()) {
     if (info->is_companion(t.name)) continue;
     if (const auto* layer = info->find_weight(t.name)) {
-      specs.push_back({layer->weight, forced.value_or(layer->params.mode == mlx::quant_mode::affine ? layer->scale_type
-                                                                                                   : dtype::BF16),
+      specs.push_back({layer->weight,
+                       forced.value_or(layer->params.mode == mlx::quant_mode::affine ? layer->scale_type : dtype::BF16),
                        layer->shape});
     } else {
       specs.push_back({std::string(t.name), t.type, {t.shape.begin(), t.shape.end()}});
@@ -152,22 +153,21 @@ run_result run_dequantize(const dequantize_args& args) {
   auto writer = safetensors::stream_writer::create(args.out, std::move(plan).value());
   if (!writer) return with_path(writer.err(), args.out);
   for (const auto& planned : writer->plan().tensors()) {
-    if (auto s = produce(planned.name, planned.type, append_to(*writer, planned.name)); !s) return with_path(s.err(), args.out);
+    if (auto s = produce(planned.name, planned.type, append_to(*writer, planned.name)); !s)
+      return with_path(s.err(), args.out);
   }
   if (auto s = writer->commit(); !s) return with_path(s.err(), args.out);
   return exit_ok;
 }
 
 const command_registrar registrar{
-    "dequantize", "Turn an MLX quantized checkpoint into plain F32/F16/BF16 weights",
-    [](CLI::App& app) -> runner {
+    "dequantize", "Turn an MLX quantized checkpoint into plain F32/F16/BF16 weights", [](CLI::App& app) -> runner {
       auto args = std::make_shared<dequantize_args>();
       app.add_option("in", args->in,
                      "MLX SafeTensors file, or a sharded checkpoint's directory or index (config.json beside it is "
                      "read when present)")
           ->required();
-      app.add_option("out", args->out, "Output file; for a sharded input, the output checkpoint directory")
-          ->required();
+      app.add_option("out", args->out, "Output file; for a sharded input, the output checkpoint directory")->required();
       app.add_option("--dtype", args->dtype_name,
                      "Output dtype of dequantized weights: F32, F16 or BF16 (default: MLX's, the scales' dtype "
                      "for affine layers and BF16 for fp modes)");

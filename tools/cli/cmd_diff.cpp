@@ -41,8 +41,8 @@ struct tensor_difference {
   bool dtype_differs = false;
   bool dtype_counts = true;  // false with --ignore-dtype: only values decide
   bool shape_differs = false;
-  bool compared = false;       // values were compared
-  std::uint64_t values = 0;    // values compared (C64: two per element)
+  bool compared = false;     // values were compared
+  std::uint64_t values = 0;  // values compared (C64: two per element)
   std::uint64_t mismatched = 0;
   double max_abs = 0;
   double max_rel = 0;
@@ -157,7 +157,8 @@ run_result run_diff(const diff_args& args) {
     d.dtype_differs = t.type != other->type;
     d.dtype_counts = !args.ignore_dtype;
     d.shape_differs = !std::equal(t.shape.begin(), t.shape.end(), other->shape.begin(), other->shape.end());
-    const bool c64_mismatch = d.dtype_differs && (t.type == safetensors::dtype::C64 || other->type == safetensors::dtype::C64);
+    const bool c64_mismatch =
+        d.dtype_differs && (t.type == safetensors::dtype::C64 || other->type == safetensors::dtype::C64);
     if (!d.shape_differs && !c64_mismatch) total += t.byte_size() + other->byte_size();
     common.push_back(d);
   }
@@ -202,9 +203,8 @@ run_result run_diff(const diff_args& args) {
       out += fmt::format(
           R"({{"name":{},"equal":{},"values_equal":{},"dtype_a":"{}","dtype_b":"{}","shape_a":[{}],"shape_b":[{}],"compared":{},"values":{},"mismatched":{},"max_abs":{},"max_rel":{}}})",
           safetensors::json_quote(d.a->name), !d.differs(), d.compared ? (d.values_match() ? "true" : "false") : "null",
-          safetensors::dtype_name(d.a->type),
-          safetensors::dtype_name(d.b->type), fmt::join(d.a->shape, ","), fmt::join(d.b->shape, ","), d.compared,
-          d.values, d.mismatched, d.compared ? json_number(d.max_abs) : "null",
+          safetensors::dtype_name(d.a->type), safetensors::dtype_name(d.b->type), fmt::join(d.a->shape, ","),
+          fmt::join(d.b->shape, ","), d.compared, d.values, d.mismatched, d.compared ? json_number(d.max_abs) : "null",
           d.compared ? json_number(d.max_rel) : "null");
     }
     fmt::print("{}]}}\n", out);
@@ -217,8 +217,8 @@ run_result run_diff(const diff_args& args) {
     } else if (!m.a) {
       fmt::print("metadata: key {} only in B\n", safetensors::json_quote(m.key));
     } else {
-      fmt::print("metadata: key {} differs: {} vs {}\n", safetensors::json_quote(m.key),
-                 safetensors::json_quote(*m.a), safetensors::json_quote(*m.b));
+      fmt::print("metadata: key {} differs: {} vs {}\n", safetensors::json_quote(m.key), safetensors::json_quote(*m.a),
+                 safetensors::json_quote(*m.b));
     }
   }
   for (auto name : only_a) fmt::print("only in A: {}\n", name);
@@ -234,9 +234,10 @@ run_result run_diff(const diff_args& args) {
                  safetensors::dtype_name(d.a->type), safetensors::dtype_name(d.b->type), values);
     }
     if (d.mismatched > 0) {
-      fmt::print("values differ: {}: {} of {} values, max abs error {:.6g}, max rel error {:.6g} (first at index {}: "
-                 "{:.9g} vs {:.9g})\n",
-                 d.a->name, d.mismatched, d.values, d.max_abs, d.max_rel, d.first_index, d.first_a, d.first_b);
+      fmt::print(
+          "values differ: {}: {} of {} values, max abs error {:.6g}, max rel error {:.6g} (first at index {}: "
+          "{:.9g} vs {:.9g})\n",
+          d.a->name, d.mismatched, d.values, d.max_abs, d.max_rel, d.first_index, d.first_a, d.first_b);
     }
   }
   std::size_t compared = 0;
@@ -248,10 +249,10 @@ run_result run_diff(const diff_args& args) {
     if (d.dtype_differs) ++dtype_changes;
   }
   const std::string values =
-      compared == 0       ? std::string("no values compared")
-      : values_differ == 0 ? fmt::format("values match ({} compared)", count_of(compared, "tensor"))
-                           : fmt::format("values differ in {} of {} compared", with_commas(values_differ),
-                                         count_of(compared, "tensor"));
+      compared == 0 ? std::string("no values compared")
+      : values_differ == 0
+          ? fmt::format("values match ({} compared)", count_of(compared, "tensor"))
+          : fmt::format("values differ in {} of {} compared", with_commas(values_differ), count_of(compared, "tensor"));
   const auto verb = [](std::size_t n) { return n == 1 ? "differs" : "differ"; };
   if (equal) {
     fmt::print("equal: {}, metadata identical", count_of(common.size(), "tensor"));

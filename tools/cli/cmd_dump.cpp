@@ -196,8 +196,7 @@ run_result run_dump(const dump_args& args) {
 }
 
 const command_registrar registrar{
-    "dump", "Print a tensor's values, or a numpy-style slice of them",
-    [](CLI::App& app) -> runner {
+    "dump", "Print a tensor's values, or a numpy-style slice of them", [](CLI::App& app) -> runner {
       auto args = std::make_shared<dump_args>();
       app.add_option("file", args->path, "SafeTensors file, checkpoint directory or index")->required();
       app.add_option("tensor", args->tensor, "Tensor name")->required();

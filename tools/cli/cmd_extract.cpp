@@ -100,7 +100,9 @@ run_result run_extract(const extract_args& args) {
   std::vector<output_tensor> outputs;
   for (const auto* t : *chosen) outputs.push_back({&*f, t, renamed(t->name, rules), t->type});
   for (const auto& r : rules) {
-    if (!r.used) return usage_error(fmt::format("{}: --rename: no selected tensor matches '{}'", args.in, r.from + (r.prefix ? "*" : "")));
+    if (!r.used)
+      return usage_error(
+          fmt::format("{}: --rename: no selected tensor matches '{}'", args.in, r.from + (r.prefix ? "*" : "")));
   }
   if (auto s = write_rewritten(args.out, outputs, options, !args.quiet, "extract"); !s) return std::move(s).err();
   return exit_ok;
@@ -112,10 +114,14 @@ const command_registrar registrar{
       auto args = std::make_shared<extract_args>();
       app.add_option("in", args->in, "Input SafeTensors file")->required();
       app.add_option("out", args->out, "Output file (replaced atomically)")->required();
-      app.add_option("--only", args->only, "Keep tensors matching this glob or name (repeatable)")->allow_extra_args(false);
-      app.add_option("--exclude", args->exclude, "Drop tensors matching this glob or name (repeatable)")->allow_extra_args(false);
-      app.add_option("--rename", args->rename, "FROM=TO renames a tensor; 'a.*=b.*' replaces a prefix (repeatable)")->allow_extra_args(false);
-      app.add_option("--set-meta", args->set_meta, "KEY=VALUE sets a metadata entry (repeatable)")->allow_extra_args(false);
+      app.add_option("--only", args->only, "Keep tensors matching this glob or name (repeatable)")
+          ->allow_extra_args(false);
+      app.add_option("--exclude", args->exclude, "Drop tensors matching this glob or name (repeatable)")
+          ->allow_extra_args(false);
+      app.add_option("--rename", args->rename, "FROM=TO renames a tensor; 'a.*=b.*' replaces a prefix (repeatable)")
+          ->allow_extra_args(false);
+      app.add_option("--set-meta", args->set_meta, "KEY=VALUE sets a metadata entry (repeatable)")
+          ->allow_extra_args(false);
       app.add_option("--del-meta", args->del_meta, "Removes a metadata key (repeatable)")->allow_extra_args(false);
       app.add_option("--align", args->align, "Data alignment of the output: a power of two >= 8 (default 8)");
       app.add_flag("-q,--quiet", args->quiet, "No progress bar");

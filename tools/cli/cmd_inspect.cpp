@@ -164,8 +164,7 @@ run_result run_inspect(const inspect_args& args) {
 }
 
 const command_registrar registrar{
-    "inspect", "Summarise a file: tensors, dtypes, parameters, alignment, metadata",
-    [](CLI::App& app) -> runner {
+    "inspect", "Summarise a file: tensors, dtypes, parameters, alignment, metadata", [](CLI::App& app) -> runner {
       auto args = std::make_shared<inspect_args>();
       app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")->required();
       app.add_flag("--json", args->json, "Print the parsed header as JSON (with --tree: the tree as JSON)");

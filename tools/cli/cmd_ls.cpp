@@ -46,14 +46,13 @@ run_result run_ls(const ls_args& args) {
   return exit_ok;
 }
 
-const command_registrar registrar{"ls", "List tensor names, one per line, in file order",
-                                  [](CLI::App& app) -> runner {
-                                    auto args = std::make_shared<ls_args>();
-                                    app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")
-                                        ->required();
-                                    app.add_flag("--json", args->json, "Print a JSON array of names");
-                                    return [args] { return run_ls(*args); };
-                                  }};
+const command_registrar registrar{
+    "ls", "List tensor names, one per line, in file order", [](CLI::App& app) -> runner {
+      auto args = std::make_shared<ls_args>();
+      app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")->required();
+      app.add_flag("--json", args->json, "Print a JSON array of names");
+      return [args] { return run_ls(*args); };
+    }};
 
 }  // namespace
 }  // namespace st_cli

@@ -28,16 +28,15 @@ run_result run_merge(const merge_args& args) {
   safetensors::write_options options;
   options.metadata = common_metadata(std::span(&c.value(), 1));
   if (auto s = write_rewritten(args.output, tensors, options, !args.quiet, "merge"); !s) return std::move(s).err();
-  fmt::print("wrote {} tensors ({} bytes) from {} shard{} to {}\n", tensors.size(), c->data_size(),
-             c->shards().size(), c->shards().size() == 1 ? "" : "s", args.output);
+  fmt::print("wrote {} tensors ({} bytes) from {} shard{} to {}\n", tensors.size(), c->data_size(), c->shards().size(),
+             c->shards().size() == 1 ? "" : "s", args.output);
   return exit_ok;
 }
 
 const command_registrar registrar{"merge", "Join a sharded checkpoint (directory or index) into one file",
                                   [](CLI::App& app) -> runner {
                                     auto args = std::make_shared<merge_args>();
-                                    app.add_option("input", args->input, "Checkpoint directory or index")
-                                        ->required();
+                                    app.add_option("input", args->input, "Checkpoint directory or index")->required();
                                     app.add_option("output", args->output, "Output .safetensors file")->required();
                                     app.add_flag("-q,--quiet", args->quiet, "No progress bar");
                                     return [args] { return run_merge(*args); };

@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
-#include "command.h"
 #include "checkpoint_input.h"
 #include "checkpoint_tensors.h"
+#include "command.h"
 #include "report.h"
 #include "safetensors/json_text.h"
 

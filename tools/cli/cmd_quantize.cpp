@@ -18,12 +18,12 @@
 #include "output_path.h"
 #include "progress.h"
 #include "report.h"
-#include "select.h"
 #include "safetensors/file.h"
 #include "safetensors/glob.h"
 #include "safetensors/json_text.h"
 #include "safetensors/mlx_checkpoint.h"
 #include "safetensors/writer.h"
+#include "select.h"
 
 namespace st_cli {
 namespace {
@@ -50,7 +50,6 @@ struct planned_layer {
   std::uint64_t rows = 0;
   std::uint64_t cols = 0;
 };
-
 
 /// Where a layer's three outputs go.
 struct layer_sinks {
@@ -92,9 +91,8 @@ safetensors::status write_layer(const mlx_input& in, const planned_layer& layer,
 }
 
 std::string config_fragment(const mlx::quant_params& p) {
-  const std::string body =
-      fmt::format("{{\"group_size\": {}, \"bits\": {}, \"mode\": {}}}", p.group_size, p.bits,
-                  safetensors::json_quote(mlx::mode_name(p.mode)));
+  const std::string body = fmt::format("{{\"group_size\": {}, \"bits\": {}, \"mode\": {}}}", p.group_size, p.bits,
+                                       safetensors::json_quote(mlx::mode_name(p.mode)));
   return fmt::format("{{\n  \"quantization\": {},\n  \"quantization_config\": {}\n}}\n", body, body);
 }
 
@@ -159,13 +157,13 @@ run_result run_quantize(const quantize_args& args) {
       return std::any_of(patterns.begin(), patterns.end(),
                          [&](const std::string& g) { return safetensors::name_matches(g, t.name); });
     };
-    if (!already && !rules.only.empty() && t.name.ends_with(".weight") && t.shape.size() >= 2 &&
-        matches(rules.only) && !matches(rules.exclude) && t.shape.back() % p.group_size != 0) {
+    if (!already && !rules.only.empty() && t.name.ends_with(".weight") && t.shape.size() >= 2 && matches(rules.only) &&
+        !matches(rules.exclude) && t.shape.back() % p.group_size != 0) {
       // Asked for by name but impossible: say so instead of silently skipping it.
-      return with_path(safetensors::make_error(safetensors::error_code::invalid_argument,
-                                               fmt::format("group size {} does not divide the row length {}",
-                                                           p.group_size, t.shape.back()),
-                                               std::nullopt, std::string(t.name)),
+      return with_path(safetensors::make_error(
+                           safetensors::error_code::invalid_argument,
+                           fmt::format("group size {} does not divide the row length {}", p.group_size, t.shape.back()),
+                           std::nullopt, std::string(t.name)),
                        args.in);
     }
     specs.push_back({std::string(t.name), t.type, {t.shape.begin(), t.shape.end()}});
@@ -219,8 +217,10 @@ run_result run_quantize(const quantize_args& args) {
       const std::string& name = specs[i].name;
       const auto dot = name.rfind('.');
       const std::string_view path = std::string_view(name).substr(0, dot);
-      const std::string_view suffix = dot == std::string::npos ? std::string_view() : std::string_view(name).substr(dot);
-      const auto layer = std::find_if(layers.begin(), layers.end(), [&](const planned_layer& l) { return l.path == path; });
+      const std::string_view suffix =
+          dot == std::string::npos ? std::string_view() : std::string_view(name).substr(dot);
+      const auto layer =
+          std::find_if(layers.begin(), layers.end(), [&](const planned_layer& l) { return l.path == path; });
       if (layer == layers.end() || (suffix != ".weight" && suffix != ".scales" && suffix != ".biases")) {
         return in->copy(name, [&](std::span<const std::byte> chunk) -> safetensors::status {
           bar.advance(chunk.size());
@@ -274,14 +274,14 @@ run_result run_quantize(const quantize_args& args) {
   }
   bar.finish();
   if (!args.config_out.empty()) {
-    if (auto s = write_config_fragment(args.config_out, config_fragment(p)); !s) return with_path(s.err(), args.config_out);
+    if (auto s = write_config_fragment(args.config_out, config_fragment(p)); !s)
+      return with_path(s.err(), args.config_out);
   }
   return exit_ok;
 }
 
 const command_registrar registrar{
-    "quantize", "Quantize linear and embedding weights into an MLX checkpoint",
-    [](CLI::App& app) -> runner {
+    "quantize", "Quantize linear and embedding weights into an MLX checkpoint", [](CLI::App& app) -> runner {
       auto args = std::make_shared<quantize_args>();
       app.add_option("in", args->in,
                      "SafeTensors file with F32/F16/BF16 weights, or a sharded checkpoint's directory or index")

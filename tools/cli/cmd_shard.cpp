@@ -25,9 +25,10 @@ struct shard_args {
 
 run_result run_shard(const shard_args& args) {
   if (args.paths.size() < 2) {
-    return usage_error(fmt::format("shard: missing the output directory after '{}' (usage: safetensors shard "
-                                   "INPUT... OUTDIR; see 'safetensors shard --help')",
-                                   args.paths.front()));
+    return usage_error(
+        fmt::format("shard: missing the output directory after '{}' (usage: safetensors shard "
+                    "INPUT... OUTDIR; see 'safetensors shard --help')",
+                    args.paths.front()));
   }
   auto max = safetensors::parse_byte_size(args.max_size);
   if (!max) return std::move(max).err();

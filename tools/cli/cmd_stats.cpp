@@ -72,8 +72,8 @@ run_result run_stats(const stats_args& args) {
       out += fmt::format(
           R"({{"name":{},"dtype":"{}","shape":[{}],"count":{},"min":{},"max":{},"mean":{},"std":{},"nan":{},"pos_inf":{},"neg_inf":{},"zeros":{}}})",
           safetensors::json_quote(t->name), safetensors::dtype_name(t->type), fmt::join(t->shape, ","), r.count,
-          json_number(r.min), json_number(r.max), json_number(r.mean), json_number(r.std), r.nan, r.pos_inf,
-          r.neg_inf, r.zeros);
+          json_number(r.min), json_number(r.max), json_number(r.mean), json_number(r.std), r.nan, r.pos_inf, r.neg_inf,
+          r.zeros);
     }
     fmt::print("{}]}}\n", out);
     return exit_ok;

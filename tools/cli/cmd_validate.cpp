@@ -28,8 +28,9 @@ std::string json_line(const std::string& path, const safetensors::result<safeten
   }
   warnings += "]";
   if (h) {
-    return fmt::format(R"({{"file":{},"ok":true,"code":null,"message":null,"offset":null,"tensor":null,"warnings":{}}})",
-                       safetensors::json_quote(path), warnings);
+    return fmt::format(
+        R"({{"file":{},"ok":true,"code":null,"message":null,"offset":null,"tensor":null,"warnings":{}}})",
+        safetensors::json_quote(path), warnings);
   }
   const safetensors::error& e = h.err();
   return fmt::format(R"({{"file":{},"ok":false,"code":"{}","message":{},"offset":{},"tensor":{},"warnings":{}}})",

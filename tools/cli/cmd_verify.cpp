@@ -102,9 +102,9 @@ run_result run_verify(const verify_args& args) {
   if (!report) return std::move(report).err();
   if (!report->index_path.empty()) fmt::print("index: {}\n", report->index_path);
   for (const auto& s : report->shards) {
-    fmt::print("  {}: {}", s.name,
-               s.ok ? fmt::format("ok ({}, {})", count_of(s.tensors, "tensor"), count_of(s.file_size, "byte"))
-                    : "FAILED");
+    fmt::print(
+        "  {}: {}", s.name,
+        s.ok ? fmt::format("ok ({}, {})", count_of(s.tensors, "tensor"), count_of(s.file_size, "byte")) : "FAILED");
     if (!s.sha256.empty()) fmt::print("  sha256 {}", s.sha256);
     fmt::print("\n");
   }

@@ -29,7 +29,8 @@ gguf::array_value head_of(const gguf::array_value& a) {
   gguf::array_value head;
   head.element_type = a.element_type;
   if (a.element_type == gguf::value_type::string) {
-    head.strings.assign(a.strings.begin(), a.strings.begin() + static_cast<std::ptrdiff_t>(std::min(a.strings.size(), shown_elements)));
+    head.strings.assign(a.strings.begin(),
+                        a.strings.begin() + static_cast<std::ptrdiff_t>(std::min(a.strings.size(), shown_elements)));
   } else {
     const std::size_t bytes = std::min(a.packed.size(), shown_elements * gguf::value_type_size(a.element_type));
     head.packed.assign(a.packed.begin(), a.packed.begin() + static_cast<std::ptrdiff_t>(bytes));
@@ -40,7 +41,8 @@ gguf::array_value head_of(const gguf::array_value& a) {
 std::string abbreviated_text(const gguf::value& v) {
   if (const auto* a = std::get_if<gguf::array_value>(&v)) {
     std::string text = gguf::to_text(gguf::value(std::in_place_index<9>, head_of(*a)));
-    if (a->size() > shown_elements) text.insert(text.size() - 1, fmt::format(", ... ({} more)", a->size() - shown_elements));
+    if (a->size() > shown_elements)
+      text.insert(text.size() - 1, fmt::format(", ... ({} more)", a->size() - shown_elements));
     return text;
   }
   std::string text = gguf::to_text(v);
@@ -110,9 +112,9 @@ void print_json(const gguf::header& h) {
   for (const auto& t : h.tensors) {
     if (!first) out += ',';
     first = false;
-    out += fmt::format(R"({{"name":{},"type":{},"shape":[{}],"offset":{},"bytes":{}}})", safetensors::json_quote(t.name),
-                       safetensors::json_quote(gguf::traits(t.type).name), fmt::join(t.shape, ","),
-                       h.data_start + t.offset, t.byte_size);
+    out += fmt::format(R"({{"name":{},"type":{},"shape":[{}],"offset":{},"bytes":{}}})",
+                       safetensors::json_quote(t.name), safetensors::json_quote(gguf::traits(t.type).name),
+                       fmt::join(t.shape, ","), h.data_start + t.offset, t.byte_size);
   }
   out += "]}";
   fmt::print("{}\n", out);

@@ -90,10 +90,11 @@ safetensors::result<gguf::write_plan> plan_output(const safetensors::header& h, 
   for (const auto& t : h.tensors()) {
     const auto type = gguf::ggml_type_for(t.type);
     if (!type) {
-      return make_error(error_code::unsupported,
-                        fmt::format("dtype {} has no GGUF equivalent (GGUF takes F32, F16, BF16, F64, I8, I16, I32, I64)",
-                                    safetensors::dtype_name(t.type)),
-                        std::nullopt, std::string(t.name));
+      return make_error(
+          error_code::unsupported,
+          fmt::format("dtype {} has no GGUF equivalent (GGUF takes F32, F16, BF16, F64, I8, I16, I32, I64)",
+                      safetensors::dtype_name(t.type)),
+          std::nullopt, std::string(t.name));
     }
     specs.push_back({(*names)[i++], *type, std::vector<std::uint64_t>(t.shape.begin(), t.shape.end())});
   }

@@ -190,11 +190,12 @@ run_result inspect_numpy(const std::string& path, bool json) {
     bool first = true;
     for (const auto& a : in->arrays()) {
       const auto& h = *a.header;
-      out += fmt::format("{}{{\"name\":{},\"dtype\":\"{}\",\"descr\":{},\"shape\":[{}],\"bytes\":{},"
-                         "\"fortran_order\":{},\"version\":\"{}.{}\"}}",
-                         first ? "" : ",", safetensors::json_quote(a.name), safetensors::dtype_name(h.type),
-                         safetensors::json_quote(h.descr), fmt::join(h.shape, ","), h.data_bytes,
-                         h.fortran_order ? "true" : "false", h.major_version, h.minor_version);
+      out += fmt::format(
+          "{}{{\"name\":{},\"dtype\":\"{}\",\"descr\":{},\"shape\":[{}],\"bytes\":{},"
+          "\"fortran_order\":{},\"version\":\"{}.{}\"}}",
+          first ? "" : ",", safetensors::json_quote(a.name), safetensors::dtype_name(h.type),
+          safetensors::json_quote(h.descr), fmt::join(h.shape, ","), h.data_bytes, h.fortran_order ? "true" : "false",
+          h.major_version, h.minor_version);
       first = false;
     }
     fmt::print("{}],\"total_bytes\":{}}}\n", out, total);

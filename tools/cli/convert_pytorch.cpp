@@ -167,7 +167,7 @@ run_result convert_pytorch_to_safetensors(const convert_args& args) {
   if (auto ok = add_checkpoint(args.in, args, c); !ok) return with_path(ok.err(), args.in);
   progress bar("convert", c.total_bytes, !args.quiet);
   auto ok = std::filesystem::is_directory(args.out, ec) ? write_sharded(c, args.out, st::default_max_shard_bytes, bar)
-                                                         : write_single(c, args.out, bar);
+                                                        : write_single(c, args.out, bar);
   if (!ok) return with_path(ok.err(), args.out);
   bar.finish();
   print_summary(c, args.in, args.out);
@@ -182,8 +182,8 @@ run_result inspect_pytorch(const std::string& path, bool json) {
   for (const auto& t : c->tensors()) ++users[t.storage];
   auto shape_text = [](const std::vector<std::uint64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); };
   if (json) {
-    std::string out = fmt::format(R"({{"format":"pytorch","container":"{}","big_endian":{},"tensors":[)", container,
-                                  c->big_endian());
+    std::string out =
+        fmt::format(R"({{"format":"pytorch","container":"{}","big_endian":{},"tensors":[)", container, c->big_endian());
     for (std::size_t i = 0; i < c->tensors().size(); ++i) {
       const auto& t = c->tensors()[i];
       out += fmt::format(R"({}{{"name":{},"dtype":"{}","shape":{},"storage":{},"storage_offset":{},"contiguous":{}}})",
@@ -193,7 +193,8 @@ run_result inspect_pytorch(const std::string& path, bool json) {
     out += R"(],"skipped":[)";
     for (std::size_t i = 0; i < c->skipped().size(); ++i) {
       const auto& s = c->skipped()[i];
-      out += fmt::format(R"({}{{"name":{},"reason":{}}})", i ? "," : "", st::json_quote(s.name), st::json_quote(s.reason));
+      out +=
+          fmt::format(R"({}{{"name":{},"reason":{}}})", i ? "," : "", st::json_quote(s.name), st::json_quote(s.reason));
     }
     fmt::print("{}]}}\n", out);
     return exit_ok;

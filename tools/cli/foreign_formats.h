@@ -14,11 +14,11 @@ namespace st_cli {
 struct convert_args {
   std::string in;
   std::string out;
-  std::string key;               ///< PyTorch: the nested dict holding the tensors ("state_dict")
-  std::string shared = "keep";   ///< PyTorch: tensors sharing storage: "keep" (copy each) or "dedup"
-  std::string dtype = "keep";    ///< GGUF: F32, F16, BF16 or keep
-  std::string rename_long;       ///< GGUF output: "hash" shortens names over 63 bytes
-  bool compress = false;         ///< .npz output: deflate members
+  std::string key;              ///< PyTorch: the nested dict holding the tensors ("state_dict")
+  std::string shared = "keep";  ///< PyTorch: tensors sharing storage: "keep" (copy each) or "dedup"
+  std::string dtype = "keep";   ///< GGUF: F32, F16, BF16 or keep
+  std::string rename_long;      ///< GGUF output: "hash" shortens names over 63 bytes
+  bool compress = false;        ///< .npz output: deflate members
   bool quiet = false;
 };
 

@@ -38,9 +38,7 @@ safetensors::status for_each_chunk(const safetensors::file& f, const safetensors
   return {};
 }
 
-std::size_t element_chunk_bytes(safetensors::dtype t) {
-  return chunk_elements * safetensors::dtype_bits(t) / 8;
-}
+std::size_t element_chunk_bytes(safetensors::dtype t) { return chunk_elements * safetensors::dtype_bits(t) / 8; }
 
 std::uint64_t total_tensor_bytes(const safetensors::file& f) { return f.meta().data_size(); }
 

@@ -104,15 +104,15 @@ safetensors::error explain_input_error(safetensors::error e) {
     } else {
       why = fmt::format("more than the file's {} bytes", size);
     }
-    e.message = fmt::format("not a SafeTensors file: its first 8 bytes read as a header length of {} bytes, {}", n,
-                            why);
+    e.message =
+        fmt::format("not a SafeTensors file: its first 8 bytes read as a header length of {} bytes, {}", n, why);
     e.offset.reset();
     return e;
   }
   // A SafeTensors start whose header runs past the end: the download or copy was cut short.
   if (e.code == error_code::invalid_header_length) {
-    e.message = fmt::format("file is truncated: the header needs {} bytes after the length prefix, the file has {}",
-                            n, size - 8);
+    e.message = fmt::format("file is truncated: the header needs {} bytes after the length prefix, the file has {}", n,
+                            size - 8);
   }
   return e;
 }

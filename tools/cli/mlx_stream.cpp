@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 
 #include "checkpoint_input.h"
+#include "command.h"
 #include "input.h"
 #include "output_path.h"
-#include "command.h"
 #include "report.h"
 
 namespace st_cli {
@@ -23,9 +23,9 @@ safetensors::result<mlx_input> mlx_input::open(const std::string& path) {
   mlx_input in;
   in.checkpoint_ = std::move(c).value();
   in.directory_output_ = in.checkpoint_.sharded() || std::filesystem::is_directory(path);
-  in.anchor_ = in.checkpoint_.sharded()     ? in.checkpoint_.index_path()
-               : in.directory_output_ ? in.checkpoint_.directory() + "/" + in.checkpoint_.shards()[0].name
-                                      : path;
+  in.anchor_ = in.checkpoint_.sharded() ? in.checkpoint_.index_path()
+               : in.directory_output_   ? in.checkpoint_.directory() + "/" + in.checkpoint_.shards()[0].name
+                                        : path;
   if (!in.checkpoint_.sharded()) return in;
   // One header over all shards, so layers split across shards are still found: the
   // header a single file with every tensor would have.
@@ -44,7 +44,7 @@ safetensors::result<mlx_input> mlx_input::open(const std::string& path) {
 }
 
 safetensors::status mlx_input::read(std::string_view name, std::uint64_t offset,
-                                   std::span<std::byte> destination) const {
+                                    std::span<std::byte> destination) const {
   const auto* t = checkpoint_.find(name);
   if (t == nullptr) {
     return safetensors::make_error(safetensors::error_code::tensor_not_found,

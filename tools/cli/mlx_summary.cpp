@@ -37,8 +37,8 @@ void print_mlx_summary(const std::string& path, const safetensors::header& h) {
   fmt::print("{:<{}}  {:<6}  {:>4}  {:>5}  {:<6}  {:>11}  {:<20}  {}\n", "layer", width, "mode", "bits", "group",
              "scales", "bits/weight", "shape", "from");
   for (const auto& l : info->layers) {
-    fmt::print("{:<{}}  {:<6}  {:>4}  {:>5}  {:<6}  {:>11.2f}  {:<20}  {}{}\n", l.path, width, mlx::mode_name(l.params.mode),
-               l.params.bits, l.params.group_size, safetensors::dtype_name(l.scale_type),
+    fmt::print("{:<{}}  {:<6}  {:>4}  {:>5}  {:<6}  {:>11.2f}  {:<20}  {}{}\n", l.path, width,
+               mlx::mode_name(l.params.mode), l.params.bits, l.params.group_size, safetensors::dtype_name(l.scale_type),
                mlx::bits_per_weight(l.params, l.scale_type), fmt::format("[{}]", fmt::join(l.shape, ", ")),
                mlx::source_name(l.source), l.ambiguous ? " (ambiguous)" : "");
   }

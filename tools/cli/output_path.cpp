@@ -13,8 +13,8 @@
 namespace st_cli {
 
 safetensors::error os_failure(const std::string& what, int err, const std::string& path) {
-  safetensors::error e = safetensors::make_error(safetensors::error_code::io,
-                                                 fmt::format("{}: {}", what, std::strerror(err)));
+  safetensors::error e =
+      safetensors::make_error(safetensors::error_code::io, fmt::format("{}: {}", what, std::strerror(err)));
   e.os_errno = err;
   e.path = path;
   return e;
@@ -48,8 +48,8 @@ safetensors::status check_output_file(const std::string& path) {
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return os_failure("cannot write the output", EISDIR, path);
     if (!S_ISREG(st.st_mode)) {
-      safetensors::error e = safetensors::make_error(safetensors::error_code::io,
-                                                     "cannot replace the output: it is not a regular file");
+      safetensors::error e =
+          safetensors::make_error(safetensors::error_code::io, "cannot replace the output: it is not a regular file");
       e.path = path;
       return e;
     }

@@ -52,8 +52,8 @@ void progress::draw(bool force) {
     const auto left = static_cast<std::uint64_t>(static_cast<double>(total_ - done_) / rate);
     eta = fmt::format("{}:{:02}", left / 60, left % 60);
   }
-  fmt::print(stderr, "\r{} [{}] {:3.0f}% {} / {}  {}/s  ETA {}\x1b[K", label_, bar, fraction * 100,
-             human_bytes(done_), human_bytes(total_), human_bytes(static_cast<std::uint64_t>(rate)), eta);
+  fmt::print(stderr, "\r{} [{}] {:3.0f}% {} / {}  {}/s  ETA {}\x1b[K", label_, bar, fraction * 100, human_bytes(done_),
+             human_bytes(total_), human_bytes(static_cast<std::uint64_t>(rate)), eta);
   std::fflush(stderr);
 }
 

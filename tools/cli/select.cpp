@@ -31,10 +31,10 @@ safetensors::status require_matches(std::span<const std::string_view> names, con
                       [&](std::string_view name) { return safetensors::name_matches(pattern, name); })) {
         continue;
       }
-      safetensors::error e = safetensors::make_error(
-          safetensors::error_code::tensor_not_found,
-          patterns == &only ? fmt::format("no tensor matches '{}'", pattern)
-                            : fmt::format("--exclude '{}' matches no tensor", pattern));
+      safetensors::error e =
+          safetensors::make_error(safetensors::error_code::tensor_not_found,
+                                  patterns == &only ? fmt::format("no tensor matches '{}'", pattern)
+                                                    : fmt::format("--exclude '{}' matches no tensor", pattern));
       e.path = path;
       return e;
     }

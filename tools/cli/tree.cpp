@@ -36,10 +36,9 @@ struct line {
 void collect(const name_tree& node, int depth, int max_depth, std::vector<line>& out) {
   for (const auto& [key, child] : node.children) {
     std::string indent(static_cast<std::size_t>(depth) * 2, ' ');
-    std::string right = child.leaf != nullptr
-                            ? fmt::format("{} [{}]", safetensors::dtype_name(child.leaf->type),
-                                          fmt::join(child.leaf->shape, ", "))
-                            : count_of(child.tensors, "tensor");
+    std::string right = child.leaf != nullptr ? fmt::format("{} [{}]", safetensors::dtype_name(child.leaf->type),
+                                                            fmt::join(child.leaf->shape, ", "))
+                                              : count_of(child.tensors, "tensor");
     if (child.leaf != nullptr && !child.children.empty()) right += fmt::format(" (+{} below)", child.tensors - 1);
     out.push_back({indent + child.label, with_commas(child.params), right});
     if (max_depth < 0 || depth + 1 <= max_depth) collect(child, depth + 1, max_depth, out);
@@ -73,8 +72,7 @@ bool natural_less::operator()(const std::string& a, const std::string& b) const 
   return a < b;
 }
 
-name_tree build_name_tree(std::span<const safetensors::tensor_info* const> tensors,
-                          const param_overrides& overrides) {
+name_tree build_name_tree(std::span<const safetensors::tensor_info* const> tensors, const param_overrides& overrides) {
   name_tree root;
   for (const safetensors::tensor_info* tensor : tensors) {
     const safetensors::tensor_info& t = *tensor;

@@ -9,7 +9,9 @@
 namespace st_cli {
 
 namespace {
-std::size_t elements_in(safetensors::dtype type, std::size_t bytes) { return bytes * 8 / safetensors::dtype_bits(type); }
+std::size_t elements_in(safetensors::dtype type, std::size_t bytes) {
+  return bytes * 8 / safetensors::dtype_bits(type);
+}
 }  // namespace
 
 bool castable(safetensors::dtype t) { return safetensors::dtype_is_float(t) && t != safetensors::dtype::C64; }

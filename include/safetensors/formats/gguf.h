@@ -39,8 +39,19 @@ namespace safetensors::gguf {
 
 /// Metadata value types, numbered as in the file.
 enum class value_type : std::uint32_t {
-  uint8 = 0, int8 = 1, uint16 = 2, int16 = 3, uint32 = 4, int32 = 5, float32 = 6, boolean = 7,
-  string = 8, array = 9, uint64 = 10, int64 = 11, float64 = 12,
+  uint8 = 0,
+  int8 = 1,
+  uint16 = 2,
+  int16 = 3,
+  uint32 = 4,
+  int32 = 5,
+  float32 = 6,
+  boolean = 7,
+  string = 8,
+  array = 9,
+  uint64 = 10,
+  int64 = 11,
+  float64 = 12,
 };
 
 /// "UINT8", "INT8", ..., "STRING", "ARRAY", ..., "FLOAT64" (the spec's names).
@@ -62,8 +73,8 @@ struct array_value {
 };
 
 /// A metadata value; the alternative's index is the value_type code.
-using value = std::variant<std::uint8_t, std::int8_t, std::uint16_t, std::int16_t, std::uint32_t, std::int32_t,
-                           float, bool, std::string, array_value, std::uint64_t, std::int64_t, double>;
+using value = std::variant<std::uint8_t, std::int8_t, std::uint16_t, std::int16_t, std::uint32_t, std::int32_t, float,
+                           bool, std::string, array_value, std::uint64_t, std::int64_t, double>;
 
 [[nodiscard]] inline value_type type_of(const value& v) noexcept { return static_cast<value_type>(v.index()); }
 
@@ -77,10 +88,10 @@ struct tensor_info {
   std::string name;
   std::vector<std::uint64_t> shape;  ///< row-major: ne reversed
   ggml_type type = ggml_type::f32;
-  std::uint64_t offset = 0;          ///< relative to the data section
+  std::uint64_t offset = 0;  ///< relative to the data section
   std::uint64_t element_count = 0;
   std::uint64_t byte_size = 0;
-  std::uint64_t info_offset = 0;     ///< where the entry starts in the file (for messages)
+  std::uint64_t info_offset = 0;  ///< where the entry starts in the file (for messages)
 };
 
 /// A parsed GGUF header: everything but the tensor data.

@@ -41,13 +41,13 @@ struct npy_options {
 struct npy_header {
   std::uint8_t major_version = 1;
   std::uint8_t minor_version = 0;
-  std::string descr;               ///< as written, e.g. "<f4", ">i8", "<V2"
+  std::string descr;  ///< as written, e.g. "<f4", ">i8", "<V2"
   dtype type = dtype::U8;
-  bool big_endian = false;         ///< data must be byteswapped
-  bool fortran_order = false;      ///< as written (see needs_transpose)
+  bool big_endian = false;     ///< data must be byteswapped
+  bool fortran_order = false;  ///< as written (see needs_transpose)
   std::vector<std::uint64_t> shape;
-  std::uint64_t data_offset = 0;   ///< size of the preamble: where the data starts
-  std::uint64_t data_bytes = 0;    ///< element count x element width
+  std::uint64_t data_offset = 0;  ///< size of the preamble: where the data starts
+  std::uint64_t data_bytes = 0;   ///< element count x element width
 
   /// Fortran order that actually differs from C order (more than one dimension above 1).
   [[nodiscard]] bool needs_transpose() const noexcept;

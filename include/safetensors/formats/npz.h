@@ -31,8 +31,8 @@ struct npz_options {
 
 /// One array of an archive: its name and parsed `.npy` header.
 struct npz_array {
-  std::string name;     ///< member name without ".npy"
-  npy_header header;    ///< data_offset is relative to the member's start
+  std::string name;        ///< member name without ".npy"
+  npy_header header;       ///< data_offset is relative to the member's start
   std::size_t member = 0;  ///< index of the zip entry
 };
 

@@ -39,17 +39,26 @@ class pickle_machine;  // the unpickler that fills a pickle_document
 
 /// Hard caps of the pickle machine. The defaults fit checkpoints with millions of tensors.
 struct pickle_limits {
-  std::size_t max_memo = 1 << 22;         ///< memo entries (BINPUT/MEMOIZE)
-  std::size_t max_stack = 1 << 17;        ///< stack depth, marks included
-  std::size_t max_string = 64 << 20;      ///< bytes of one string or bytes object
-  std::size_t max_container = 1 << 24;    ///< items of one list, tuple, dict or set
-  std::size_t max_values = 1 << 23;       ///< values created in total (about 100 bytes each)
-  std::size_t max_nesting = 64;           ///< depth a walker may descend (pytorch.h uses it)
+  std::size_t max_memo = 1 << 22;       ///< memo entries (BINPUT/MEMOIZE)
+  std::size_t max_stack = 1 << 17;      ///< stack depth, marks included
+  std::size_t max_string = 64 << 20;    ///< bytes of one string or bytes object
+  std::size_t max_container = 1 << 24;  ///< items of one list, tuple, dict or set
+  std::size_t max_values = 1 << 23;     ///< values created in total (about 100 bytes each)
+  std::size_t max_nesting = 64;         ///< depth a walker may descend (pytorch.h uses it)
 };
 
 enum class pickle_kind : std::uint8_t {
-  none, boolean, integer, big_integer, floating, string, bytes,
-  list, tuple, dict, set,
+  none,
+  boolean,
+  integer,
+  big_integer,
+  floating,
+  string,
+  bytes,
+  list,
+  tuple,
+  dict,
+  set,
   global,   ///< an allowlisted global not (yet) called: a dtype, a class
   storage,  ///< a persistent-id storage reference
   tensor,   ///< a rebuilt tensor
@@ -59,19 +68,19 @@ enum class pickle_kind : std::uint8_t {
 /// A storage a tensor views: `data/<key>` in a zip checkpoint.
 struct pickle_storage {
   std::string key;
-  std::string class_name;          ///< "FloatStorage", "UntypedStorage", ...
-  std::optional<dtype> type;       ///< nullopt: unrepresentable (complex128, quantized)
-  std::uint64_t element_count = 0; ///< elements of `type` (bytes when untyped)
-  std::uint64_t element_bytes = 1; ///< bytes per element of the storage class
-  std::string location;            ///< "cpu", "cuda:0", ...
+  std::string class_name;           ///< "FloatStorage", "UntypedStorage", ...
+  std::optional<dtype> type;        ///< nullopt: unrepresentable (complex128, quantized)
+  std::uint64_t element_count = 0;  ///< elements of `type` (bytes when untyped)
+  std::uint64_t element_bytes = 1;  ///< bytes per element of the storage class
+  std::string location;             ///< "cpu", "cuda:0", ...
 };
 
 /// A tensor: a strided view of a storage. Offsets and strides count elements.
 struct pickle_tensor {
-  std::size_t storage = 0;         ///< index into pickle_document::storages()
-  std::optional<dtype> type;       ///< nullopt when the dtype has no SafeTensors name
-  std::string type_name;           ///< the torch name, for messages
-  std::uint64_t element_bytes = 1; ///< bytes per element, also when `type` is nullopt
+  std::size_t storage = 0;          ///< index into pickle_document::storages()
+  std::optional<dtype> type;        ///< nullopt when the dtype has no SafeTensors name
+  std::string type_name;            ///< the torch name, for messages
+  std::uint64_t element_bytes = 1;  ///< bytes per element, also when `type` is nullopt
   std::uint64_t storage_offset = 0;
   std::vector<std::uint64_t> shape;
   std::vector<std::uint64_t> strides;
@@ -83,11 +92,11 @@ struct pickle_tensor {
 /// One node of the value tree. Dict items alternate key, value in insertion order.
 struct pickle_value {
   pickle_kind kind = pickle_kind::none;
-  std::int64_t integer = 0;   ///< integer, boolean (0/1); index into tensors()/storages()
+  std::int64_t integer = 0;  ///< integer, boolean (0/1); index into tensors()/storages()
   double floating = 0;
-  std::string text;           ///< string, bytes, big_integer (hex), global/opaque name
+  std::string text;  ///< string, bytes, big_integer (hex), global/opaque name
   std::vector<const pickle_value*> items;
-  bool ordered = false;       ///< dict created as collections.OrderedDict
+  bool ordered = false;  ///< dict created as collections.OrderedDict
 };
 
 /// The result of `unpickle`: the root value and the arena that owns every value.

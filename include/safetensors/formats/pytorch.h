@@ -104,7 +104,7 @@ class torch_checkpoint {
 /// A sharded checkpoint as transformers writes it: `pytorch_model.bin.index.json`
 /// ({"metadata": ..., "weight_map": {tensor: shard file}}) beside its shard files.
 struct torch_shard_index {
-  std::vector<std::string> shard_paths;  ///< confined to the directory, in name order, unique
+  std::vector<std::string> shard_paths;                         ///< confined to the directory, in name order, unique
   std::vector<std::pair<std::string, std::string>> weight_map;  ///< (tensor, shard path), sorted
 };
 

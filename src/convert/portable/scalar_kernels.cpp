@@ -17,9 +17,7 @@ void f32_to_f16_f16c(const float* src, std::byte* dst, std::size_t n) noexcept {
 void bf16_to_f32_avx2(const std::byte* src, float* dst, std::size_t n) noexcept { bf16_to_f32_loop(src, dst, n); }
 void f32_to_bf16_avx2(const float* src, std::byte* dst, std::size_t n) noexcept { f32_to_bf16_loop(src, dst, n); }
 void f32_to_bf16_avx512(const float* src, std::byte* dst, std::size_t n) noexcept { f32_to_bf16_loop(src, dst, n); }
-void f32_to_bf16_avx512bf16(const float* src, std::byte* dst, std::size_t n) noexcept {
-  f32_to_bf16_loop(src, dst, n);
-}
+void f32_to_bf16_avx512bf16(const float* src, std::byte* dst, std::size_t n) noexcept { f32_to_bf16_loop(src, dst, n); }
 void table_decode_avx2(const float* table, const std::byte* src, float* dst, std::size_t n) noexcept {
   table_loop(table, src, dst, n);
 }

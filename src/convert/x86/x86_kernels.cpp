@@ -61,8 +61,7 @@ bool has_avx2() noexcept {
   return (ebx & (1U << 5)) != 0 && os_supports_avx();
 }
 
-__attribute__((target("avx,f16c"))) void f16_to_f32_f16c(const std::byte* src, float* dst,
-                                                          std::size_t n) noexcept {
+__attribute__((target("avx,f16c"))) void f16_to_f32_f16c(const std::byte* src, float* dst, std::size_t n) noexcept {
   std::size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + 2 * i));
@@ -73,8 +72,7 @@ __attribute__((target("avx,f16c"))) void f16_to_f32_f16c(const std::byte* src, f
   f16_to_f32_portable(src + 2 * i, dst + i, n - i);
 }
 
-__attribute__((target("avx,f16c"))) void f32_to_f16_f16c(const float* src, std::byte* dst,
-                                                          std::size_t n) noexcept {
+__attribute__((target("avx,f16c"))) void f32_to_f16_f16c(const float* src, std::byte* dst, std::size_t n) noexcept {
   std::size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m128i a = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
@@ -123,8 +121,7 @@ __attribute__((target("avx2"))) void f32_to_bf16_avx2(const float* src, std::byt
 #endif
 
 // As f32_to_bf16_avx2 on 16 lanes: the NaN fix-up is a masked OR, the narrowing one vpmovdw.
-__attribute__((target("avx512f"))) void f32_to_bf16_avx512(const float* src, std::byte* dst,
-                                                            std::size_t n) noexcept {
+__attribute__((target("avx512f"))) void f32_to_bf16_avx512(const float* src, std::byte* dst, std::size_t n) noexcept {
   std::size_t i = 0;
   const __m512i one = _mm512_set1_epi32(1);
   const __m512i half = _mm512_set1_epi32(0x7FFF);
@@ -146,7 +143,7 @@ __attribute__((target("avx512f"))) void f32_to_bf16_avx512(const float* src, std
 // The AVX512_BF16 instruction rounds like f32_to_bf16 and quiets NaN the same way, but
 // treats float32 subnormal inputs as zero; blocks holding one take the integer path.
 __attribute__((target("avx512f,avx512bf16"))) void f32_to_bf16_avx512bf16(const float* src, std::byte* dst,
-                                                                        std::size_t n) noexcept {
+                                                                          std::size_t n) noexcept {
   std::size_t i = 0;
   const __m512i exp_mask = _mm512_set1_epi32(0x7F800000);
   const __m512i mant_mask = _mm512_set1_epi32(0x007FFFFF);
@@ -167,7 +164,7 @@ __attribute__((target("avx512f,avx512bf16"))) void f32_to_bf16_avx512bf16(const 
 #endif
 
 __attribute__((target("avx2"))) void table_decode_avx2(const float* table, const std::byte* src, float* dst,
-                                                        std::size_t n) noexcept {
+                                                       std::size_t n) noexcept {
   std::size_t i = 0;
   for (; i + 16 <= n; i += 16) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));

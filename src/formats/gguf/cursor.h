@@ -26,9 +26,9 @@ class cursor {
   [[nodiscard]] status need(std::uint64_t n, const char* what) {
     if (n <= bytes_.size() - pos_) return {};
     if (bytes_.size() < file_size_) incomplete_ = true;
-    return make_error(error_code::invalid_format, std::string("file truncated in ") + what + ": needs " +
-                                                      std::to_string(n) + " bytes, " +
-                                                      std::to_string(file_remaining()) + " left",
+    return make_error(error_code::invalid_format,
+                      std::string("file truncated in ") + what + ": needs " + std::to_string(n) + " bytes, " +
+                          std::to_string(file_remaining()) + " left",
                       pos_);
   }
 
@@ -37,7 +37,8 @@ class cursor {
     if (status s = need(sizeof(T), what); !s) return s;
     T v = 0;
     for (std::size_t i = 0; i < sizeof(T); ++i) {
-      v = static_cast<T>(v | static_cast<T>(static_cast<T>(std::to_integer<std::uint8_t>(bytes_[pos_ + i])) << (8 * i)));
+      v = static_cast<T>(v |
+                         static_cast<T>(static_cast<T>(std::to_integer<std::uint8_t>(bytes_[pos_ + i])) << (8 * i)));
     }
     out = v;
     pos_ += sizeof(T);

@@ -14,9 +14,7 @@ namespace {
 
 using u8 = std::uint8_t;
 
-[[nodiscard]] float half_at(const u8* p) noexcept {
-  return f16_to_f32(static_cast<std::uint16_t>(p[0] | (p[1] << 8)));
-}
+[[nodiscard]] float half_at(const u8* p) noexcept { return f16_to_f32(static_cast<std::uint16_t>(p[0] | (p[1] << 8))); }
 
 [[nodiscard]] std::uint32_t u32_at(const u8* p) noexcept {
   return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
@@ -224,9 +222,9 @@ using block_kernel = void (*)(const u8*, float*) noexcept;
 status dequantize(ggml_type type, std::span<const std::byte> src, std::span<float> dst) {
   const type_traits& tr = traits(type);
   if (dst.size() % tr.block_elements != 0) {
-    return make_error(error_code::invalid_argument,
-                      std::to_string(dst.size()) + " elements is not a whole number of " + std::string(tr.name) +
-                          " blocks of " + std::to_string(tr.block_elements));
+    return make_error(error_code::invalid_argument, std::to_string(dst.size()) + " elements is not a whole number of " +
+                                                        std::string(tr.name) + " blocks of " +
+                                                        std::to_string(tr.block_elements));
   }
   const std::size_t blocks = dst.size() / tr.block_elements;
   if (src.size() / tr.block_bytes != blocks || src.size() % tr.block_bytes != 0) {

@@ -12,9 +12,9 @@
 namespace safetensors::gguf {
 namespace {
 
-constexpr std::array<std::string_view, 13> value_type_names{
-    "UINT8", "INT8", "UINT16", "INT16", "UINT32", "INT32", "FLOAT32", "BOOL", "STRING", "ARRAY", "UINT64", "INT64",
-    "FLOAT64"};
+constexpr std::array<std::string_view, 13> value_type_names{"UINT8",  "INT8",    "UINT16", "INT16",  "UINT32",
+                                                            "INT32",  "FLOAT32", "BOOL",   "STRING", "ARRAY",
+                                                            "UINT64", "INT64",   "FLOAT64"};
 constexpr std::array<std::size_t, 13> value_type_sizes{1, 1, 2, 2, 4, 4, 4, 1, 0, 0, 8, 8, 8};
 
 // The header is read in growing prefixes: most are small, a few carry megabytes of tokenizer.

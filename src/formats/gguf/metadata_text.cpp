@@ -16,15 +16,17 @@ namespace safetensors::gguf {
 namespace {
 
 template <class T>
-using bits_of = std::conditional_t<sizeof(T) == 1, std::uint8_t,
-                                   std::conditional_t<sizeof(T) == 2, std::uint16_t,
-                                                      std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>>;
+using bits_of =
+    std::conditional_t<sizeof(T) == 1, std::uint8_t,
+                       std::conditional_t<sizeof(T) == 2, std::uint16_t,
+                                          std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>>;
 
 template <class T>
 [[nodiscard]] T packed_at(const array_value& a, std::size_t i) noexcept {
   bits_of<T> bits = 0;
   for (std::size_t b = 0; b < sizeof(T); ++b) {
-    bits = static_cast<bits_of<T>>(bits | (static_cast<bits_of<T>>(std::to_integer<std::uint8_t>(a.packed[i * sizeof(T) + b])) << (8 * b)));
+    bits = static_cast<bits_of<T>>(
+        bits | (static_cast<bits_of<T>>(std::to_integer<std::uint8_t>(a.packed[i * sizeof(T) + b])) << (8 * b)));
   }
   if constexpr (std::is_same_v<T, bool>) {
     return bits != 0;
@@ -111,8 +113,10 @@ template <class T>
 }
 
 [[nodiscard]] std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '\t' || s.front() == '\r'))
+    s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -206,9 +210,10 @@ result<value> from_text(std::string_view tag, std::string_view text) {
   if (type == value_type::array) {
     array_value a;
     a.element_type = element;
-    const bool ok = element == value_type::string
-                        ? parse_string_array(text, a.strings)
-                        : with_number_type(element, [&](auto t) { return parse_number_array<decltype(t)>(text, a.packed); });
+    const bool ok =
+        element == value_type::string
+            ? parse_string_array(text, a.strings)
+            : with_number_type(element, [&](auto t) { return parse_number_array<decltype(t)>(text, a.packed); });
     if (!ok) return bad_text(tag, text);
     return value(std::in_place_index<9>, std::move(a));
   }

@@ -17,9 +17,9 @@ using detail::cursor;
 
 constexpr std::uint32_t gguf_magic = 0x46554747;  // "GGUF" read little-endian
 constexpr std::uint32_t max_dims = 4;
-constexpr std::uint64_t min_kv_bytes = 8 + 4 + 1;       // key length, type, smallest value
+constexpr std::uint64_t min_kv_bytes = 8 + 4 + 1;          // key length, type, smallest value
 constexpr std::uint64_t min_tensor_bytes = 8 + 4 + 4 + 8;  // name length, n_dims, type, offset
-constexpr std::uint64_t reserve_cap = 4096;  // counts are only trusted as far as they are parsed
+constexpr std::uint64_t reserve_cap = 4096;                // counts are only trusted as far as they are parsed
 constexpr std::string_view alignment_key = "general.alignment";
 
 [[nodiscard]] error format_error(std::string message, std::uint64_t offset) {
@@ -59,9 +59,10 @@ constexpr std::string_view alignment_key = "general.alignment";
 
 template <class T>
 [[nodiscard]] status read_number(cursor& c, value& out) {
-  using bits_t = std::conditional_t<sizeof(T) == 1, std::uint8_t,
-                                    std::conditional_t<sizeof(T) == 2, std::uint16_t,
-                                                       std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>>;
+  using bits_t =
+      std::conditional_t<sizeof(T) == 1, std::uint8_t,
+                         std::conditional_t<sizeof(T) == 2, std::uint16_t,
+                                            std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>>>;
   bits_t bits = 0;
   if (status s = c.read(bits, "metadata value"); !s) return s;
   out = std::bit_cast<T>(bits);
@@ -236,8 +237,9 @@ template <class T>
     case detail::size_problem::dimension_too_large:
     case detail::size_problem::element_overflow: return tensor_error("element count overflows", dims_at);
     case detail::size_problem::partial_block:
-      return tensor_error("row length " + std::to_string(t.shape.empty() ? 1 : t.shape.back()) + " is not a multiple of the " +
-                              std::string(tr->name) + " block size " + std::to_string(tr->block_elements),
+      return tensor_error("row length " + std::to_string(t.shape.empty() ? 1 : t.shape.back()) +
+                              " is not a multiple of the " + std::string(tr->name) + " block size " +
+                              std::to_string(tr->block_elements),
                           dims_at);
     case detail::size_problem::byte_overflow: return tensor_error("byte size overflows", dims_at);
   }
@@ -281,7 +283,8 @@ template <class T>
   if (version == 2 || version == 3) return {};
   if ((version & 0xFFFFU) == 0 && version != 0) {
     return make_error(error_code::unsupported,
-                      "big-endian GGUF (version " + std::to_string(__builtin_bswap32(version)) + ") is not supported", 4);
+                      "big-endian GGUF (version " + std::to_string(__builtin_bswap32(version)) + ") is not supported",
+                      4);
   }
   if (version == 1) {
     return make_error(error_code::unsupported, "GGUF version 1 is not supported (only versions 2 and 3)", 4);
@@ -312,10 +315,12 @@ template <class T>
     const tensor_info& last = h.tensors.back();
     const std::uint64_t needed = last.offset + last.byte_size;  // bounded by data_size, which did not overflow
     if (h.data_start > file_size || needed > file_size - h.data_start) {
-      error e = format_error("tensor data ends at byte " + std::to_string(needed) + " of the data section, past the end "
-                                 "of the file (" + std::to_string(file_size) + " bytes, data starts at " +
-                                 std::to_string(h.data_start) + ")",
-                             last.info_offset);
+      error e =
+          format_error("tensor data ends at byte " + std::to_string(needed) +
+                           " of the data section, past the end "
+                           "of the file (" +
+                           std::to_string(file_size) + " bytes, data starts at " + std::to_string(h.data_start) + ")",
+                       last.info_offset);
       e.tensor = last.name;
       return e;
     }

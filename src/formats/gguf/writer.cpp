@@ -7,8 +7,8 @@
 #include <bit>
 #include <set>
 
-#include "writer/region_file.h"
 #include "formats/gguf/tensor_size.h"
+#include "writer/region_file.h"
 
 namespace safetensors::gguf {
 namespace {
@@ -21,7 +21,8 @@ class byte_sink {
  public:
   template <class T>
   void number(T v) {
-    for (std::size_t i = 0; i < sizeof(T); ++i) out_.push_back(static_cast<std::byte>((static_cast<std::uint64_t>(v) >> (8 * i)) & 0xFFU));
+    for (std::size_t i = 0; i < sizeof(T); ++i)
+      out_.push_back(static_cast<std::byte>((static_cast<std::uint64_t>(v) >> (8 * i)) & 0xFFU));
   }
   void string(std::string_view s) {
     number<std::uint64_t>(s.size());

@@ -17,9 +17,19 @@ struct descr_entry {
 };
 
 constexpr std::array<descr_entry, 13> table{{
-    {'b', 1, dtype::BOOL}, {'i', 1, dtype::I8},  {'u', 1, dtype::U8},  {'i', 2, dtype::I16}, {'u', 2, dtype::U16},
-    {'f', 2, dtype::F16},  {'i', 4, dtype::I32}, {'u', 4, dtype::U32}, {'f', 4, dtype::F32}, {'i', 8, dtype::I64},
-    {'u', 8, dtype::U64},  {'f', 8, dtype::F64}, {'c', 8, dtype::C64},
+    {'b', 1, dtype::BOOL},
+    {'i', 1, dtype::I8},
+    {'u', 1, dtype::U8},
+    {'i', 2, dtype::I16},
+    {'u', 2, dtype::U16},
+    {'f', 2, dtype::F16},
+    {'i', 4, dtype::I32},
+    {'u', 4, dtype::U32},
+    {'f', 4, dtype::F32},
+    {'i', 8, dtype::I64},
+    {'u', 8, dtype::U64},
+    {'f', 8, dtype::F64},
+    {'c', 8, dtype::C64},
 }};
 
 error unsupported(std::string_view descr, std::string_view why) {
@@ -28,7 +38,8 @@ error unsupported(std::string_view descr, std::string_view why) {
 
 std::string_view kind_name(char kind) {
   switch (kind) {
-    case 'S': case 'a': return "byte string";
+    case 'S':
+    case 'a': return "byte string";
     case 'U': return "unicode string";
     case 'O': return "Python object";
     case 'M': return "datetime";

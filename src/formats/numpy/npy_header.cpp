@@ -33,8 +33,7 @@ struct preamble_layout {
 };
 
 result<preamble_layout> read_layout(std::span<const std::byte> bytes, const npy_options& options) {
-  if (bytes.size() < magic.size() ||
-      std::memcmp(bytes.data(), magic.data(), magic.size()) != 0) {
+  if (bytes.size() < magic.size() || std::memcmp(bytes.data(), magic.data(), magic.size()) != 0) {
     return invalid("not a .npy file: the magic \"\\x93NUMPY\" is missing", 0);
   }
   if (bytes.size() < 8) return invalid("the .npy preamble ends before the version", bytes.size());

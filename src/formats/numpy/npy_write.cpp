@@ -4,8 +4,8 @@
 
 #include <limits>
 
-#include "writer/atomic_file.h"
 #include "safetensors/formats/npy.h"
+#include "writer/atomic_file.h"
 
 namespace safetensors {
 namespace {
@@ -61,9 +61,8 @@ status write_npy(const std::string& path, dtype type, std::span<const std::uint6
   }
   const auto size = byte_size(type, shape);
   if (size.problem != size_problem::none || size.bytes != data.size()) {
-    error e = make_error(error_code::invalid_argument,
-                         fmt::format("{} bytes of data for a {} array of {} bytes", data.size(), dtype_name(type),
-                                     size.bytes));
+    error e = make_error(error_code::invalid_argument, fmt::format("{} bytes of data for a {} array of {} bytes",
+                                                                   data.size(), dtype_name(type), size.bytes));
     e.path = path;
     return e;
   }

@@ -27,7 +27,6 @@ struct npz_writer::state {
   }
 };
 
-
 npz_writer::npz_writer(std::unique_ptr<state> s) noexcept : state_(std::move(s)) {}
 npz_writer::npz_writer(npz_writer&&) noexcept = default;
 npz_writer& npz_writer::operator=(npz_writer&&) noexcept = default;
@@ -48,8 +47,7 @@ status npz_writer::begin_array(std::string_view name, dtype type, std::span<cons
                   fmt::format("array started while '{}' still lacks {} bytes", s.current, s.remaining), tensor);
   }
   if (!detail::is_confined_member_name(name)) {
-    return s.fail(error_code::unsafe_path, "the name cannot be an .npz member (empty, absolute, '..' or '\\')",
-                  tensor);
+    return s.fail(error_code::unsafe_path, "the name cannot be an .npz member (empty, absolute, '..' or '\\')", tensor);
   }
   if (!s.names.insert(tensor).second) return s.fail(error_code::invalid_argument, "duplicate array name", tensor);
   auto preamble = npy_encode_header(type, shape);

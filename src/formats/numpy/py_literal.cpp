@@ -28,8 +28,8 @@ class parser {
   }
 
   void skip_space() {
-    while (pos_ < text_.size() && (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' ||
-                                   text_[pos_] == '\r')) {
+    while (pos_ < text_.size() &&
+           (text_[pos_] == ' ' || text_[pos_] == '\t' || text_[pos_] == '\n' || text_[pos_] == '\r')) {
       ++pos_;
     }
   }
@@ -97,7 +97,8 @@ class parser {
     if (ndigits == 0) return fail("'-' without digits");
     if (ndigits > 1 && text_[digits_start] == '0') return fail("integer with a leading zero");
     if (pos_ < text_.size() && text_[pos_] == 'L') ++pos_;  // Python 2 long, written by old numpy
-    const std::uint64_t limit = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + (negative ? 1 : 0);
+    const std::uint64_t limit =
+        static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()) + (negative ? 1 : 0);
     if (magnitude > limit) return fail("integer out of range");
     out.type = py_value::kind::integer;
     out.integer = negative ? static_cast<std::int64_t>(0 - magnitude) : static_cast<std::int64_t>(magnitude);
@@ -125,7 +126,9 @@ class parser {
       if (pos_ >= text_.size()) return fail("unterminated string");
       const char e = text_[pos_++];
       switch (e) {
-        case '\\': case '\'': case '"': out.push_back(e); break;
+        case '\\':
+        case '\'':
+        case '"': out.push_back(e); break;
         case 'n': out.push_back('\n'); break;
         case 't': out.push_back('\t'); break;
         case 'r': out.push_back('\r'); break;
@@ -138,9 +141,7 @@ class parser {
           pos_ += 2;
           break;
         }
-        default:
-          --pos_;
-          return fail(fmt::format("unsupported escape '\\{}'", e));
+        default: --pos_; return fail(fmt::format("unsupported escape '\\{}'", e));
       }
     }
   }

@@ -21,9 +21,9 @@ struct py_value {
   kind type = kind::none;
   bool boolean = false;
   std::int64_t integer = 0;
-  std::string text;                                    // string
-  std::vector<py_value> items;                         // tuple, list; dict values
-  std::vector<std::string> keys;                       // dict keys, parallel to items
+  std::string text;               // string
+  std::vector<py_value> items;    // tuple, list; dict values
+  std::vector<std::string> keys;  // dict keys, parallel to items
 
   /// The value under `key` in a dict, or nullptr.
   [[nodiscard]] const py_value* find(std::string_view key) const noexcept;

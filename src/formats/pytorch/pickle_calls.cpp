@@ -46,7 +46,8 @@ std::string_view pickle_kind_name(pickle_kind kind) noexcept {
   switch (kind) {
     case pickle_kind::none: return "None";
     case pickle_kind::boolean: return "bool";
-    case pickle_kind::integer: case pickle_kind::big_integer: return "int";
+    case pickle_kind::integer:
+    case pickle_kind::big_integer: return "int";
     case pickle_kind::floating: return "float";
     case pickle_kind::string: return "str";
     case pickle_kind::bytes: return "bytes";
@@ -67,14 +68,16 @@ namespace detail {
 result<pickle_value*> pickle_machine::rebuild_tensor(int version, std::span<const pickle_value* const> args) {
   const std::size_t min_args = version == 1 ? 4 : version == 2 ? 6 : 7;
   if (args.size() < min_args || args.size() > min_args + 1) {
-    return fail(error_code::invalid_format, "tensor rebuild takes " + std::to_string(min_args) + " arguments, got " +
-                                                std::to_string(args.size()));
+    return fail(error_code::invalid_format,
+                "tensor rebuild takes " + std::to_string(min_args) + " arguments, got " + std::to_string(args.size()));
   }
-  if (args[0]->kind != pickle_kind::storage) return fail(error_code::invalid_format, "tensor rebuild without a storage");
+  if (args[0]->kind != pickle_kind::storage)
+    return fail(error_code::invalid_format, "tensor rebuild without a storage");
   if (!is_count(args[1])) return fail(error_code::invalid_format, "storage offset is not a non-negative int");
   const pickle_value& size = *args[2];
   const pickle_value& stride = *args[3];
-  if (size.kind != pickle_kind::tuple || stride.kind != pickle_kind::tuple || size.items.size() != stride.items.size()) {
+  if (size.kind != pickle_kind::tuple || stride.kind != pickle_kind::tuple ||
+      size.items.size() != stride.items.size()) {
     return fail(error_code::invalid_format, "size and stride must be tuples of the same length");
   }
   pickle_tensor t;
@@ -133,7 +136,8 @@ result<pickle_value*> pickle_machine::call(const pickle_value& callable, const p
       if (func == nullptr || type == nullptr || type->role != global_role::tensor_class ||
           (func->role != global_role::rebuild_tensor && func->role != global_role::rebuild_tensor_v2 &&
            func->role != global_role::rebuild_tensor_v3 && func->role != global_role::rebuild_parameter)) {
-        return fail(error_code::unsafe_content, "_rebuild_from_type_v2 accepts only tensor rebuild functions and types");
+        return fail(error_code::unsafe_content,
+                    "_rebuild_from_type_v2 accepts only tensor rebuild functions and types");
       }
       return call(*a[0], *a[2]);
     }
@@ -147,8 +151,8 @@ result<pickle_value*> pickle_machine::call(const pickle_value& callable, const p
     }
     case global_role::make_set: {
       pickle_value* s = make(pickle_kind::set);
-      if (a.size() == 1 && (a[0]->kind == pickle_kind::list || a[0]->kind == pickle_kind::tuple ||
-                            a[0]->kind == pickle_kind::set)) {
+      if (a.size() == 1 &&
+          (a[0]->kind == pickle_kind::list || a[0]->kind == pickle_kind::tuple || a[0]->kind == pickle_kind::set)) {
         s->items = a[0]->items;
       } else if (!a.empty()) {
         return fail(error_code::invalid_format, "set() takes a list");
@@ -165,7 +169,8 @@ result<pickle_value*> pickle_machine::call(const pickle_value& callable, const p
       return b;
     }
     case global_role::torch_size: {
-      if (a.size() != 1 || a[0]->kind != pickle_kind::tuple) return fail(error_code::invalid_format, "torch.Size takes a tuple");
+      if (a.size() != 1 || a[0]->kind != pickle_kind::tuple)
+        return fail(error_code::invalid_format, "torch.Size takes a tuple");
       return mutable_value(a[0]);
     }
     case global_role::torch_device: {

@@ -98,8 +98,7 @@ std::string opcode_name(unsigned char op) {
 namespace detail {
 
 error pickle_machine::fail(error_code code, const std::string& what) const {
-  return make_error(code, opcode_name(op_) + " at pickle byte " + std::to_string(op_offset_) + ": " + what,
-                    op_offset_);
+  return make_error(code, opcode_name(op_) + " at pickle byte " + std::to_string(op_offset_) + ": " + what, op_offset_);
 }
 
 pickle_value* pickle_machine::make(pickle_kind kind) {
@@ -171,20 +170,22 @@ result<std::string> pickle_machine::take_line() {
 
 status pickle_machine::check_container(std::size_t size) const {
   if (size > limits_.max_container) {
-    return fail(error_code::limit_exceeded, "container of more than " + std::to_string(limits_.max_container) + " items");
+    return fail(error_code::limit_exceeded,
+                "container of more than " + std::to_string(limits_.max_container) + " items");
   }
   return {};
 }
 
 status pickle_machine::push_text(pickle_kind kind, std::uint64_t length) {
   if (length > limits_.max_string) {
-    return fail(error_code::limit_exceeded, "string of " + std::to_string(length) + " bytes, the limit is " +
-                                                std::to_string(limits_.max_string));
+    return fail(error_code::limit_exceeded,
+                "string of " + std::to_string(length) + " bytes, the limit is " + std::to_string(limits_.max_string));
   }
   auto b = take(length);
   if (!b) return std::move(b).err();
   std::string text(reinterpret_cast<const char*>(b->data()), b->size());
-  if (kind == pickle_kind::string && safetensors::detail::first_invalid_utf8(text)) return fail(error_code::invalid_format, "invalid UTF-8");
+  if (kind == pickle_kind::string && safetensors::detail::first_invalid_utf8(text))
+    return fail(error_code::invalid_format, "invalid UTF-8");
   pickle_value* v = make(kind);
   v->text = std::move(text);
   return push(v);
@@ -288,8 +289,8 @@ status pickle_machine::binpersid() {
       t.items[0]->text != "storage") {
     return fail(error_code::unsafe_content, "persistent id is not a ('storage', class, key, location, numel) tuple");
   }
-  if (!is(1, pickle_kind::global) ||
-      detail::allowed_global_at(static_cast<std::size_t>(t.items[1]->integer)).role != detail::global_role::storage_class) {
+  if (!is(1, pickle_kind::global) || detail::allowed_global_at(static_cast<std::size_t>(t.items[1]->integer)).role !=
+                                         detail::global_role::storage_class) {
     return fail(error_code::unsafe_content, "persistent id names no storage class");
   }
   if (!is(2, pickle_kind::string) || !is(3, pickle_kind::string) || !is(4, pickle_kind::integer) ||
@@ -320,16 +321,28 @@ status pickle_machine::binpersid() {
 }
 
 result<pickle_document> pickle_machine::run() && {
-  auto u8 = [&]() -> result<std::uint64_t> { auto v = take_le<std::uint8_t>(); if (!v) return std::move(v).err(); return *v; };
-  auto u32 = [&]() -> result<std::uint64_t> { auto v = take_le<std::uint32_t>(); if (!v) return std::move(v).err(); return *v; };
-  auto u64 = [&]() -> result<std::uint64_t> { auto v = take_le<std::uint64_t>(); if (!v) return std::move(v).err(); return *v; };
-#define ST_TRY(expr)                                \
-  do {                                              \
+  auto u8 = [&]() -> result<std::uint64_t> {
+    auto v = take_le<std::uint8_t>();
+    if (!v) return std::move(v).err();
+    return *v;
+  };
+  auto u32 = [&]() -> result<std::uint64_t> {
+    auto v = take_le<std::uint32_t>();
+    if (!v) return std::move(v).err();
+    return *v;
+  };
+  auto u64 = [&]() -> result<std::uint64_t> {
+    auto v = take_le<std::uint64_t>();
+    if (!v) return std::move(v).err();
+    return *v;
+  };
+#define ST_TRY(expr)                                                      \
+  do {                                                                    \
     if (auto st_try_ = (expr); !st_try_) return std::move(st_try_).err(); \
   } while (0)
-#define ST_TRY_ASSIGN(var, expr)                    \
-  auto var##_r = (expr);                            \
-  if (!var##_r) return std::move(var##_r).err();    \
+#define ST_TRY_ASSIGN(var, expr)                 \
+  auto var##_r = (expr);                         \
+  if (!var##_r) return std::move(var##_r).err(); \
   auto var = std::move(var##_r).value()
 
   while (true) {
@@ -363,7 +376,11 @@ result<pickle_document> pickle_machine::run() && {
         break;
       case '0': ST_TRY(pop()); break;
       case '1': ST_TRY(pop_mark()); break;
-      case '2': { ST_TRY_ASSIGN(v, top()); ST_TRY(push(v)); break; }
+      case '2': {
+        ST_TRY_ASSIGN(v, top());
+        ST_TRY(push(v));
+        break;
+      }
       case 'N': ST_TRY(push(make(pickle_kind::none))); break;
       case 0x88:
       case 0x89: {
@@ -372,13 +389,28 @@ result<pickle_document> pickle_machine::run() && {
         ST_TRY(push(v));
         break;
       }
-      case 'J': { ST_TRY_ASSIGN(b, take(4)); ST_TRY(push_integer(b)); break; }
-      case 'K': { ST_TRY_ASSIGN(b, take(1)); ST_TRY(push_integer(b)); ST_TRY(zero_extend()); break; }
-      case 'M': { ST_TRY_ASSIGN(b, take(2)); ST_TRY(push_integer(b)); ST_TRY(zero_extend()); break; }
+      case 'J': {
+        ST_TRY_ASSIGN(b, take(4));
+        ST_TRY(push_integer(b));
+        break;
+      }
+      case 'K': {
+        ST_TRY_ASSIGN(b, take(1));
+        ST_TRY(push_integer(b));
+        ST_TRY(zero_extend());
+        break;
+      }
+      case 'M': {
+        ST_TRY_ASSIGN(b, take(2));
+        ST_TRY(push_integer(b));
+        ST_TRY(zero_extend());
+        break;
+      }
       case 0x8a:
       case 0x8b: {
         ST_TRY_ASSIGN(n, op_ == 0x8a ? u8() : u32());
-        if (n > limits_.max_string) return fail(error_code::limit_exceeded, "integer of " + std::to_string(n) + " bytes");
+        if (n > limits_.max_string)
+          return fail(error_code::limit_exceeded, "integer of " + std::to_string(n) + " bytes");
         ST_TRY_ASSIGN(b, take(n));
         ST_TRY(push_integer(b));
         break;
@@ -392,19 +424,58 @@ result<pickle_document> pickle_machine::run() && {
         ST_TRY(push(v));
         break;
       }
-      case 'X': { ST_TRY_ASSIGN(n, u32()); ST_TRY(push_text(pickle_kind::string, n)); break; }
-      case 0x8c: { ST_TRY_ASSIGN(n, u8()); ST_TRY(push_text(pickle_kind::string, n)); break; }
-      case 0x8d: { ST_TRY_ASSIGN(n, u64()); ST_TRY(push_text(pickle_kind::string, n)); break; }
-      case 'U': case 'C': { ST_TRY_ASSIGN(n, u8()); ST_TRY(push_text(pickle_kind::bytes, n)); break; }
-      case 'T': case 'B': { ST_TRY_ASSIGN(n, u32()); ST_TRY(push_text(pickle_kind::bytes, n)); break; }
-      case 0x8e: case 0x96: { ST_TRY_ASSIGN(n, u64()); ST_TRY(push_text(pickle_kind::bytes, n)); break; }
+      case 'X': {
+        ST_TRY_ASSIGN(n, u32());
+        ST_TRY(push_text(pickle_kind::string, n));
+        break;
+      }
+      case 0x8c: {
+        ST_TRY_ASSIGN(n, u8());
+        ST_TRY(push_text(pickle_kind::string, n));
+        break;
+      }
+      case 0x8d: {
+        ST_TRY_ASSIGN(n, u64());
+        ST_TRY(push_text(pickle_kind::string, n));
+        break;
+      }
+      case 'U':
+      case 'C': {
+        ST_TRY_ASSIGN(n, u8());
+        ST_TRY(push_text(pickle_kind::bytes, n));
+        break;
+      }
+      case 'T':
+      case 'B': {
+        ST_TRY_ASSIGN(n, u32());
+        ST_TRY(push_text(pickle_kind::bytes, n));
+        break;
+      }
+      case 0x8e:
+      case 0x96: {
+        ST_TRY_ASSIGN(n, u64());
+        ST_TRY(push_text(pickle_kind::bytes, n));
+        break;
+      }
       case '}': ST_TRY(push(make(pickle_kind::dict))); break;
       case ']': ST_TRY(push(make(pickle_kind::list))); break;
       case ')': ST_TRY(push(make(pickle_kind::tuple))); break;
       case 0x8f: ST_TRY(push(make(pickle_kind::set))); break;
-      case 't': { ST_TRY_ASSIGN(items, pop_mark()); ST_TRY(make_sequence(pickle_kind::tuple, std::move(items))); break; }
-      case 'l': { ST_TRY_ASSIGN(items, pop_mark()); ST_TRY(make_sequence(pickle_kind::list, std::move(items))); break; }
-      case 0x91: { ST_TRY_ASSIGN(items, pop_mark()); ST_TRY(make_sequence(pickle_kind::set, std::move(items))); break; }
+      case 't': {
+        ST_TRY_ASSIGN(items, pop_mark());
+        ST_TRY(make_sequence(pickle_kind::tuple, std::move(items)));
+        break;
+      }
+      case 'l': {
+        ST_TRY_ASSIGN(items, pop_mark());
+        ST_TRY(make_sequence(pickle_kind::list, std::move(items)));
+        break;
+      }
+      case 0x91: {
+        ST_TRY_ASSIGN(items, pop_mark());
+        ST_TRY(make_sequence(pickle_kind::set, std::move(items)));
+        break;
+      }
       case 'd': {
         ST_TRY_ASSIGN(items, pop_mark());
         pickle_value* d = make(pickle_kind::dict);
@@ -412,7 +483,9 @@ result<pickle_document> pickle_machine::run() && {
         ST_TRY(push(d));
         break;
       }
-      case 0x85: case 0x86: case 0x87: {
+      case 0x85:
+      case 0x86:
+      case 0x87: {
         std::vector<pickle_value*> items(op_ - 0x84u);
         for (auto it = items.rbegin(); it != items.rend(); ++it) {
           ST_TRY_ASSIGN(v, pop());
@@ -427,7 +500,8 @@ result<pickle_document> pickle_machine::run() && {
         ST_TRY(append(target, std::span<pickle_value* const>(&v, 1)));
         break;
       }
-      case 'e': case 0x90: {
+      case 'e':
+      case 0x90: {
         ST_TRY_ASSIGN(items, pop_mark());
         ST_TRY_ASSIGN(target, top());
         ST_TRY(append(target, items));
@@ -447,11 +521,27 @@ result<pickle_document> pickle_machine::run() && {
         ST_TRY(set_items(target, items));
         break;
       }
-      case 'q': { ST_TRY_ASSIGN(i, u8()); ST_TRY(memo_put(i)); break; }
-      case 'r': { ST_TRY_ASSIGN(i, u32()); ST_TRY(memo_put(i)); break; }
+      case 'q': {
+        ST_TRY_ASSIGN(i, u8());
+        ST_TRY(memo_put(i));
+        break;
+      }
+      case 'r': {
+        ST_TRY_ASSIGN(i, u32());
+        ST_TRY(memo_put(i));
+        break;
+      }
       case 0x94: ST_TRY(memo_put(memo_.size())); break;
-      case 'h': { ST_TRY_ASSIGN(i, u8()); ST_TRY(memo_get(i)); break; }
-      case 'j': { ST_TRY_ASSIGN(i, u32()); ST_TRY(memo_get(i)); break; }
+      case 'h': {
+        ST_TRY_ASSIGN(i, u8());
+        ST_TRY(memo_get(i));
+        break;
+      }
+      case 'j': {
+        ST_TRY_ASSIGN(i, u32());
+        ST_TRY(memo_get(i));
+        break;
+      }
       case 'c': {
         ST_TRY_ASSIGN(module, take_line());
         ST_TRY_ASSIGN(name, take_line());
@@ -474,8 +564,9 @@ result<pickle_document> pickle_machine::run() && {
       }
       case 'o': return fail(error_code::unsafe_content, "instance creation is not allowed");
       case 0x92: return fail(error_code::unsafe_content, "instance creation with keyword arguments is not allowed");
-      case 0x82: case 0x83: case 0x84:
-        return fail(error_code::unsafe_content, "the extension registry is not allowed");
+      case 0x82:
+      case 0x83:
+      case 0x84: return fail(error_code::unsafe_content, "the extension registry is not allowed");
       case 'P': return fail(error_code::unsafe_content, "text persistent ids are not allowed");
       case 'Q': ST_TRY(binpersid()); break;
       case 'R': {
@@ -498,8 +589,7 @@ result<pickle_document> pickle_machine::run() && {
         ST_TRY(build(*target, *state));
         break;
       }
-      default:
-        return fail(error_code::invalid_format, "unsupported or unknown opcode");
+      default: return fail(error_code::invalid_format, "unsupported or unknown opcode");
     }
   }
 #undef ST_TRY

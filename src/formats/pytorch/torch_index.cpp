@@ -13,7 +13,8 @@ result<torch_shard_index> read_torch_shard_index(const std::string& directory_or
   std::error_code ec;
   const bool is_dir = std::filesystem::is_directory(directory_or_index, ec);
   const std::string index_path =
-      is_dir ? (std::filesystem::path(directory_or_index) / "pytorch_model.bin.index.json").string() : directory_or_index;
+      is_dir ? (std::filesystem::path(directory_or_index) / "pytorch_model.bin.index.json").string()
+             : directory_or_index;
   const std::string directory = is_dir ? directory_or_index : detail::parent_directory(directory_or_index);
   auto parsed = detail::read_index(index_path, std::uint64_t{256} << 20);
   if (!parsed) {

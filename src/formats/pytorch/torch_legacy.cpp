@@ -43,7 +43,9 @@ bool looks_like_legacy_checkpoint(std::span<const std::byte> file) noexcept {
 }
 
 result<legacy_checkpoint> read_legacy_checkpoint(std::span<const std::byte> file, const pickle_limits& limits) {
-  auto bad = [](std::string why, std::uint64_t at) { return make_error(error_code::invalid_format, std::move(why), at); };
+  auto bad = [](std::string why, std::uint64_t at) {
+    return make_error(error_code::invalid_format, std::move(why), at);
+  };
   if (!looks_like_legacy_checkpoint(file)) return bad("not a legacy torch checkpoint (magic number missing)", 0);
   std::uint64_t pos = 0;
   auto magic = pickle_at(file, pos, limits, "magic number");

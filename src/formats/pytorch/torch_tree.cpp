@@ -34,11 +34,8 @@ class flattener {
           if (auto ok = walk(*v.items[i + 1], join(name, *key), depth + 1); !ok) return ok;
         }
         return {};
-      case pickle_kind::tensor:
-        return add_tensor(doc_.tensors()[static_cast<std::size_t>(v.integer)], name);
-      default:
-        tree_.skipped.push_back({name, "not a tensor: " + describe(v)});
-        return {};
+      case pickle_kind::tensor: return add_tensor(doc_.tensors()[static_cast<std::size_t>(v.integer)], name);
+      default: tree_.skipped.push_back({name, "not a tensor: " + describe(v)}); return {};
     }
   }
 
@@ -139,8 +136,8 @@ result<const pickle_value*> select_key(const pickle_value& root, const std::stri
       if (root.items[i]->kind == pickle_kind::string) keys += (keys.empty() ? "" : ", ") + root.items[i]->text;
     }
   }
-  return make_error(error_code::invalid_argument,
-                    "no entry '" + key + "' in the checkpoint" + (keys.empty() ? "" : " (top-level keys: " + keys + ")"));
+  return make_error(error_code::invalid_argument, "no entry '" + key + "' in the checkpoint" +
+                                                      (keys.empty() ? "" : " (top-level keys: " + keys + ")"));
 }
 
 }  // namespace
@@ -153,8 +150,8 @@ result<torch_tree> flatten_checkpoint(const pickle_document& doc, const std::str
     root = *selected;
   }
   if (root->kind != pickle_kind::dict) {
-    return make_error(error_code::invalid_format,
-                      std::string("the checkpoint holds no dict of tensors") + (key.empty() ? "" : " at '" + key + "'"));
+    return make_error(error_code::invalid_format, std::string("the checkpoint holds no dict of tensors") +
+                                                      (key.empty() ? "" : " at '" + key + "'"));
   }
   flattener f(doc, max_nesting);
   if (auto ok = f.walk(*root, "", 0); !ok) return std::move(ok).err();

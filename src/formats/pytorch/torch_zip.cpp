@@ -59,9 +59,9 @@ result<torch_zip_checkpoint> open_torch_zip(const file_mapping& file, const std:
   const zip_entry* pickle_entry = zip->find(*folder + "data.pkl");
   if (pickle_entry == nullptr) return invalid("no " + *folder + "data.pkl in the archive");
   if (pickle_entry->uncompressed_size > options.max_pickle_bytes) {
-    return make_error(error_code::limit_exceeded, *folder + "data.pkl has " +
-                                                      std::to_string(pickle_entry->uncompressed_size) +
-                                                      " bytes, the limit is " + std::to_string(options.max_pickle_bytes));
+    return make_error(error_code::limit_exceeded,
+                      *folder + "data.pkl has " + std::to_string(pickle_entry->uncompressed_size) +
+                          " bytes, the limit is " + std::to_string(options.max_pickle_bytes));
   }
   auto pickle = zip->read_all(*pickle_entry, options.max_pickle_bytes);
   if (!pickle) return std::move(pickle).err();
@@ -94,14 +94,15 @@ result<torch_zip_checkpoint> open_torch_zip(const file_mapping& file, const std:
       if (*offset > file.bytes().size() || bytes > file.bytes().size() - *offset) {
         return invalid(name + " runs past the end of the file");
       }
-      out.source.mapped.push_back(file.bytes().subspan(static_cast<std::size_t>(*offset), static_cast<std::size_t>(bytes)));
+      out.source.mapped.push_back(
+          file.bytes().subspan(static_cast<std::size_t>(*offset), static_cast<std::size_t>(bytes)));
       out.source.member.emplace_back();
     } else {
       if (bytes > max_inflated_storage) {
-        return make_error(error_code::unsafe_content,
-                          name + " is compressed and inflates to " + std::to_string(bytes) +
-                              " bytes; compressed storages are limited to " + std::to_string(max_inflated_storage) +
-                              " bytes (torch.save stores them uncompressed)");
+        return make_error(error_code::unsafe_content, name + " is compressed and inflates to " + std::to_string(bytes) +
+                                                          " bytes; compressed storages are limited to " +
+                                                          std::to_string(max_inflated_storage) +
+                                                          " bytes (torch.save stores them uncompressed)");
       }
       out.source.mapped.emplace_back();
       out.source.member.push_back(name);

@@ -92,7 +92,10 @@ error naming_entry(error e, const std::string& path, const zip_entry& entry) {
 class member_inflater {
  public:
   member_inflater(int fd, const std::string& path, std::uint64_t data_offset, std::uint64_t compressed_size)
-      : fd_(fd), path_(path), next_(data_offset), left_(compressed_size),
+      : fd_(fd),
+        path_(path),
+        next_(data_offset),
+        left_(compressed_size),
         input_(static_cast<std::size_t>(std::min<std::uint64_t>(compressed_chunk_bytes, compressed_size))) {}
   member_inflater(const member_inflater&) = delete;
   member_inflater& operator=(const member_inflater&) = delete;
@@ -172,7 +175,6 @@ zip_reader::zip_reader(zip_reader&&) noexcept = default;
 zip_reader& zip_reader::operator=(zip_reader&&) noexcept = default;
 zip_reader::~zip_reader() = default;
 
-
 result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& limits) {
   // minizip reports every failure the same way; open it ourselves first for errno.
   auto fd = detail::sys::open_file(path, O_RDONLY | O_CLOEXEC);
@@ -190,9 +192,9 @@ result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& l
     return archive_error(error_code::invalid_format, path, "unreadable zip central directory");
   }
   if (global.number_entry > limits.max_entries) {
-    return archive_error(error_code::unsafe_content, path,
-                         fmt::format("zip archive has {} entries, over the limit of {}", global.number_entry,
-                                     limits.max_entries));
+    return archive_error(
+        error_code::unsafe_content, path,
+        fmt::format("zip archive has {} entries, over the limit of {}", global.number_entry, limits.max_entries));
   }
   zip_reader reader(std::move(s));
   reader.path_ = path;
@@ -226,9 +228,9 @@ result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& l
     entry.uncompressed_size = fields->uncompressed_size;
     if ((info.flag & 1U) != 0) return reader.entry_error(error_code::invalid_format, entry, "zip member is encrypted");
     if (info.compression_method != method_stored && info.compression_method != method_deflated) {
-      return reader.entry_error(error_code::unsupported, entry,
-                                fmt::format("zip compression method {} (only stored and deflate are supported)",
-                                            info.compression_method));
+      return reader.entry_error(
+          error_code::unsupported, entry,
+          fmt::format("zip compression method {} (only stored and deflate are supported)", info.compression_method));
     }
     if (entry.stored && entry.compressed_size != entry.uncompressed_size) {
       return reader.entry_error(error_code::invalid_format, entry,
@@ -242,17 +244,17 @@ result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& l
     }
     if (!entry.stored && entry.uncompressed_size > 0 &&
         entry.uncompressed_size / std::max<std::uint64_t>(entry.compressed_size, 1) > limits.max_compression_ratio) {
-      return reader.entry_error(error_code::unsafe_content, entry,
-                                fmt::format("zip member inflates {} bytes to {} (ratio over {}:1): refusing a "
-                                            "likely zip bomb",
-                                            entry.compressed_size, entry.uncompressed_size,
-                                            limits.max_compression_ratio));
+      return reader.entry_error(
+          error_code::unsafe_content, entry,
+          fmt::format("zip member inflates {} bytes to {} (ratio over {}:1): refusing a "
+                      "likely zip bomb",
+                      entry.compressed_size, entry.uncompressed_size, limits.max_compression_ratio));
     }
     total += entry.uncompressed_size;
     if (total > limits.max_total_uncompressed || total < entry.uncompressed_size) {
-      return archive_error(error_code::unsafe_content, path,
-                           fmt::format("zip members add up to more than {} bytes uncompressed",
-                                       limits.max_total_uncompressed));
+      return archive_error(
+          error_code::unsafe_content, path,
+          fmt::format("zip members add up to more than {} bytes uncompressed", limits.max_total_uncompressed));
     }
     reader.state_->local_header_offsets.push_back(fields->local_header_offset);
     reader.entries_.push_back(std::move(entry));
@@ -286,7 +288,8 @@ result<std::uint64_t> zip_reader::locate_data(const zip_entry& entry) {
   std::array<std::byte, local_fixed_bytes> header{};
   const bool fits = local <= state_->file_size && state_->file_size - local >= header.size();
   if (fits) {
-    if (auto s = detail::sys::pread_exact(state_->file.get(), header.data(), header.size(), local, path_); !s) return s.err();
+    if (auto s = detail::sys::pread_exact(state_->file.get(), header.data(), header.size(), local, path_); !s)
+      return s.err();
   }
   if (!fits || load_le(header, 0, 4) != local_signature) {
     error e = entry_error(error_code::invalid_format, entry, fmt::format("no zip local header at byte {}", local));
@@ -338,7 +341,8 @@ status zip_reader::read_chunks(const zip_entry& entry, std::size_t chunk_bytes,
     const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), entry.uncompressed_size - done));
     auto got = next(std::span(buffer.data(), want));
     if (!got) return naming_entry(std::move(got).err(), path_, entry);
-    if (*got == 0) return corrupt(fmt::format("zip member is truncated: {} of {} bytes", done, entry.uncompressed_size));
+    if (*got == 0)
+      return corrupt(fmt::format("zip member is truncated: {} of {} bytes", done, entry.uncompressed_size));
     crc = static_cast<std::uint32_t>(crc32_z(crc, reinterpret_cast<const Bytef*>(buffer.data()), *got));
     if (auto s = consume(std::span<const std::byte>(buffer.data(), *got)); !s) return s;
     done += *got;

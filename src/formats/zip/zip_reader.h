@@ -31,7 +31,7 @@ struct zip_entry {
   std::uint64_t compressed_size = 0;
   std::uint64_t uncompressed_size = 0;
   std::uint32_t crc32 = 0;
-  bool stored = false;  ///< method 0: the bytes sit in the archive as they are
+  bool stored = false;    ///< method 0: the bytes sit in the archive as they are
   std::size_t index = 0;  ///< position in entries()
 };
 

@@ -116,8 +116,8 @@ status zip_writer::begin_entry(std::string_view name, bool deflate) {
   info.tmz_date.tm_mday = 1;
   const std::string entry_name(name);
   const int rc = zipOpenNewFileInZip3_64(s.zip, entry_name.c_str(), &info, nullptr, 0, nullptr, 0, nullptr,
-                                         deflate ? Z_DEFLATED : 0, deflate ? Z_DEFAULT_COMPRESSION : 0, 0,
-                                         -MAX_WBITS, DEF_MEM_LEVEL, Z_DEFAULT_STRATEGY, nullptr, 0, /*zip64=*/1);
+                                         deflate ? Z_DEFLATED : 0, deflate ? Z_DEFAULT_COMPRESSION : 0, 0, -MAX_WBITS,
+                                         DEF_MEM_LEVEL, Z_DEFAULT_STRATEGY, nullptr, 0, /*zip64=*/1);
   if (rc != ZIP_OK) return s.fail(fmt::format("cannot start zip entry '{}' (minizip error {})", name, rc));
   s.entry_open = true;
   return {};
