@@ -2,14 +2,14 @@
 // The On-Demand walk of a plain header (see ondemand_walk.h). Every value it accepts it
 // reads in full, so the JSON it accepts is checked as thoroughly as the DOM parse checks it;
 // the differential fuzz target fuzz_header_walks holds it to the DOM walk's results.
-#include "ondemand_walk.h"
+#include "header/ondemand_walk.h"
 
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
 
-#include "fixed_key.h"
+#include "header/fixed_key.h"
 
 namespace safetensors::detail {
 namespace {

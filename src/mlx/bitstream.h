@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "real_io.h"
+#include "mlx/real_io.h"
 
 namespace safetensors::mlx::detail {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Size arithmetic and checks for the MLX kernels.
-#include "checks.h"
+#include "mlx/checks.h"
 
 #include <fmt/format.h>
 

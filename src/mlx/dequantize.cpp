@@ -6,11 +6,11 @@
 
 #include <fmt/format.h>
 
-#include "bitstream.h"
-#include "checks.h"
-#include "minifloat.h"
-#include "parallel.h"
-#include "real_io.h"
+#include "mlx/bitstream.h"
+#include "mlx/checks.h"
+#include "mlx/minifloat.h"
+#include "mlx/parallel.h"
+#include "mlx/real_io.h"
 #include "safetensors/mlx_quant.h"
 
 namespace safetensors::mlx {

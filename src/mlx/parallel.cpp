@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Row-parallel loop for the MLX kernels.
-#include "parallel.h"
+#include "mlx/parallel.h"
 
 #include <algorithm>
 #include <thread>

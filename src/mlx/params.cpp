@@ -2,7 +2,7 @@
 // MLX quantization modes and parameters, and the public code packing functions.
 #include <fmt/format.h>
 
-#include "bitstream.h"
+#include "mlx/bitstream.h"
 #include "safetensors/mlx_quant.h"
 
 namespace safetensors::mlx {
