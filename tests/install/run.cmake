@@ -12,6 +12,10 @@ file(RENAME ${INSTALLED} ${PREFIX})
 if(NOT EXISTS ${PREFIX}/bin/safetensors)
   message(FATAL_ERROR "the CLI was not installed")
 endif()
+# Only the core library is packaged: no header of the (uninstalled) converters' library.
+if(EXISTS ${PREFIX}/include/safetensors/formats)
+  message(FATAL_ERROR "the converters' headers were installed without their library")
+endif()
 
 function(run_consumer program)
   execute_process(COMMAND ${program} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
