@@ -87,7 +87,7 @@ class header {
   friend struct detail::header_builder;
   std::vector<tensor_info> tensors_;
   std::vector<std::uint32_t> by_name_;  // indices into tensors_, sorted by name
-  std::vector<char> names_;             // arena for tensor names
+  std::unique_ptr<char[]> names_;       // arena for tensor names
   std::vector<std::uint64_t> dims_;     // arena for shapes
   std::optional<metadata_map> metadata_;
   std::uint64_t header_length_ = 0;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Stages 1-5 of validation: length prefix, UTF-8, and the JSON schema walk over a
 // simdjson DOM, the reference walk. Duplicate keys anywhere are rejected (our deviation
-// from the reference). Plain headers take a faster On-Demand pass first
-// (header/ondemand_walk.h), which hands everything else to this walk.
+// from the reference). Plain headers take faster passes first (header/plain_scan.h, then
+// header/ondemand_walk.h), which hand everything else to this walk.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -16,6 +16,7 @@
 #include "header/header_builder.h"
 #include "header/header_walks.h"
 #include "header/ondemand_walk.h"
+#include "header/plain_scan.h"
 #include "json/json_keys.h"
 #include "json/serde_number.h"
 #include "json/utf8.h"
@@ -523,7 +524,8 @@ result<header> dom_walk(dom::parser& parser, const char* text, std::size_t n, st
 
 /// Stages 4-7; `padded` says SIMDJSON_PADDING readable bytes follow the JSON (their
 /// content does not matter), so it is parsed in place instead of copied. A plain header
-/// takes the On-Demand pass alone; anything else, errors included, the DOM walk.
+/// takes the schema scan alone, or the On-Demand pass when spelled unusually (escapes,
+/// long numbers); anything else, errors included, the DOM walk.
 result<header> parse_header_json(json_parsers& parsers, detail::header_walk walk,
                                  std::span<const std::byte> header_json, std::uint64_t file_size,
                                  const parse_options& options, bool padded) {
@@ -534,8 +536,14 @@ result<header> parse_header_json(json_parsers& parsers, detail::header_walk walk
     text = parsers.padded_copy(std::string_view(text, n));
     if (text == nullptr) return make_error(error_code::io, fmt::format("cannot allocate {} bytes for the JSON", n));
   }
-  if (walk == detail::header_walk::ondemand_then_dom) {
+  if (walk != detail::header_walk::dom_only) {
     detail::header_builder builder;
+    if (walk == detail::header_walk::scan_then_ondemand_then_dom) {
+      if (detail::scan_plain_header(text, n, options, builder)) return builder.finish(n, file_size, options.policy);
+      builder.tensors.clear();  // what the scan read before it declined; the reservations stay
+      builder.dims.clear();
+      builder.metadata.reset();
+    }
     if (detail::walk_plain_header(parsers.ondemand, text, n, options, builder)) {
       return builder.finish(n, file_size, options.policy);
     }
@@ -553,7 +561,7 @@ result<header> parse_file_with(json_parsers& parsers, detail::header_walk walk, 
   return parse_header_json(parsers, walk, file.subspan(8, static_cast<std::size_t>(*n)), file.size(), options, padded);
 }
 
-constexpr auto default_walk = detail::header_walk::ondemand_then_dom;
+constexpr auto default_walk = detail::header_walk::scan_then_ondemand_then_dom;
 
 }  // namespace
 

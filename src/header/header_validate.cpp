@@ -71,6 +71,65 @@ bool name_less(std::string_view a, std::string_view b) noexcept {
   return a.size() < b.size();
 }
 
+/// Stage 6 on one tensor that should begin at `expected`: what is wrong, or nullopt.
+std::optional<error> tile_error(const tensor_info& t, std::uint64_t expected, std::uint64_t data_start) {
+  if (t.begin != expected || t.end < t.begin) {
+    return tensor_error(error_code::invalid_offset,
+                        fmt::format("invalid offset for tensor '{}': data_offsets [{}, {}], expected begin {}", t.name,
+                                    t.begin, t.end, expected),
+                        file_offset(data_start, t.begin), t.name);
+  }
+  byte_size_result size = byte_size(t.type, t.shape);
+  if (size.problem == size_problem::overflow) {
+    return tensor_error(error_code::validation_overflow,
+                        "overflow computing buffer size from shape and/or element type",
+                        file_offset(data_start, t.begin), t.name);
+  }
+  if (size.problem == size_problem::not_whole_bytes) {
+    return tensor_error(
+        error_code::misaligned_slice,
+        fmt::format("{} tensor of {} elements does not fill whole bytes", dtype_name(t.type), t.element_count()),
+        file_offset(data_start, t.begin), t.name);
+  }
+  if (t.end - t.begin != size.bytes) {
+    return tensor_error(error_code::tensor_invalid_info,
+                        fmt::format("invalid shape, data type, or offset for tensor: {} x {} needs {} bytes, "
+                                    "data_offsets cover {}",
+                                    dtype_name(t.type), fmt::join(t.shape, "x"), size.bytes, t.end - t.begin),
+                        file_offset(data_start, t.begin), t.name);
+  }
+  return std::nullopt;
+}
+
+/// tile_error(t, expected, ...) == nullopt, inline and without a message: it runs once per
+/// tensor. `bits` is dtype_bits(t.type).
+bool tiles(const tensor_info& t, std::uint64_t expected, unsigned bits) noexcept {
+  if (t.begin != expected || t.end < t.begin) return false;
+  std::uint64_t count = 1;
+  for (std::uint64_t d : t.shape) {
+    if (__builtin_mul_overflow(count, d, &count)) return false;
+  }
+  std::uint64_t total_bits = 0;
+  if (__builtin_mul_overflow(count, std::uint64_t{bits}, &total_bits) || total_bits % 8 != 0) return false;
+  return total_bits / 8 == t.end - t.begin;
+}
+
+/// dtype_bits, remembered for the last dtype asked: files hold few dtypes.
+class element_bits {
+ public:
+  unsigned of(dtype t) noexcept {
+    if (t != type_ || bits_ == 0) {
+      type_ = t;
+      bits_ = dtype_bits(t);
+    }
+    return bits_;
+  }
+
+ private:
+  dtype type_ = dtype::U8;
+  unsigned bits_ = 0;
+};
+
 }  // namespace
 
 std::uint64_t tensor_info::element_count() const noexcept { return safetensors::element_count(shape).value_or(0); }
@@ -88,14 +147,14 @@ result<header> detail::header_builder::finish(std::uint64_t header_length, std::
   h.header_length_ = header_length;
   h.metadata_ = std::move(metadata);
 
-  // Arena copies, in one pass that also builds the identity by-name index and checks
-  // whether names arrive strictly increasing and offsets in data order (as any sorting
-  // writer makes them). Names move out of the JSON parser's memory (reserved, then
-  // appended: no zero-filling pass); shapes point into the final `dims`. For large
-  // headers the records outgrow the caches, so passes over them are what costs.
+  // Arena copies, in one pass that also builds the identity by-name index, checks whether
+  // names arrive strictly increasing and offsets in data order (as any sorting writer makes
+  // them), and runs stage 6 in JSON order. Names move out of the JSON parser's memory;
+  // shapes point into the final `dims`. For large headers the records outgrow the caches,
+  // so passes over them are what costs.
   std::size_t name_bytes = 0;
   for (const tensor_info& t : tensors) name_bytes += t.name.size();
-  h.names_.reserve(name_bytes);
+  h.names_ = std::make_unique_for_overwrite<char[]>(name_bytes);
   h.dims_ = std::move(dims);
   h.tensors_ = std::move(tensors);
   h.by_name_.reserve(h.tensors_.size());
@@ -105,15 +164,21 @@ result<header> detail::header_builder::finish(std::uint64_t header_length, std::
     if (x.begin != y.begin) return x.begin < y.begin;
     return x.end != y.end ? x.end < y.end : a < b;
   };
+  constexpr std::size_t none = SIZE_MAX;
+  std::size_t first_misfit = none;  // the first tensor, in JSON order, that does not tile
+  std::uint64_t expected = 0;       // where the next tensor should begin
+  element_bits bits;
+  std::size_t names_at = 0;
   std::size_t dims_at = 0;
   bool strictly_increasing = true;
   bool in_data_order = true;
   std::string_view previous;
   for (std::uint32_t i = 0; i < h.tensors_.size(); ++i) {
     tensor_info& t = h.tensors_[i];
-    const std::size_t name_at = h.names_.size();
-    h.names_.insert(h.names_.end(), t.name.begin(), t.name.end());  // within the reservation: no reallocation
-    t.name = std::string_view(h.names_.data() + name_at, t.name.size());
+    char* name = h.names_.get() + names_at;
+    if (!t.name.empty()) std::memcpy(name, t.name.data(), t.name.size());  // within name_bytes
+    names_at += t.name.size();
+    t.name = std::string_view(name, t.name.size());
     t.shape = std::span<const std::uint64_t>(h.dims_).subspan(dims_at, t.shape.size());
     dims_at += t.shape.size();
     if (i > 0) {
@@ -122,6 +187,13 @@ result<header> detail::header_builder::finish(std::uint64_t header_length, std::
     }
     previous = t.name;
     h.by_name_.push_back(i);
+    if (first_misfit == none) {
+      if (tiles(t, expected, bits.of(t.type))) {
+        expected = t.end;
+      } else {
+        first_misfit = i;
+      }
+    }
   }
 
   // Stage 5 (ours): duplicate tensor names, found through the by-name index lookups need
@@ -142,53 +214,32 @@ result<header> detail::header_builder::finish(std::uint64_t header_length, std::
   }
 
   // Stage 6: sort by (begin, end) and require the tensors to tile the buffer exactly.
-  // Writers list tensors in data order (checked in the pass above): then no index is
-  // needed at all.
-  std::vector<std::uint32_t> order;
-  if (!in_data_order) {
-    order = h.by_name_;  // any permutation will do: the order is strict and total
-    sort_runs(order, offsets_less);
-  }
+  // Writers list tensors in data order (checked in the pass above, which also checked the
+  // tiling): then nothing is left to do. Otherwise this pass runs in data order, and it
+  // says what is wrong.
   const std::uint64_t data_start = h.data_start();
-  std::uint64_t expected = 0;
-  for (std::size_t k = 0; k < h.tensors_.size(); ++k) {
-    const tensor_info& t = h.tensors_[in_data_order ? k : order[k]];
-    if (t.begin != expected || t.end < t.begin) {
-      return tensor_error(error_code::invalid_offset,
-                          fmt::format("invalid offset for tensor '{}': data_offsets [{}, {}], expected begin {}",
-                                      t.name, t.begin, t.end, expected),
-                          file_offset(data_start, t.begin), t.name);
+  if (!in_data_order || first_misfit != none) {
+    std::vector<std::uint32_t> order;
+    if (!in_data_order) {
+      order = h.by_name_;  // any permutation will do: the order is strict and total
+      sort_runs(order, offsets_less);
     }
-    byte_size_result size = byte_size(t.type, t.shape);
-    if (size.problem == size_problem::overflow) {
-      return tensor_error(error_code::validation_overflow,
-                          "overflow computing buffer size from shape and/or element type",
-                          file_offset(data_start, t.begin), t.name);
+    expected = 0;
+    for (std::size_t k = 0; k < h.tensors_.size(); ++k) {
+      const tensor_info& t = h.tensors_[in_data_order ? k : order[k]];
+      if (auto e = tile_error(t, expected, data_start)) return std::move(*e);
+      expected = t.end;
     }
-    if (size.problem == size_problem::not_whole_bytes) {
-      return tensor_error(
-          error_code::misaligned_slice,
-          fmt::format("{} tensor of {} elements does not fill whole bytes", dtype_name(t.type), t.element_count()),
-          file_offset(data_start, t.begin), t.name);
+    // Tensors are kept in data order: that is file order (usually JSON order already).
+    if (!in_data_order) {
+      std::vector<tensor_info> sorted;
+      sorted.reserve(order.size());
+      for (std::uint32_t i : order) sorted.push_back(h.tensors_[i]);
+      std::vector<std::uint32_t> rank_of(order.size());
+      for (std::uint32_t pos = 0; pos < order.size(); ++pos) rank_of[order[pos]] = pos;
+      for (std::uint32_t& i : h.by_name_) i = rank_of[i];
+      h.tensors_ = std::move(sorted);
     }
-    if (t.end - t.begin != size.bytes) {
-      return tensor_error(error_code::tensor_invalid_info,
-                          fmt::format("invalid shape, data type, or offset for tensor: {} x {} needs {} bytes, "
-                                      "data_offsets cover {}",
-                                      dtype_name(t.type), fmt::join(t.shape, "x"), size.bytes, t.end - t.begin),
-                          file_offset(data_start, t.begin), t.name);
-    }
-    expected = t.end;
-  }
-  // Tensors are kept in data order: that is file order (usually JSON order already).
-  if (!in_data_order) {
-    std::vector<tensor_info> sorted;
-    sorted.reserve(order.size());
-    for (std::uint32_t i : order) sorted.push_back(h.tensors_[i]);
-    std::vector<std::uint32_t> rank_of(order.size());
-    for (std::uint32_t pos = 0; pos < order.size(); ++pos) rank_of[order[pos]] = pos;
-    for (std::uint32_t& i : h.by_name_) i = rank_of[i];
-    h.tensors_ = std::move(sorted);
   }
   h.data_size_ = expected;
 

@@ -9,10 +9,11 @@
 
 namespace safetensors::detail {
 
-/// The walks parse_header can run. The public functions try the On-Demand single pass
-/// (ondemand_walk.h) and fall back to the DOM walk when it declines; the DOM walk alone is
-/// the reference the fast path is held to.
-enum class header_walk : std::uint8_t { ondemand_then_dom, dom_only };
+/// The walks parse_header can run. The public functions try the schema scan
+/// (plain_scan.h), then the On-Demand single pass (ondemand_walk.h), each handing the
+/// header to the next when it declines, and the DOM walk last; the DOM walk alone is the
+/// reference both fast paths are held to.
+enum class header_walk : std::uint8_t { scan_then_ondemand_then_dom, ondemand_then_dom, dom_only };
 
 /// parse_header with the calling thread's parsers and the given walk; `padded` as for
 /// parse_header_padded.
