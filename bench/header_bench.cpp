@@ -76,6 +76,27 @@ void parse_validate_reused(benchmark::State& state, std::size_t count) {
   report(state, json.size(), count);
 }
 
+// As parse_validate_reused, each header handed back to the parser when done with
+// (header_parser::recycle): no fresh memory for the results either.
+void parse_validate_recycled(benchmark::State& state, std::size_t count) {
+  const write_plan& plan = model_plan(count);
+  const auto json = header_json(plan);
+  header_parser parser;
+  if (auto warm = parser.parse(json, plan.file_size())) parser.recycle(std::move(*warm));
+  const std::int64_t faults = minor_faults();
+  for (auto _ : state) {
+    auto h = parser.parse(json, plan.file_size());
+    if (!h) {
+      state.SkipWithError(h.err().message.c_str());
+      break;
+    }
+    benchmark::DoNotOptimize(h);
+    parser.recycle(std::move(*h));
+  }
+  report_faults(state, faults);
+  report(state, json.size(), count);
+}
+
 // Baseline: the bare parser, reused across iterations (its best case).
 void simdjson_dom(benchmark::State& state, std::size_t count) {
   const write_plan& plan = model_plan(count);
@@ -221,6 +242,8 @@ const bool registered = [] {
   for (std::size_t n : sizes) {
     benchmark::RegisterBenchmark(fmt::format("header/parse_validate/{}", n).c_str(), parse_validate, n);
     benchmark::RegisterBenchmark(fmt::format("header/header_parser/{}", n).c_str(), parse_validate_reused, n);
+    benchmark::RegisterBenchmark(fmt::format("header/header_parser_recycled/{}", n).c_str(), parse_validate_recycled,
+                                 n);
     benchmark::RegisterBenchmark(fmt::format("header/simdjson_dom/{}", n).c_str(), simdjson_dom, n);
     benchmark::RegisterBenchmark(fmt::format("header/memchr/{}", n).c_str(), memchr_pass, n);
     benchmark::RegisterBenchmark(fmt::format("header/parse_validate_in_place/{}", n).c_str(), parse_validate_in_place,

@@ -88,7 +88,8 @@ class header {
   std::vector<tensor_info> tensors_;
   std::vector<std::uint32_t> by_name_;  // indices into tensors_, sorted by name
   std::unique_ptr<char[]> names_;       // arena for tensor names
-  std::vector<std::uint64_t> dims_;     // arena for shapes
+  std::size_t names_capacity_ = 0;
+  std::vector<std::uint64_t> dims_;  // arena for shapes
   std::optional<metadata_map> metadata_;
   std::uint64_t header_length_ = 0;
   std::uint64_t data_size_ = 0;
@@ -130,6 +131,10 @@ class header_parser {
                                      const parse_options& options = {});
   /// As the free `parse_file_bytes`.
   [[nodiscard]] result<header> parse_file_bytes(std::span<const std::byte> file, const parse_options& options = {});
+  /// Takes back a header the program is done with, so that the next parse fills its arrays
+  /// instead of fresh memory: a program checking large headers one after another then
+  /// faults in no page for the results either. Optional; only the last one is kept.
+  void recycle(header&& spent) noexcept;
 
  private:
   struct state;

@@ -18,9 +18,16 @@ struct header_builder {
   std::vector<std::uint64_t> dims;  // every shape, in entry order
   std::optional<metadata_map> metadata;
 
+  /// Fills `spare`'s arrays (emptied, their capacity kept) instead of fresh ones; `spare`
+  /// must outlive `finish`.
+  void reuse(header& spare) noexcept;
+
   /// Copies names into the arena, points shapes into `dims`, rejects duplicate names, then validates offsets and
   /// the end of file. `header_length` is N; `file_size` the whole file's size.
   [[nodiscard]] result<header> finish(std::uint64_t header_length, std::uint64_t file_size, validation_policy policy);
+
+ private:
+  header* spare_ = nullptr;
 };
 
 /// simdjson::SIMDJSON_PADDING: how many readable bytes parse_header_padded needs after the JSON.

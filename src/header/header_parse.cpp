@@ -411,6 +411,7 @@ struct json_parsers {
   simdjson::ondemand::parser ondemand;
   std::unique_ptr<char[]> copy;  // uninitialised: only the bytes written are touched
   std::size_t copy_capacity = 0;
+  header spare;  // a result handed back (header_parser::recycle): its arrays are reused
 
   /// `json` followed by SIMDJSON_PADDING readable bytes: the copy's, grown as needed;
   /// nullptr when memory runs out.
@@ -538,6 +539,7 @@ result<header> parse_header_json(json_parsers& parsers, detail::header_walk walk
   }
   if (walk != detail::header_walk::dom_only) {
     detail::header_builder builder;
+    builder.reuse(parsers.spare);
     if (walk == detail::header_walk::scan_then_ondemand_then_dom) {
       if (detail::scan_plain_header(text, n, options, builder)) return builder.finish(n, file_size, options.policy);
       builder.tensors.clear();  // what the scan read before it declined; the reservations stay
@@ -608,5 +610,7 @@ result<header> header_parser::parse(std::span<const std::byte> header_json, std:
 result<header> header_parser::parse_file_bytes(std::span<const std::byte> file, const parse_options& options) {
   return parse_file_with(state_->parsers, default_walk, file, options);
 }
+
+void header_parser::recycle(header&& spent) noexcept { state_->parsers.spare = std::move(spent); }
 
 }  // namespace safetensors

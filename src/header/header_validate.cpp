@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <memory>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -141,6 +143,14 @@ const tensor_info* header::find(std::string_view name) const noexcept {
   return &tensors_[*it];
 }
 
+void detail::header_builder::reuse(header& spare) noexcept {
+  spare_ = &spare;
+  tensors = std::move(spare.tensors_);
+  tensors.clear();
+  dims = std::move(spare.dims_);
+  dims.clear();
+}
+
 result<header> detail::header_builder::finish(std::uint64_t header_length, std::uint64_t file_size,
                                               validation_policy policy) {
   header h;
@@ -154,7 +164,18 @@ result<header> detail::header_builder::finish(std::uint64_t header_length, std::
   // so passes over them are what costs.
   std::size_t name_bytes = 0;
   for (const tensor_info& t : tensors) name_bytes += t.name.size();
-  h.names_ = std::make_unique_for_overwrite<char[]>(name_bytes);
+  if (spare_ != nullptr) {
+    h.by_name_ = std::move(spare_->by_name_);
+    h.by_name_.clear();
+    if (spare_->names_capacity_ >= name_bytes) {
+      h.names_ = std::move(spare_->names_);
+      h.names_capacity_ = std::exchange(spare_->names_capacity_, 0);
+    }
+  }
+  if (h.names_capacity_ < name_bytes) {
+    h.names_ = std::make_unique_for_overwrite<char[]>(name_bytes);
+    h.names_capacity_ = name_bytes;
+  }
   h.dims_ = std::move(dims);
   h.tensors_ = std::move(tensors);
   h.by_name_.reserve(h.tensors_.size());

@@ -50,7 +50,7 @@ int leading_digits(std::uint64_t w) noexcept {
   // non-digit byte can only disturb the bytes after it, which are not counted.
   const std::uint64_t high_nibble = (w & 0xF0F0F0F0F0F0F0F0) ^ 0x3030303030303030;
   const std::uint64_t low_nibble = ((w + 0x0606060606060606) & 0xF0F0F0F0F0F0F0F0) ^ 0x3030303030303030;
-  const std::uint64_t other = high_nibble | low_nibble;                            // non-zero bytes: not digits
+  const std::uint64_t other = high_nibble | low_nibble;                                  // non-zero bytes: not digits
   const std::uint64_t marks = (((other & low7_bits) + low7_bits) | other) & byte_highs;  // exact, no carries
   return marks == 0 ? 8 : std::countr_zero(marks) / 8;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // A header_parser of one's own gives the free functions' answers, call after call, across
-// sizes and after errors (its buffers are reused, never stale).
+// sizes and after errors (its buffers are reused, never stale), and refills the headers
+// handed back to it instead of allocating.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -9,18 +10,20 @@
 
 #include "safetensors/header.h"
 #include "safetensors/json_text.h"
+#include "support/alloc_counter.h"
 
 namespace {
 
 std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
 
-/// `n` F32 tensors of 2 elements back to back: 8 bytes each.
-std::string tiled_header(std::size_t n) {
+/// `n` F32 tensors of 2 elements back to back: 8 bytes each. `name_width` pads the layer
+/// numbers with zeros, which puts the names in order.
+std::string tiled_header(std::size_t n, int name_width = 0) {
   std::string json = "{";
   for (std::size_t i = 0; i < n; ++i) {
     if (i > 0) json += ',';
-    json +=
-        fmt::format(R"("layer.{}.weight":{{"dtype":"F32","shape":[2],"data_offsets":[{},{}]}})", i, 8 * i, 8 * i + 8);
+    json += fmt::format(R"("layer.{:0{}}.weight":{{"dtype":"F32","shape":[2],"data_offsets":[{},{}]}})", i, name_width,
+                        8 * i, 8 * i + 8);
   }
   return json + "}";
 }
@@ -60,6 +63,48 @@ TEST(HeaderParser, ParsesWholeFilesAndMoves) {
   auto short_file = parser.parse_file_bytes(bytes_of(file.substr(0, 4)));
   ASSERT_FALSE(short_file);
   EXPECT_EQ(short_file.err().code, safetensors::error_code::header_too_small);
+}
+
+TEST(HeaderParser, RefillsRecycledHeadersWithTheSameAnswers) {
+  safetensors::header_parser parser;
+  for (std::size_t n : {20'000UL, 3UL, 20'000UL, 0UL, 7UL}) {  // smaller and larger than the spare
+    const std::string json = tiled_header(n);
+    const std::uint64_t file_size = 8 + json.size() + 8 * n;
+    auto mine = parser.parse(bytes_of(json), file_size);
+    auto free = safetensors::parse_header(bytes_of(json), file_size);
+    ASSERT_TRUE(mine) << mine.err().message;
+    ASSERT_TRUE(free);
+    EXPECT_EQ(safetensors::header_to_json(*mine), safetensors::header_to_json(*free));
+    if (n > 0) {
+      const auto* last = mine->find(fmt::format("layer.{}.weight", n - 1));
+      ASSERT_NE(last, nullptr);
+      EXPECT_EQ(last->end, 8 * n);
+    }
+    parser.recycle(std::move(*mine));
+  }
+}
+
+TEST(HeaderParser, RecycledHeaderSavesTheResultsAllocations) {
+  if (!st_test::alloc_probe::available()) GTEST_SKIP() << "allocation counting is off under sanitizers";
+  const std::size_t n = 20'000;
+  const std::string json = tiled_header(n, 5);  // names in order: no sort, whose work array would count
+  const std::uint64_t file_size = 8 + json.size() + 8 * n;
+  safetensors::header_parser parser;
+  auto first = parser.parse(bytes_of(json), file_size);  // the parser's own buffers grow here
+  ASSERT_TRUE(first);
+  std::size_t fresh_peak = 0;
+  {
+    st_test::alloc_probe probe;
+    auto again = parser.parse(bytes_of(json), file_size);
+    ASSERT_TRUE(again);
+    fresh_peak = probe.peak();
+  }
+  parser.recycle(std::move(*first));
+  st_test::alloc_probe probe;
+  auto refilled = parser.parse(bytes_of(json), file_size);
+  ASSERT_TRUE(refilled);
+  EXPECT_GE(fresh_peak, n * sizeof(safetensors::tensor_info));  // the tensor array at least
+  EXPECT_LE(probe.peak(), 4096U) << "the recycled header's arrays should be refilled";
 }
 
 }  // namespace
