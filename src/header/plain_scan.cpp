@@ -154,18 +154,33 @@ class plain_scanner {
   bool read_number(std::uint64_t& out) noexcept {
     if (static_cast<unsigned char>(*at_) <= ' ') skip_whitespace();
     const char* first = at_;
-    std::uint64_t value = 0;
-    for (int chunk = 0; chunk < 3 && at_ < end_; ++chunk) {
-      const std::uint64_t w = load_word(at_);
-      const int count = leading_digits(w);
-      if (count == 0) break;
-      value = value * powers_of_ten[count] + digits_value(w, count);  // wraps only past 19 digits: refused
-      at_ += count;
-      if (count < 8) break;
+    std::uint64_t w = load_word(at_);
+    int count = leading_digits(w);
+    if (count == 0 || (count > 1 && *first == '0')) return false;
+    std::uint64_t value = digits_value(w, count);
+    at_ += count;
+    if (count == 8) {  // more than 8 digits: rare in shapes, common in offsets past 100 MB
+      for (int chunk = 0; chunk < 2 && at_ < end_; ++chunk) {
+        w = load_word(at_);
+        count = leading_digits(w);
+        if (count == 0) break;
+        value = value * powers_of_ten[count] + digits_value(w, count);  // wraps only past 19 digits: refused
+        at_ += count;
+        if (count < 8) break;
+      }
+      if (at_ - first > 19) return false;
     }
-    const auto digits = at_ - first;
-    if (digits == 0 || digits > 19 || at_ > end_ || (*first == '0' && digits > 1)) return false;
+    if (at_ > end_) return false;  // digits in the padding
     out = value;
+    return true;
+  }
+
+  /// Skips `Literal` if the text continues with it.
+  template <literal Literal>
+  bool skip_literal() noexcept {
+    constexpr std::size_t length = sizeof(Literal.chars) - 1;
+    if (!starts_with_key<Literal>(at_) || static_cast<std::size_t>(end_ - at_) < length) return false;
+    at_ += length;
     return true;
   }
 
@@ -174,24 +189,37 @@ class plain_scanner {
     tensor_info t;
     t.name = name;  // in the JSON text until header_builder::finish copies it
     unsigned seen = 0;
-    do {
+    bool more = true;  // a field follows
+    // Writers put the fields in this order, without spaces: each field name and its
+    // separators are then one literal.
+    if (skip_literal<"\"dtype\":">()) {
+      if (!read_dtype(t)) return false;
+      seen = dtype_bit;
+      if (skip_literal<",\"shape\":">()) {
+        if (!read_shape(t)) return false;
+        seen |= shape_bit;
+        if (skip_literal<",\"data_offsets\":">()) {
+          if (!read_offsets(t)) return false;
+          seen |= offsets_bit;
+        }
+      }
+      more = take(',');
+    }
+    for (; more; more = take(',')) {  // any order, any spacing
       if (!take('"')) return false;
       unsigned bit = 0;
-      if (starts_with_key<"dtype\"">(at_)) {
+      if (skip_literal<"dtype\"">()) {
         bit = dtype_bit;
-        at_ += 6;
-      } else if (starts_with_key<"shape\"">(at_)) {
+      } else if (skip_literal<"shape\"">()) {
         bit = shape_bit;
-        at_ += 6;
-      } else if (starts_with_key<"data_offsets\"">(at_)) {
+      } else if (skip_literal<"data_offsets\"">()) {
         bit = offsets_bit;
-        at_ += 13;
       }
-      if (bit == 0 || at_ > end_ || (seen & bit) != 0 || !take(':')) return false;  // unknown or repeated
+      if (bit == 0 || (seen & bit) != 0 || !take(':')) return false;  // unknown or repeated
       seen |= bit;
       const bool ok = bit == dtype_bit ? read_dtype(t) : bit == shape_bit ? read_shape(t) : read_offsets(t);
       if (!ok) return false;
-    } while (take(','));
+    }
     if (!take('}') || seen != all_fields) return false;
     out_.tensors.push_back(t);
     return true;
