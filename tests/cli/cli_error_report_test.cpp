@@ -35,22 +35,7 @@ TEST(CliErrorReport, EveryReaderPrintsABadInputOnce) {
   const fs::path text = dir / "notes.txt";
   std::ofstream(text, std::ios::binary) << "hello world, this is plain text\n";
   const std::string p = text.string();
-  const std::string out = (dir / "out.safetensors").string();
-  const std::vector<std::vector<std::string>> commands = {
-      {"inspect", "--tree", p},
-      {"ls", p},
-      {"meta", p},
-      {"dump", p, "w"},
-      {"stats", p},
-      {"diff", p, p},
-      {"checksum", "--per-tensor", p},
-      {"extract", p, out},
-      {"cast", p, out, "--dtype", "BF16"},
-      {"dequantize", p, out},
-      {"quantize", p, out},
-      {"shard", p, (dir / "shards").string()},
-  };
-  for (const auto& args : commands) {
+  for (const auto& args : st_test::reading_commands(text, false)) {
     const auto r = run_cli(args);
     EXPECT_EQ(r.status, 1) << args.front() << ": " << r.err;
     EXPECT_EQ(error_lines(r.err), 1U) << args.front() << ": " << r.err;

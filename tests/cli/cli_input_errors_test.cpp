@@ -24,27 +24,9 @@ fs::path write_raw(const fs::path& path, const std::string& bytes) {
 }
 
 /// Every command that reads a SafeTensors input, run on `path`: stdout + stderr of each.
-/// (Plain `inspect` is left out: it describes GGUF, PyTorch and NumPy files itself.)
 std::vector<std::pair<std::string, st_test::cli_result>> every_reader(const fs::path& path) {
-  const std::string p = path.string();
-  const std::string out = (path.parent_path() / "out.safetensors").string();
-  const std::vector<std::vector<std::string>> commands = {
-      {"inspect", "--tree", p},
-      {"validate", p},
-      {"ls", p},
-      {"meta", p},
-      {"dump", p, "w"},
-      {"stats", p},
-      {"diff", p, p},
-      {"checksum", "--per-tensor", p},
-      {"verify", p},
-      {"extract", p, out},
-      {"cast", p, out, "--dtype", "BF16"},
-      {"merge", p, out},
-      {"dequantize", p, out},
-  };
   std::vector<std::pair<std::string, st_test::cli_result>> results;
-  for (const auto& args : commands) results.emplace_back(args.front(), run_cli(args));
+  for (const auto& args : st_test::reading_commands(path, true)) results.emplace_back(args.front(), run_cli(args));
   return results;
 }
 

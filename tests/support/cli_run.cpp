@@ -112,4 +112,29 @@ void make_f32_file(const std::filesystem::path& path, const std::vector<f32_tens
   ASSERT_TRUE(s.ok()) << s.err().to_string();
 }
 
+std::vector<std::vector<std::string>> reading_commands(const std::filesystem::path& input, bool with_checks) {
+  const std::string p = input.string();
+  const std::string out = (input.parent_path() / "out.safetensors").string();
+  std::vector<std::vector<std::string>> commands = {
+      {"inspect", "--tree", p},
+      {"ls", p},
+      {"meta", p},
+      {"dump", p, "w"},
+      {"stats", p},
+      {"diff", p, p},
+      {"checksum", "--per-tensor", p},
+      {"extract", p, out},
+      {"cast", p, out, "--dtype", "BF16"},
+      {"merge", p, out},
+      {"dequantize", p, out},
+      {"quantize", p, out},
+      {"shard", p, (input.parent_path() / "shards").string()},
+  };
+  if (with_checks) {
+    commands.push_back({"validate", p});
+    commands.push_back({"verify", p});
+  }
+  return commands;
+}
+
 }  // namespace st_test

@@ -29,6 +29,12 @@ cli_result run_cli(const std::vector<std::string>& args);
 /// /dev/null); returns its pid, or -1 (with a test failure) when it cannot start.
 int start_cli(const std::vector<std::string>& args);
 
+/// Every command that reads one SafeTensors input and stops on a bad one, with `input` as
+/// that input (outputs go next to it). Plain `inspect` is left out: it describes GGUF,
+/// PyTorch and NumPy files itself. `with_checks` adds validate and verify, which report a
+/// bad input as a finding on stdout instead of an error.
+std::vector<std::vector<std::string>> reading_commands(const std::filesystem::path& input, bool with_checks);
+
 /// A float32 tensor for make_file.
 struct f32_tensor {
   std::string name;
