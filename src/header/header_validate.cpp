@@ -196,17 +196,20 @@ result<header> detail::header_builder::finish(std::uint64_t header_length, std::
   std::string_view previous;
   for (std::uint32_t i = 0; i < h.tensors_.size(); ++i) {
     tensor_info& t = h.tensors_[i];
-    char* name = h.names_.get() + names_at;
-    if (!t.name.empty()) std::memcpy(name, t.name.data(), t.name.size());  // within name_bytes
-    names_at += t.name.size();
-    t.name = std::string_view(name, t.name.size());
-    t.shape = std::span<const std::uint64_t>(h.dims_).subspan(dims_at, t.shape.size());
-    dims_at += t.shape.size();
+    // Names are compared where the parser left them: read back from the fresh copy, they
+    // would wait for its stores to complete.
+    const std::string_view source = t.name;
     if (i > 0) {
-      if (strictly_increasing) strictly_increasing = name_less(previous, t.name);
+      if (strictly_increasing) strictly_increasing = name_less(previous, source);
       if (in_data_order) in_data_order = offsets_less(i - 1, i);
     }
-    previous = t.name;
+    previous = source;
+    char* name = h.names_.get() + names_at;
+    if (!source.empty()) std::memcpy(name, source.data(), source.size());  // within name_bytes
+    names_at += source.size();
+    t.name = std::string_view(name, source.size());
+    t.shape = std::span<const std::uint64_t>(h.dims_).subspan(dims_at, t.shape.size());
+    dims_at += t.shape.size();
     h.by_name_.push_back(i);
     if (first_misfit == none) {
       if (tiles(t, expected, bits.of(t.type))) {
