@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Differential: the header JSON through (1) the free parse_header, (2) one header_parser
-// reused across every input, and (3) parse_header again on a copy whose float-valued
-// numbers (serde_json's reading) are spelled `0.0` plus spaces. All three must give the
-// same verdict, and (1) and (2) the same header: buffer reuse never leaks between inputs,
-// and a float's value never matters (the schema only asks whether a number is a float,
-// which is what the big-integer fallback of header_parse.cpp relies on).
+// reused across every input, each header it accepts handed back to it (recycle), and (3)
+// parse_header again on a copy whose float-valued numbers (serde_json's reading) are
+// spelled `0.0` plus spaces. All three must give the same verdict, and (1) and (2) the same
+// header: reused buffers and recycled headers never leak between inputs, and a float's
+// value never matters (the schema only asks whether a number is a float, which is what the
+// big-integer fallback of header_parse.cpp relies on).
 #include "fuzz_support.h"
 #include "json/serde_number.h"
 #include "safetensors/json_text.h"
@@ -20,6 +21,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (free_parse) {
     ST_FUZZ_CHECK(header_to_json(*free_parse) == header_to_json(*own_parse));
     ST_FUZZ_CHECK(free_parse->data_size() == own_parse->data_size());
+    for (const tensor_info& t : own_parse->tensors()) ST_FUZZ_CHECK(own_parse->find(t.name) == &t);
+    reused.recycle(std::move(*own_parse));
   } else {
     ST_FUZZ_CHECK(free_parse.err().code == own_parse.err().code);
   }
