@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: comparing a JSON key with a fixed field name at a constant length.
+// Internal: comparing JSON keys and short names without memcmp calls.
 #pragma once
 
 #include <algorithm>
@@ -37,6 +37,15 @@ bool starts_with_key(const char* text) noexcept {
 template <literal Expected>
 bool is_key(std::string_view key) noexcept {
   return key.size() == sizeof(Expected.chars) - 1 && starts_with_key<Expected>(key.data());
+}
+
+/// `a == b` for strings as short as dtype names, without a call to memcmp.
+inline bool same_short_text(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
 }
 
 }  // namespace safetensors::detail

@@ -29,15 +29,6 @@ bool raw_key_is(const char* raw) noexcept {
   return starts_with_key<Expected>(raw) && raw[sizeof(Expected.chars) - 1] == '"';
 }
 
-/// `a == b` for strings as short as dtype names, without a call to memcmp.
-bool same_short_text(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
-}
-
 class plain_walker {
  public:
   plain_walker(header_builder& out, const parse_options& options) : out_(out), caps_(options.effective_limits()) {}

@@ -59,15 +59,6 @@ std::uint64_t digits_value(std::uint64_t w, int count) noexcept {
 
 constexpr std::uint64_t powers_of_ten[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 
-/// `a == b` for strings as short as dtype names, without a call to memcmp.
-bool same_short_text(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
-}
-
 class plain_scanner {
  public:
   plain_scanner(const char* text, std::size_t n, header_builder& out, const parse_options& options)

@@ -4,6 +4,7 @@
 // handed back to it instead of allocating.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -28,19 +29,32 @@ std::string tiled_header(std::size_t n, int name_width = 0) {
   return json + "}";
 }
 
+/// Parses tiled_header(n) with `parser`, checks it against the free function's header and
+/// returns it (nullopt when a parse failed).
+std::optional<safetensors::header> parse_as_free_does(safetensors::header_parser& parser, std::size_t n) {
+  const std::string json = tiled_header(n);
+  const std::uint64_t file_size = 8 + json.size() + 8 * n;
+  auto mine = parser.parse(bytes_of(json), file_size);
+  auto free = safetensors::parse_header(bytes_of(json), file_size);
+  EXPECT_TRUE(mine) << mine.err().message;
+  EXPECT_TRUE(free);
+  if (!mine || !free) return std::nullopt;
+  EXPECT_EQ(mine->tensors().size(), n);
+  EXPECT_EQ(safetensors::header_to_json(*mine), safetensors::header_to_json(*free));
+  if (n > 0) {
+    const auto* last = mine->find(fmt::format("layer.{}.weight", n - 1));
+    EXPECT_NE(last, nullptr);
+    EXPECT_EQ(last != nullptr ? last->end : 0, 8 * n);
+  }
+  return std::move(*mine);
+}
+
 TEST(HeaderParser, GivesTheFreeFunctionsAnswersAcrossSizesAndErrors) {
   safetensors::header_parser parser;
   for (std::size_t n : {3UL, 20'000UL, 1UL, 5'000UL}) {
+    ASSERT_TRUE(parse_as_free_does(parser, n));
     const std::string json = tiled_header(n);
     const std::uint64_t file_size = 8 + json.size() + 8 * n;
-    auto mine = parser.parse(bytes_of(json), file_size);
-    auto free = safetensors::parse_header(bytes_of(json), file_size);
-    ASSERT_TRUE(mine) << mine.err().message;
-    ASSERT_TRUE(free);
-    ASSERT_EQ(mine->tensors().size(), n);
-    EXPECT_EQ(safetensors::header_to_json(*mine), safetensors::header_to_json(*free));
-    EXPECT_NE(mine->find(fmt::format("layer.{}.weight", n - 1)), nullptr);
-
     auto bad = parser.parse(bytes_of(json), file_size + 1);  // one trailing byte
     ASSERT_FALSE(bad);
     EXPECT_EQ(bad.err().code, safetensors::error_code::metadata_incomplete_buffer);
@@ -68,19 +82,9 @@ TEST(HeaderParser, ParsesWholeFilesAndMoves) {
 TEST(HeaderParser, RefillsRecycledHeadersWithTheSameAnswers) {
   safetensors::header_parser parser;
   for (std::size_t n : {20'000UL, 3UL, 20'000UL, 0UL, 7UL}) {  // smaller and larger than the spare
-    const std::string json = tiled_header(n);
-    const std::uint64_t file_size = 8 + json.size() + 8 * n;
-    auto mine = parser.parse(bytes_of(json), file_size);
-    auto free = safetensors::parse_header(bytes_of(json), file_size);
-    ASSERT_TRUE(mine) << mine.err().message;
-    ASSERT_TRUE(free);
-    EXPECT_EQ(safetensors::header_to_json(*mine), safetensors::header_to_json(*free));
-    if (n > 0) {
-      const auto* last = mine->find(fmt::format("layer.{}.weight", n - 1));
-      ASSERT_NE(last, nullptr);
-      EXPECT_EQ(last->end, 8 * n);
-    }
-    parser.recycle(std::move(*mine));
+    auto h = parse_as_free_does(parser, n);
+    ASSERT_TRUE(h);
+    parser.recycle(std::move(*h));
   }
 }
 
