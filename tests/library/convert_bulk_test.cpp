@@ -72,7 +72,7 @@ double scalar_decode(dtype t, const std::byte* data, std::size_t i) {
       unsigned code = 0;
       for (unsigned k = 0; k < 6; ++k) {
         const std::size_t bit = 6 * i + k;
-        code |= static_cast<unsigned>((byte_at(bit / 8) >> (bit % 8)) & 1U) << k;
+        code |= ((static_cast<unsigned>(byte_at(bit / 8)) >> (bit % 8)) & 1U) << k;
       }
       const auto c = static_cast<std::uint8_t>(code);
       return t == dtype::F6_E2M3 ? f6_e2m3_to_f32(c) : f6_e3m2_to_f32(c);

@@ -22,7 +22,7 @@ namespace {
 double half_formula(std::uint16_t c, int exp_bits, int mant_bits) {
   const int bias = (1 << (exp_bits - 1)) - 1;
   const bool neg = (c >> 15) != 0;
-  const unsigned e = (c >> mant_bits) & ((1U << exp_bits) - 1);
+  const unsigned e = (static_cast<unsigned>(c) >> mant_bits) & ((1U << exp_bits) - 1);
   const unsigned m = c & ((1U << mant_bits) - 1);
   double v = 0;
   if (e == (1U << exp_bits) - 1) {

@@ -43,7 +43,8 @@ void append_packed(std::vector<std::byte>& out, T v) {
   } else {
     bits = std::bit_cast<bits_of<T>>(v);
   }
-  for (std::size_t b = 0; b < sizeof(T); ++b) out.push_back(static_cast<std::byte>((bits >> (8 * b)) & 0xFFU));
+  const auto wide = static_cast<std::uint64_t>(bits);  // bool's bits would shift as a signed int
+  for (std::size_t b = 0; b < sizeof(T); ++b) out.push_back(static_cast<std::byte>((wide >> (8 * b)) & 0xFFU));
 }
 
 template <class T>
