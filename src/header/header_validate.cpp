@@ -167,7 +167,7 @@ result<header> detail::header_builder::finish(std::uint64_t header_length, std::
   if (spare_ != nullptr) {
     h.by_name_ = std::move(spare_->by_name_);
     h.by_name_.clear();
-    if (spare_->names_capacity_ >= name_bytes) {
+    if (spare_->names_ != nullptr && spare_->names_capacity_ >= name_bytes) {  // a moved-from header has none
       h.names_ = std::move(spare_->names_);
       h.names_capacity_ = std::exchange(spare_->names_capacity_, 0);
     }

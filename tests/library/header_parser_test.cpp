@@ -88,6 +88,17 @@ TEST(HeaderParser, RefillsRecycledHeadersWithTheSameAnswers) {
   }
 }
 
+TEST(HeaderParser, RecyclingAMovedFromHeaderIsHarmless) {
+  safetensors::header_parser parser;
+  auto h = parse_as_free_does(parser, 500);
+  ASSERT_TRUE(h);
+  safetensors::header kept = std::move(*h);
+  parser.recycle(std::move(*h));  // its arrays went to `kept`: nothing to refill
+  ASSERT_TRUE(parse_as_free_does(parser, 400));
+  EXPECT_EQ(kept.tensors().size(), 500U);
+  EXPECT_NE(kept.find("layer.499.weight"), nullptr);
+}
+
 TEST(HeaderParser, RecycledHeaderSavesTheResultsAllocations) {
   if (!st_test::alloc_probe::available()) GTEST_SKIP() << "allocation counting is off under sanitizers";
   const std::size_t n = 20'000;
