@@ -18,6 +18,15 @@ struct header_builder {
   std::vector<std::uint64_t> dims;  // every shape, in entry order
   std::optional<metadata_map> metadata;
 
+  /// Reserves for every entry `json_bytes` of JSON can hold (the shortest entry,
+  /// `"":{"dtype":"U8","shape":[],"data_offsets":[0,0]}`, is 50 bytes), so the fast walks
+  /// never reallocate; pages past the last entry stay untouched.
+  void reserve_for(std::size_t json_bytes) {
+    const std::size_t most_entries = json_bytes / 50 + 1;
+    tensors.reserve(most_entries);
+    dims.reserve(2 * most_entries);
+  }
+
   /// Fills `spare`'s arrays (emptied, their capacity kept) instead of fresh ones; `spare`
   /// must outlive `finish`.
   void reuse(header& spare) noexcept;

@@ -17,10 +17,6 @@ namespace {
 namespace od = simdjson::ondemand;
 using simdjson::SUCCESS;
 
-/// The shortest entry: `"":{"dtype":"U8","shape":[],"data_offsets":[0,0]}` is 50 bytes, so
-/// a header of n bytes holds at most n / 50 + 1 entries.
-constexpr std::size_t min_entry_bytes = 50;
-
 /// A raw (still escaped) key equal to `Expected`: its bytes, then the closing quote. An
 /// escaped spelling of the same key does not match; the entry is then declined and the
 /// DOM walk, which compares unescaped keys, reads it.
@@ -174,9 +170,7 @@ bool walk_plain_header(od::parser& parser, const char* text, std::size_t n, cons
                        header_builder& out) {
   od::document doc;
   if (parser.iterate(text, n, n + simdjson::SIMDJSON_PADDING).get(doc) != SUCCESS) return false;
-  const std::size_t most_entries = n / min_entry_bytes + 1;
-  out.tensors.reserve(most_entries);  // never reallocated; pages past the last entry stay untouched
-  out.dims.reserve(2 * most_entries);
+  out.reserve_for(n);
   plain_walker walker(out, options);
   return walker.walk(doc);
 }

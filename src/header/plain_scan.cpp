@@ -22,9 +22,6 @@ namespace {
 constexpr std::uint64_t byte_highs = 0x8080808080808080;
 constexpr std::uint64_t low7_bits = 0x7F7F7F7F7F7F7F7F;
 
-/// The shortest entry: `"":{"dtype":"U8","shape":[],"data_offsets":[0,0]}` is 50 bytes.
-constexpr std::size_t min_entry_bytes = 50;
-
 /// Sixteen bytes of text.
 using byte_vector = unsigned char __attribute__((vector_size(16)));
 
@@ -289,9 +286,7 @@ bool scan_plain_header(const char* text, std::size_t n, const parse_options& opt
   if constexpr (std::endian::native != std::endian::little) {
     return false;  // the word reads assume the first byte is the low one
   } else {
-    const std::size_t most_entries = n / min_entry_bytes + 1;
-    out.tensors.reserve(most_entries);  // never reallocated; pages past the last entry stay untouched
-    out.dims.reserve(2 * most_entries);
+    out.reserve_for(n);
     plain_scanner scanner(text, n, out, options);
     return scanner.scan();
   }
