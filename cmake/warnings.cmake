@@ -6,6 +6,12 @@ target_compile_options(safetensors_build_flags INTERFACE
 if(SAFETENSORS_WERROR)
   target_compile_options(safetensors_build_flags INTERFACE -Werror)
 endif()
+if(SAFETENSORS_SANITIZE OR SAFETENSORS_TSAN)
+  # After the build type's flags, so they win: -O1 -g1 compiles in under half the CPU time of
+  # RelWithDebInfo's -O2 -g (one test file under ASan: 15 s against 34 s) and keeps the line
+  # tables the sanitizers' stack traces need.
+  target_compile_options(safetensors_build_flags INTERFACE -O1 -g1)
+endif()
 if(SAFETENSORS_SANITIZE)
   target_compile_options(safetensors_build_flags INTERFACE
     -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
