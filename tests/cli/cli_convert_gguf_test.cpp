@@ -203,7 +203,8 @@ TEST(CliInspectGguf, PrintsMetadataAndTensorTable) {
   EXPECT_NE(r.out.find("tokenizer.ggml.scores (ARRAY[FLOAT32]): [0,0.25,0.5,0.75,1,1.25,1.5,1.75, ... (92 more)]"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("blk.0.f32      F32          [2, 3, 4]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("blk.0.f32   F32          [2, 3, 4]                         96  1,408"), std::string::npos)
+      << r.out;
 }
 
 TEST(CliInspectGguf, JsonListsTypedMetadataAndTensors) {
