@@ -189,7 +189,8 @@ TEST(CliConvertGguf, DtypesWithoutAGgufTypeAreRefused) {
   const safetensors::tensor_data t{"mask", safetensors::dtype::U8, {3}, data};
   ASSERT_TRUE(safetensors::write_file((dir / "u8.safetensors").string(), std::span(&t, 1)).ok());
   const auto r = run_cli({"convert", (dir / "u8.safetensors").string(), (dir / "u8.gguf").string(), "-q"});
-  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("GGUF takes F32, F16, BF16, F64, I8, I16, I32, I64"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("U8"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("'mask'"), std::string::npos) << r.err;
 }
@@ -202,7 +203,8 @@ TEST(CliInspectGguf, PrintsMetadataAndTensorTable) {
   EXPECT_NE(r.out.find("tokenizer.ggml.scores (ARRAY[FLOAT32]): [0,0.25,0.5,0.75,1,1.25,1.5,1.75, ... (92 more)]"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("blk.0.f32   F32       [2, 3, 4]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("blk.0.f32   F32          [2, 3, 4]                         96  1,408"), std::string::npos)
+      << r.out;
 }
 
 TEST(CliInspectGguf, JsonListsTypedMetadataAndTensors) {

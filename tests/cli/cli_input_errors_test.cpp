@@ -37,6 +37,11 @@ TEST(CliInputErrors, EveryCommandNamesAForeignFormat) {
     EXPECT_NE(r.status, 0) << command;
     const std::string said = r.out + r.err;
     EXPECT_NE(said.find(gguf.string()), std::string::npos) << command << ": " << said;
+    if (command == "inspect") {
+      // inspect --tree reads GGUF itself, as plain inspect does: the error is the GGUF parser's.
+      EXPECT_NE(said.find("tensor count 2 cannot fit"), std::string::npos) << said;
+      continue;
+    }
     EXPECT_NE(said.find(": this is a GGUF file, not SafeTensors"), std::string::npos) << command << ": " << said;
     EXPECT_EQ((r.out + r.err).find("header too large"), std::string::npos) << command;
   }

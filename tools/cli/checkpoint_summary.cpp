@@ -12,6 +12,7 @@
 #include "mlx_summary.h"
 #include "report.h"
 #include "safetensors/json_text.h"
+#include "tensor_table.h"
 
 namespace st_cli {
 
@@ -64,15 +65,14 @@ run_result inspect_checkpoint(const std::string& path, bool json) {
     fmt::print("{:<40}  {:>8}  {:>18}  {}\n", s.name, with_commas(s.file.tensors().size()),
                with_commas(s.file.file_size()), fmt::join(meta, " "));
   }
-  std::size_t width = 4;
-  for (const auto& t : c->tensors()) width = std::max(width, t.name.size());
-  width = std::min<std::size_t>(width, 80);
-  fmt::print("\n{:<{}}  {:<11}  {:<20}  {:>14}  {}\n", "name", width, "dtype", "shape", "bytes", "shard");
+  std::vector<table_row> rows;
   for (const auto& t : c->tensors()) {
-    fmt::print("{:<{}}  {:<11}  {:<20}  {:>14}  {}\n", t.name, width, safetensors::dtype_name(t.info->type),
-               fmt::format("[{}]", fmt::join(t.info->shape, ", ")), with_commas(t.info->byte_size()),
-               c->shards()[t.shard].name);
+    rows.push_back({{std::string(t.name), std::string(safetensors::dtype_name(t.info->type)),
+                     std::vector<std::uint64_t>(t.info->shape.begin(), t.info->shape.end()), t.info->byte_size(),
+                     param_count(overrides, *t.info)},
+                    c->shards()[t.shard].name});
   }
+  print_tensor_table(rows, "shard");
   return exit_ok;
 }
 

@@ -1,90 +1,184 @@
 // SPDX-License-Identifier: Apache-2.0
-// `safetensors convert IN OUT [options]`: between SafeTensors and PyTorch (.pt/.bin, read
-// only), NumPy (.npy/.npz) and GGUF. The input's format comes from its bytes, the output's
-// from its extension; the converters live in convert_<format>.cpp.
+// `safetensors convert IN OUT [options]`: any input format (SafeTensors, PyTorch .pt/.bin,
+// NumPy .npy/.npz, GGUF; sniffed from its bytes) to any output format the project writes
+// (SafeTensors, .npz, .npy for one tensor, GGUF; chosen by OUT's extension or --to). One
+// pipeline: the input's tensor_source, an optional --dtype cast, the output's tensor_sink.
 #include <filesystem>
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "command.h"
+#include "count_text.h"
 #include "foreign_formats.h"
+#include "progress.h"
 #include "report.h"
 #include "safetensors/sniff.h"
+#include "tensor_sink.h"
+#include "tensor_source.h"
 
 namespace st_cli {
 namespace {
 
-bool has_extension(const std::string& path, std::string_view ext) {
-  return path.size() >= ext.size() && path.compare(path.size() - ext.size(), ext.size(), ext) == 0;
+namespace st = safetensors;
+
+constexpr std::string_view output_choices = "safetensors, npz, npy or gguf";
+
+std::string extension_of(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
 }
 
-enum class target_kind { safetensors, numpy, gguf, unknown };
+bool names_a_directory(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec) || path.ends_with('/');
+}
 
-target_kind target_of(const std::string& out) {
-  if (has_extension(out, ".npz") || has_extension(out, ".npy")) return target_kind::numpy;
-  if (has_extension(out, ".gguf")) return target_kind::gguf;
-  if (has_extension(out, ".safetensors") || std::filesystem::is_directory(out) || out.back() == '/') {
-    return target_kind::safetensors;
+/// The output format: --to, else OUT's extension. A directory (existing, or ending in '/'),
+/// or an extensionless name for a sharded input, is a sharded SafeTensors checkpoint.
+st::result<output_format> choose_output(const convert_args& args, bool sharded_input) {
+  const std::string ext = extension_of(args.out);
+  const std::string to = args.to.empty() ? (ext.empty() ? std::string() : ext.substr(1)) : args.to;
+  if (to == "safetensors" || (to.empty() && (names_a_directory(args.out) || sharded_input))) {
+    const bool sharded = names_a_directory(args.out) || (sharded_input && ext != ".safetensors");
+    return sharded ? output_format::safetensors_sharded : output_format::safetensors;
   }
-  return target_kind::unknown;
+  if (to == "npz") return output_format::npz;
+  if (to == "npy") return output_format::npy;
+  if (to == "gguf") return output_format::gguf;
+  if (to == "pt" || to == "pth" || to == "bin" || to == "ckpt") {
+    return with_path(usage_error(fmt::format("PyTorch files are read, not written: write {} (end the name in "
+                                             ".safetensors, .npz, .npy or .gguf, or give --to)",
+                                             output_choices)),
+                     args.out);
+  }
+  return with_path(usage_error(fmt::format("cannot tell the output format from the name: end it in .safetensors, "
+                                           ".npz, .npy or .gguf, or give --to {}",
+                                           output_choices)),
+                   args.out);
+}
+
+/// The input's format name as `sniff` tells it, "PyTorch" for a directory (a sharded .bin checkpoint).
+st::result<std::string> input_format(const std::string& path, bool& is_pytorch) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    is_pytorch = true;
+    return std::string("PyTorch (sharded directory)");
+  }
+  auto format = st::sniff_file(path);
+  if (!format) return with_path(std::move(format).err(), path);
+  is_pytorch = *format == st::file_format::pytorch_zip || *format == st::file_format::pickle;
+  return std::string(st::file_format_name(*format));
+}
+
+/// Options that do not apply to this input and output are refused, never ignored.
+st::status check_options(const convert_args& args, output_format out, const std::string& in_format, bool is_pytorch) {
+  if (args.key_given && !is_pytorch) {
+    return usage_error(fmt::format("--key applies to PyTorch input only (the input is {})", in_format));
+  }
+  if (args.shared_given && !is_pytorch) {
+    return usage_error(fmt::format("--shared applies to PyTorch input only (the input is {})", in_format));
+  }
+  if (args.compress && out != output_format::npz) {
+    return usage_error(
+        fmt::format("--compress applies to .npz output only (the output is {})", output_format_name(out)));
+  }
+  if (!args.rename_long.empty() && out != output_format::gguf) {
+    return usage_error(
+        fmt::format("--rename-long applies to GGUF output only (the output is {})", output_format_name(out)));
+  }
+  return {};
+}
+
+/// "converted 3 tensors (1,234 params, 4.8 KiB) from PyTorch to SafeTensors: out.safetensors"
+void print_summary(const tensor_source& source, output_format out, const std::string& out_path) {
+  std::uint64_t params = 0;
+  for (const auto& t : source.tensors()) params += t.element_count();
+  fmt::print(stderr, "converted {} ({} params, {}) from {} to {}: {}\n", count_of(source.tensors().size(), "tensor"),
+             with_commas(params), human_bytes(total_bytes(source)), source.format(), output_format_name(out), out_path);
+  for (const auto& note : source.notes()) fmt::print(stderr, "  {}\n", note);
 }
 
 run_result run_convert(const convert_args& args) {
+  bool is_pytorch = false;
+  auto in_format = input_format(args.in, is_pytorch);
+  if (!in_format) return std::move(in_format).err();
   std::error_code ec;
-  if (std::filesystem::is_directory(args.in, ec)) {
-    // A sharded PyTorch checkpoint: pytorch_model.bin.index.json beside its shards.
-    return convert_pytorch_to_safetensors(args);
-  }
-  auto format = safetensors::sniff_file(args.in);
-  if (!format) return std::move(format).err();
-  using safetensors::error_code;
-  using safetensors::file_format;
-  using safetensors::make_error;
-  const target_kind target = target_of(args.out);
-  switch (*format) {
-    case file_format::pytorch_zip:
-    case file_format::pickle: return convert_pytorch_to_safetensors(args);
-    case file_format::npy:
-    case file_format::npz: return convert_numpy_to_safetensors(args);
-    case file_format::gguf: return convert_gguf_to_safetensors(args);
-    case file_format::safetensors:
-      if (target == target_kind::numpy) return convert_safetensors_to_numpy(args);
-      if (target == target_kind::gguf) return convert_safetensors_to_gguf(args);
-      return with_path(usage_error("cannot tell the output format from its name: end it in .npz, .npy or .gguf"),
-                       args.out);
-    case file_format::unknown:
-      return with_path(
-          make_error(error_code::invalid_format, "not a SafeTensors, PyTorch, NumPy (.npy/.npz) or GGUF file"),
-          args.in);
-    default:
-      return with_path(make_error(error_code::unsupported,
-                                  fmt::format("cannot convert a {} file (supported: SafeTensors, PyTorch, NumPy "
-                                              ".npy/.npz, GGUF)",
-                                              safetensors::file_format_name(*format))),
-                       args.in);
-  }
+  auto out_format = choose_output(args, std::filesystem::is_directory(args.in, ec));
+  if (!out_format) return std::move(out_format).err();
+  if (auto s = check_options(args, *out_format, *in_format, is_pytorch); !s) return std::move(s).err();
+
+  auto source = open_tensor_source(args.in, {.key = args.key, .shared = args.shared});
+  if (!source) return std::move(source).err();
+  source_ptr pipeline = std::move(source).value();
+  if (args.dtype != "keep") pipeline = cast_source(std::move(pipeline), *st::parse_dtype(args.dtype));
+
+  progress bar("convert", total_bytes(*pipeline), !args.quiet);
+  pipeline = progress_source(std::move(pipeline), bar);
+  auto sink = make_sink(*out_format, args.out, {.compress = args.compress, .rename_long = args.rename_long});
+  if (auto s = sink->write(*pipeline); !s) return with_path(std::move(s).err(), args.out);
+  bar.finish();
+  if (!args.quiet) print_summary(*pipeline, *out_format, args.out);
+  return exit_ok;
 }
 
 const command_registrar registrar{
-    "convert", "Convert between SafeTensors and PyTorch (.pt/.bin), NumPy (.npy/.npz) or GGUF",
+    "convert", "Convert between SafeTensors, PyTorch (.pt/.bin, read only), NumPy (.npy/.npz) and GGUF",
     [](CLI::App& app) -> runner {
       auto args = std::make_shared<convert_args>();
       app.add_option("input", args->in, "Input file (format sniffed from its bytes) or sharded PyTorch directory")
           ->required();
-      app.add_option("output", args->out, "Output file; its extension picks the format for SafeTensors input")
+      app.add_option("output", args->out,
+                     "Output file; its extension (.safetensors, .npz, .npy, .gguf) picks the format. A directory: "
+                     "sharded SafeTensors")
           ->required();
-      app.add_option("--key", args->key, "PyTorch: take the tensors from this nested dict (e.g. state_dict)");
-      app.add_option("--shared", args->shared, "PyTorch: tensors sharing storage: keep (copy each) or dedup")
-          ->check(CLI::IsMember({"keep", "dedup"}));
-      app.add_option("--dtype", args->dtype, "GGUF input: output dtype F32, F16, BF16 or keep")
+      app.add_option("--to", args->to, "Output format, whatever the output's name: safetensors, npz, npy or gguf")
+          ->check(CLI::IsMember({"safetensors", "npz", "npy", "gguf"}));
+      auto* key =
+          app.add_option("--key", args->key, "PyTorch input: take the tensors from this nested dict (e.g. state_dict)");
+      auto* shared =
+          app.add_option("--shared", args->shared, "PyTorch input: tensors sharing storage: keep (copy each) or dedup")
+              ->check(CLI::IsMember({"keep", "dedup"}));
+      app.add_option("--dtype", args->dtype,
+                     "Cast floating tensors to F32, F16 or BF16 (integers keep their type); keep: as read "
+                     "(quantized GGUF becomes F32)")
           ->check(CLI::IsMember({"F32", "F16", "BF16", "keep"}));
       app.add_option("--rename-long", args->rename_long, "GGUF output: 'hash' shortens names over 63 bytes")
           ->check(CLI::IsMember({"hash"}));
       app.add_flag("--compress", args->compress, ".npz output: deflate the members (default: stored)");
-      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
-      return [args] { return run_convert(*args); };
+      app.add_flag("-q,--quiet", args->quiet, "No progress bar and no summary line");
+      return [args, key, shared] {
+        args->key_given = key->count() > 0;
+        args->shared_given = shared->count() > 0;
+        return run_convert(*args);
+      };
     }};
 
 }  // namespace
+
+std::string_view output_format_name(output_format f) noexcept {
+  switch (f) {
+    case output_format::safetensors: return "SafeTensors";
+    case output_format::safetensors_sharded: return "SafeTensors (sharded)";
+    case output_format::npz: return "NumPy .npz";
+    case output_format::npy: return "NumPy .npy";
+    case output_format::gguf: return "GGUF";
+  }
+  return "?";
+}
+
+sink_ptr make_sink(output_format format, const std::string& path, const sink_options& options) {
+  switch (format) {
+    case output_format::safetensors: return make_safetensors_sink(path, false);
+    case output_format::safetensors_sharded: return make_safetensors_sink(path, true);
+    case output_format::npz: return make_npz_sink(path, options.compress);
+    case output_format::npy: return make_npy_sink(path);
+    case output_format::gguf: return make_gguf_sink(path, options.rename_long);
+  }
+  return nullptr;
+}
+
+void print_warning(std::string_view message) { fmt::print(stderr, "safetensors: warning: {}\n", message); }
+
 }  // namespace st_cli

@@ -3,6 +3,7 @@
 // tensor table with the alignment of each tensor's data, or a tree of name groups.
 #include <map>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -18,6 +19,7 @@
 #include "safetensors/file.h"
 #include "safetensors/json_text.h"
 #include "safetensors/sniff.h"
+#include "tensor_table.h"
 #include "tree.h"
 
 namespace st_cli {
@@ -94,19 +96,17 @@ void print_summary(const std::string& path, const safetensors::header& h, std::u
   } else {
     fmt::print("metadata:    none\n");
   }
-  if (h.tensors().empty()) return;
-  std::size_t width = 4;
-  for (const auto& t : h.tensors()) width = std::max(width, t.name.size());
-  width = std::min<std::size_t>(width, 80);
-  fmt::print("\n{:<{}}  {:<11}  {:<20}  {:>14}  {:>6}  {}\n", "name", width, "dtype", "shape", "bytes", "align",
-             "data_offsets");
+  std::vector<table_row> rows;
   for (const auto& t : h.tensors()) {
     const std::uint64_t offset = h.data_start() + t.begin;
     const bool bad = offset % required_alignment(t.type) != 0;
-    fmt::print("{:<{}}  {:<11}  {:<20}  {:>14}  {:>5}{}  [{}, {}]\n", t.name, width, safetensors::dtype_name(t.type),
-               fmt::format("[{}]", fmt::join(t.shape, ", ")), with_commas(t.byte_size()), alignment_of(offset),
-               bad ? "!" : " ", with_commas(t.begin), with_commas(t.end));
+    rows.push_back(
+        {{std::string(t.name), std::string(safetensors::dtype_name(t.type)),
+          std::vector<std::uint64_t>(t.shape.begin(), t.shape.end()), t.byte_size(), param_count(overrides, t)},
+         fmt::format("{:>5}{}  [{}, {}]", alignment_of(offset), bad ? "!" : " ", with_commas(t.begin),
+                     with_commas(t.end))});
   }
+  print_tensor_table(rows, fmt::format("{:>6}  {}", "align", "data_offsets"));
 }
 
 struct inspect_args {
@@ -116,17 +116,42 @@ struct inspect_args {
   int depth = -1;
 };
 
-/// --tree of a file or a whole checkpoint: every shard's tensors in one tree.
-run_result inspect_tree(const inspect_args& args) {
-  auto c = open_checkpoint_input(args.file);
-  if (!c) return std::move(c).err();
-  std::vector<const safetensors::tensor_info*> tensors;
-  param_overrides overrides;
-  for (const auto& shard : c->shards()) {
-    overrides.merge(logical_param_overrides(shard.file.path(), shard.file.meta()));
-    for (const auto& t : shard.file.tensors()) tensors.push_back(&t);
+/// The tensors of a PyTorch, NumPy or GGUF file as the table shows them; nullopt for
+/// anything else (SafeTensors files and checkpoints, read as such).
+std::optional<safetensors::result<file_listing>> foreign_listing(const std::string& path) {
+  if (is_checkpoint_path(path)) return std::nullopt;
+  auto format = safetensors::sniff_file(path);
+  if (!format) return std::nullopt;
+  using safetensors::file_format;
+  switch (*format) {
+    case file_format::pytorch_zip:
+    case file_format::pickle: return list_pytorch(path);
+    case file_format::npy:
+    case file_format::npz: return list_numpy(path);
+    case file_format::gguf: return list_gguf(path);
+    default: return std::nullopt;
   }
-  const name_tree tree = build_name_tree(tensors, overrides);
+}
+
+/// --tree of any file the table reads, or a whole checkpoint: every shard's tensors in one tree.
+run_result inspect_tree(const inspect_args& args) {
+  std::vector<tree_tensor> tensors;
+  if (auto listing = foreign_listing(args.file)) {
+    if (!*listing) return std::move(*listing).err();
+    for (auto& row : (*listing)->rows) tensors.push_back(std::move(row.tensor));
+  } else {
+    auto c = open_checkpoint_input(args.file);
+    if (!c) return std::move(c).err();
+    for (const auto& shard : c->shards()) {
+      const param_overrides overrides = logical_param_overrides(shard.file.path(), shard.file.meta());
+      for (const auto& t : shard.file.tensors()) {
+        tensors.push_back({std::string(t.name), std::string(safetensors::dtype_name(t.type)),
+                           std::vector<std::uint64_t>(t.shape.begin(), t.shape.end()), t.byte_size(),
+                           param_count(overrides, t)});
+      }
+    }
+  }
+  const name_tree tree = build_name_tree(tensors);
   if (args.json) {
     fmt::print("{}\n", name_tree_json(tree));
   } else {
@@ -139,6 +164,7 @@ run_result run_inspect(const inspect_args& args) {
   if (args.depth < -1) {
     return usage_error("--depth must be >= 0");
   }
+  if (args.depth >= 0 && !args.tree) return usage_error("--depth applies to --tree only");
   if (args.tree) return inspect_tree(args);
   if (is_checkpoint_path(args.file)) return inspect_checkpoint(args.file, args.json);
   if (auto format = safetensors::sniff_file(args.file); format) {
@@ -166,7 +192,8 @@ run_result run_inspect(const inspect_args& args) {
 const command_registrar registrar{
     "inspect", "Summarise a file: tensors, dtypes, parameters, alignment, metadata", [](CLI::App& app) -> runner {
       auto args = std::make_shared<inspect_args>();
-      app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")->required();
+      app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index; PyTorch, NumPy or GGUF file")
+          ->required();
       app.add_flag("--json", args->json, "Print the parsed header as JSON (with --tree: the tree as JSON)");
       app.add_flag("--tree", args->tree, "Group tensors by dotted name prefix, with parameter counts per group");
       app.add_option("--depth", args->depth, "With --tree: show groups down to this depth only (default: all)");

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `inspect FILE.gguf [--json]`: version, alignment, metadata (long arrays and strings
-// abbreviated) and the tensor table with ggml types, row-major shapes and offsets.
+// abbreviated, control characters escaped) and the tensor table with ggml types,
+// row-major shapes and offsets.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -45,9 +46,8 @@ std::string abbreviated_text(const gguf::value& v) {
       text.insert(text.size() - 1, fmt::format(", ... ({} more)", a->size() - shown_elements));
     return text;
   }
-  std::string text = gguf::to_text(v);
-  if (text.size() > shown_chars) text = text.substr(0, shown_chars) + fmt::format("... ({} bytes)", text.size());
-  return text;
+  // Strings may hold newlines (chat templates): escaped, and cut, so each key stays one line.
+  return printable_text(gguf::to_text(v), shown_chars);
 }
 
 /// A JSON value: numbers and booleans bare (non-finite floats quoted), strings quoted,
@@ -60,37 +60,6 @@ std::string json_value(const gguf::value& v) {
   const std::string text = gguf::to_text(v);
   const bool non_finite = text == "nan" || text == "-nan" || text == "inf" || text == "-inf";
   return non_finite ? safetensors::json_quote(text) : text;
-}
-
-std::string shape_text(const gguf::tensor_info& t) { return fmt::format("[{}]", fmt::join(t.shape, ", ")); }
-
-void print_text(const std::string& path, const gguf::header& h) {
-  std::map<std::string, std::pair<std::size_t, std::uint64_t>> per_type;
-  std::uint64_t params = 0;
-  for (const auto& t : h.tensors) {
-    auto& [count, bytes] = per_type[std::string(gguf::traits(t.type).name)];
-    ++count;
-    bytes += t.byte_size;
-    params += t.element_count;
-  }
-  fmt::print("file:        {}\n", path);
-  fmt::print("format:      GGUF v{}, alignment {}, data starts at byte {}\n", h.version, h.alignment, h.data_start);
-  fmt::print("tensors:     {}\n", with_commas(h.tensors.size()));
-  fmt::print("parameters:  {}\n", with_commas(params));
-  for (const auto& [name, d] : per_type) {
-    fmt::print("  {:<12} {:>6} {:<7} {:>12}\n", name, with_commas(d.first), d.first == 1 ? "tensor" : "tensors",
-               human_bytes(d.second));
-  }
-  fmt::print("metadata:    {}\n", count_of(h.metadata.size(), "key"));
-  for (const auto& e : h.metadata) fmt::print("  {} ({}): {}\n", e.key, gguf::type_tag(e.val), abbreviated_text(e.val));
-  if (h.tensors.empty()) return;
-  std::size_t width = 4;
-  for (const auto& t : h.tensors) width = std::max(width, t.name.size());
-  fmt::print("\n{:<{}}  {:<8}  {:<22}  {:>12}  {}\n", "name", width, "type", "shape", "bytes", "offset");
-  for (const auto& t : h.tensors) {
-    fmt::print("{:<{}}  {:<8}  {:<22}  {:>12}  {}\n", t.name, width, gguf::traits(t.type).name, shape_text(t),
-               t.byte_size, h.data_start + t.offset);
-  }
 }
 
 void print_json(const gguf::header& h) {
@@ -122,14 +91,33 @@ void print_json(const gguf::header& h) {
 
 }  // namespace
 
-run_result inspect_gguf(const std::string& path, bool json) {
+safetensors::result<file_listing> list_gguf(const std::string& path) {
   auto in = gguf::reader::open(path);
   if (!in) return with_path(in.err(), path);
-  if (json) {
-    print_json(in->info());
-  } else {
-    print_text(path, in->info());
+  const gguf::header& h = in->info();
+  file_listing out;
+  out.format = fmt::format("GGUF v{}, alignment {}, data starts at byte {}", h.version, h.alignment, h.data_start);
+  out.extra_title = "offset";
+  for (const auto& e : h.metadata) {
+    out.metadata.emplace_back(fmt::format("{} ({})", e.key, gguf::type_tag(e.val)), abbreviated_text(e.val));
   }
+  for (const auto& t : h.tensors) {
+    out.rows.push_back({{t.name, std::string(gguf::traits(t.type).name), t.shape, t.byte_size, t.element_count},
+                        with_commas(h.data_start + t.offset)});
+  }
+  return out;
+}
+
+run_result inspect_gguf(const std::string& path, bool json) {
+  if (!json) {
+    auto listing = list_gguf(path);
+    if (!listing) return std::move(listing).err();
+    print_listing(path, *listing);
+    return exit_ok;
+  }
+  auto in = gguf::reader::open(path);
+  if (!in) return with_path(in.err(), path);
+  print_json(in->info());
   return exit_ok;
 }
 

@@ -1,21 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// `convert IN.safetensors OUT.gguf [--rename-long hash]`: unquantized tensors (F32, F16,
-// BF16, F64, I8..I64) in the input's order with general.alignment 32; __metadata__ comes
+// GGUF output for `convert ... OUT.gguf [--rename-long hash]`: unquantized tensors (F32,
+// F16, BF16, F64, I8..I64) in the source's order with general.alignment 32; metadata comes
 // back typed when it records GGUF types (gguf_metadata.h), else as STRING values.
 #include <fmt/format.h>
 
 #include <set>
 #include <vector>
 
-#include "command.h"
-#include "count_text.h"
-#include "foreign_formats.h"
-#include "input.h"
-#include "progress.h"
 #include "report.h"
 #include "safetensors/formats/gguf_metadata.h"
 #include "safetensors/formats/gguf_writer.h"
 #include "safetensors/sha256.h"
+#include "tensor_sink.h"
 
 namespace st_cli {
 namespace {
@@ -45,12 +41,12 @@ struct renames {
 };
 
 /// GGUF names for every tensor; over-long ones are an error unless `rename_long` is "hash".
-safetensors::result<std::vector<std::string>> gguf_names(const safetensors::header& h, const std::string& rename_long,
+safetensors::result<std::vector<std::string>> gguf_names(const tensor_source& source, const std::string& rename_long,
                                                          renames& renamed) {
   std::vector<std::string> names;
   std::set<std::string, std::less<>> taken;
-  for (const auto& t : h.tensors()) taken.emplace(t.name);
-  for (const auto& t : h.tensors()) {
+  for (const auto& t : source.tensors()) taken.emplace(t.name);
+  for (const auto& t : source.tensors()) {
     if (t.name.size() <= gguf_max_name) {
       names.emplace_back(t.name);
       continue;
@@ -59,13 +55,13 @@ safetensors::result<std::vector<std::string>> gguf_names(const safetensors::head
       return make_error(error_code::invalid_argument,
                         fmt::format("tensor name is {} bytes, GGUF allows {} (--rename-long hash shortens it)",
                                     t.name.size(), gguf_max_name),
-                        std::nullopt, std::string(t.name));
+                        std::nullopt, t.name);
     }
     auto short_name = hashed_name(t.name);
     if (!short_name) return std::move(short_name).err();
     if (!taken.insert(*short_name).second) {
       return make_error(error_code::invalid_argument, "shortened name '" + *short_name + "' is already taken",
-                        std::nullopt, std::string(t.name));
+                        std::nullopt, t.name);
     }
     renamed.from.emplace_back(t.name);
     renamed.to.push_back(*short_name);
@@ -81,26 +77,26 @@ gguf::metadata_entry string_array(std::string key, std::vector<std::string> item
   return {std::move(key), gguf::value(std::in_place_index<9>, std::move(a))};
 }
 
-safetensors::result<gguf::write_plan> plan_output(const safetensors::header& h, const convert_args& args) {
+safetensors::result<gguf::write_plan> plan_output(const tensor_source& source, const std::string& rename_long) {
   renames renamed;
-  auto names = gguf_names(h, args.rename_long, renamed);
+  auto names = gguf_names(source, rename_long, renamed);
   if (!names) return std::move(names).err();
   std::vector<gguf::tensor_spec> specs;
   std::size_t i = 0;
-  for (const auto& t : h.tensors()) {
+  for (const auto& t : source.tensors()) {
     const auto type = gguf::ggml_type_for(t.type);
     if (!type) {
-      return make_error(
-          error_code::unsupported,
-          fmt::format("dtype {} has no GGUF equivalent (GGUF takes F32, F16, BF16, F64, I8, I16, I32, I64)",
-                      safetensors::dtype_name(t.type)),
-          std::nullopt, std::string(t.name));
+      return make_error(error_code::invalid_argument,
+                        fmt::format("dtype {} has no GGUF equivalent (GGUF takes F32, F16, BF16, F64, I8, I16, I32, "
+                                    "I64; --dtype F32 casts floats)",
+                                    safetensors::dtype_name(t.type)),
+                        std::nullopt, t.name);
     }
-    specs.push_back({(*names)[i++], *type, std::vector<std::uint64_t>(t.shape.begin(), t.shape.end())});
+    specs.push_back({(*names)[i++], *type, t.shape});
   }
   std::vector<gguf::metadata_entry> metadata;
-  if (h.metadata()) {
-    auto typed = gguf::from_safetensors_metadata(*h.metadata());
+  if (source.metadata()) {
+    auto typed = gguf::from_safetensors_metadata(*source.metadata());
     if (!typed) return std::move(typed).err();
     metadata = std::move(typed).value();
   }
@@ -111,34 +107,36 @@ safetensors::result<gguf::write_plan> plan_output(const safetensors::header& h, 
   return gguf::write_plan::make(std::move(metadata), std::move(specs), 32);
 }
 
+class gguf_sink final : public tensor_sink {
+ public:
+  gguf_sink(std::string path, std::string rename_long) : path_(std::move(path)), rename_long_(std::move(rename_long)) {}
+
+  safetensors::status write(const tensor_source& source) override {
+    auto plan = plan_output(source, rename_long_);
+    if (!plan) {
+      safetensors::error e = std::move(plan).err();
+      if (e.code != error_code::invalid_argument) e.code = error_code::invalid_argument;
+      return e;
+    }
+    auto out = gguf::stream_writer::create(path_, std::move(plan).value());
+    if (!out) return std::move(out).err();
+    for (std::size_t i = 0; i < source.tensors().size(); ++i) {
+      if (auto s = source.read(i, [&](std::span<const std::byte> chunk) { return out->append(i, chunk); }); !s) {
+        return s;
+      }
+    }
+    return out->commit();
+  }
+
+ private:
+  std::string path_;
+  std::string rename_long_;
+};
+
 }  // namespace
 
-run_result convert_safetensors_to_gguf(const convert_args& args) {
-  auto in = open_input(args.in);
-  if (!in) return with_path(in.err(), args.in);
-  const safetensors::header& h = in->meta();
-  auto plan = plan_output(h, args);
-  if (!plan) return with_path(plan.err(), args.in);
-  auto out = gguf::stream_writer::create(args.out, std::move(plan).value());
-  if (!out) return with_path(out.err(), args.out);
-  progress bar("convert", total_tensor_bytes(*in), !args.quiet);
-  std::vector<std::byte> buffer;
-  std::size_t index = 0;
-  for (const auto& t : h.tensors()) {
-    const auto s = for_each_chunk(*in, t, buffer, [&](std::span<const std::byte> chunk) {
-      bar.advance(chunk.size());
-      return out->append(index, chunk);
-    });
-    if (!s) return with_path(s.err(), args.in);
-    ++index;
-  }
-  if (auto s = out->commit(); !s) return with_path(s.err(), args.out);
-  bar.finish();
-  if (!args.quiet) {
-    fmt::print("{}: {}, {}\n", args.out, count_of(h.tensors().size(), "tensor"),
-               count_of(h.metadata() ? h.metadata()->size() : 0, "metadata key"));
-  }
-  return exit_ok;
+sink_ptr make_gguf_sink(const std::string& path, const std::string& rename_long) {
+  return std::make_unique<gguf_sink>(path, rename_long);
 }
 
 }  // namespace st_cli

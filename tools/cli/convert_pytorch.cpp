@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// `convert` from PyTorch checkpoints (.pt/.bin, zip or legacy; a sharded directory with
-// pytorch_model.bin.index.json) to SafeTensors, and `inspect` of a PyTorch file. Nothing
+// PyTorch checkpoints (.pt/.bin, zip or legacy; a sharded directory with
+// pytorch_model.bin.index.json) as a tensor_source for `convert`, and `inspect` of a PyTorch file. Nothing
 // in the input is executed: the library's restricted unpickler only describes tensors.
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -17,6 +18,7 @@
 #include "safetensors/formats/pytorch.h"
 #include "safetensors/json_text.h"
 #include "safetensors/writer.h"
+#include "tensor_source.h"
 
 namespace st_cli {
 namespace {
@@ -24,7 +26,7 @@ namespace {
 namespace st = safetensors;
 
 // One tensor to write, and where its bytes come from.
-struct source_tensor {
+struct tensor_origin {
   const st::torch_checkpoint* checkpoint = nullptr;
   std::size_t index = 0;
 };
@@ -33,7 +35,7 @@ struct source_tensor {
 struct conversion {
   std::vector<std::unique_ptr<st::torch_checkpoint>> inputs;
   std::vector<st::tensor_spec> specs;
-  std::vector<source_tensor> sources;
+  std::vector<tensor_origin> sources;
   st::metadata_map metadata{{"format", "pt"}};
   std::vector<std::string> notes;  // shared storages, skipped values: printed after writing
   std::uint64_t total_bytes = 0;
@@ -66,7 +68,7 @@ std::vector<bool> plan_shared(const st::torch_checkpoint& c, bool dedup, convers
   return dropped;
 }
 
-st::status add_checkpoint(const std::string& path, const convert_args& args, conversion& out) {
+st::status add_checkpoint(const std::string& path, const source_options& args, conversion& out) {
   st::torch_open_options options;
   options.key = args.key;
   auto opened = st::torch_checkpoint::open(path, options);
@@ -85,53 +87,30 @@ st::status add_checkpoint(const std::string& path, const convert_args& args, con
   return {};
 }
 
-st::status write_single(const conversion& c, const std::string& out_path, progress& bar) {
-  st::write_options options;
-  options.metadata = c.metadata;
-  auto plan = st::write_plan::make(c.specs, options);
-  if (!plan) return std::move(plan).err();
-  auto writer = st::stream_writer::create(out_path, std::move(plan).value());
-  if (!writer) return std::move(writer).err();
-  for (std::size_t i = 0; i < c.specs.size(); ++i) {
-    const auto& name = c.specs[i].name;
-    auto ok = c.sources[i].checkpoint->read_tensor(c.sources[i].index, [&](std::span<const std::byte> chunk) {
-      bar.advance(chunk.size());
-      return writer->append(name, chunk);
-    });
-    if (!ok) return ok;
+// The conversion as a tensor_source: tensors in the inputs' order, read from their checkpoint.
+class pytorch_source final : public tensor_source {
+ public:
+  pytorch_source(const std::string& path, conversion c, std::uint64_t shard_bytes) : c_(std::move(c)) {
+    format_ = "PyTorch";
+    path_ = path;
+    for (const auto& spec : c_.specs) tensors_.push_back({spec.name, spec.type, spec.shape});
+    metadata_ = c_.metadata;
+    notes_ = c_.notes;
+    shard_bytes_ = shard_bytes;
   }
-  return writer->commit();
-}
 
-// Shards about as large as the largest input shard, so the output mirrors the input.
-st::status write_sharded(const conversion& c, const std::string& out_dir, std::uint64_t max_shard_bytes,
-                         progress& bar) {
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) return st::make_error(st::error_code::io, "cannot create the output directory: " + ec.message());
-  st::shard_write_options options;
-  options.max_shard_bytes = std::max<std::uint64_t>(max_shard_bytes, 1);
-  options.file.metadata = c.metadata;
-  auto produce = [&](std::size_t i, const st::chunk_sink& sink) {
-    return c.sources[i].checkpoint->read_tensor(c.sources[i].index, [&](std::span<const std::byte> chunk) {
-      bar.advance(chunk.size());
-      return sink(chunk);
-    });
-  };
-  auto written = st::write_checkpoint(out_dir, c.specs, produce, options);
-  if (!written) return std::move(written).err();
-  return {};
-}
+  st::status read(std::size_t index, const chunk_consumer& consume) const override {
+    const tensor_origin& s = c_.sources[index];
+    return s.checkpoint->read_tensor(s.index, consume);
+  }
 
-void print_summary(const conversion& c, const std::string& in, const std::string& out) {
-  fmt::print("converted {} ({}) from {} to {}\n", count_of(c.specs.size(), "tensor"), human_bytes(c.total_bytes), in,
-             out);
-  for (const auto& note : c.notes) fmt::print("  {}\n", note);
-}
+ private:
+  conversion c_;
+};
 
-run_result convert_directory(const convert_args& args) {
-  auto index = st::read_torch_shard_index(args.in);
-  if (!index) return with_path(index.err(), args.in);
+st::result<source_ptr> open_directory(const std::string& path, const source_options& args) {
+  auto index = st::read_torch_shard_index(path);
+  if (!index) return with_path(index.err(), path);
   conversion c;
   std::uint64_t largest_shard = 0;
   for (const auto& shard : index->shard_paths) {
@@ -148,66 +127,72 @@ run_result convert_directory(const convert_args& args) {
       if (args.shared == "dedup" && c.metadata.contains(tensor)) continue;
       return with_path(st::make_error(st::error_code::shard_mismatch,
                                       fmt::format("the index puts '{}' in {}, which does not hold it", tensor, shard)),
-                       args.in);
+                       path);
     }
   }
-  progress bar("convert", c.total_bytes, !args.quiet);
-  if (auto ok = write_sharded(c, args.out, largest_shard, bar); !ok) return with_path(ok.err(), args.out);
-  bar.finish();
-  print_summary(c, args.in, args.out);
-  return exit_ok;
+  return source_ptr(std::make_unique<pytorch_source>(path, std::move(c), std::max<std::uint64_t>(largest_shard, 1)));
 }
 
 }  // namespace
 
-run_result convert_pytorch_to_safetensors(const convert_args& args) {
+st::result<source_ptr> open_pytorch_source(const std::string& path, const source_options& options) {
   std::error_code ec;
-  if (std::filesystem::is_directory(args.in, ec)) return convert_directory(args);
+  if (std::filesystem::is_directory(path, ec)) return open_directory(path, options);
   conversion c;
-  if (auto ok = add_checkpoint(args.in, args, c); !ok) return with_path(ok.err(), args.in);
-  progress bar("convert", c.total_bytes, !args.quiet);
-  auto ok = std::filesystem::is_directory(args.out, ec) ? write_sharded(c, args.out, st::default_max_shard_bytes, bar)
-                                                        : write_single(c, args.out, bar);
-  if (!ok) return with_path(ok.err(), args.out);
-  bar.finish();
-  print_summary(c, args.in, args.out);
-  return exit_ok;
+  if (auto ok = add_checkpoint(path, options, c); !ok) return with_path(ok.err(), path);
+  return source_ptr(std::make_unique<pytorch_source>(path, std::move(c), 0));
+}
+
+st::result<file_listing> list_pytorch(const std::string& path) {
+  auto c = st::torch_checkpoint::open(path);
+  if (!c) return with_path(c.err(), path);
+  std::map<std::size_t, std::size_t> users;  // storage -> tensors viewing it
+  for (const auto& t : c->tensors()) ++users[t.storage];
+  file_listing out;
+  out.format =
+      fmt::format("PyTorch checkpoint ({} container, {}-endian)",
+                  c->container() == st::torch_container::zip ? "zip" : "legacy", c->big_endian() ? "big" : "little");
+  out.extra_title = "notes";
+  for (const auto& t : c->tensors()) {
+    std::vector<std::string> notes;
+    if (!t.contiguous()) notes.emplace_back("strided view");
+    if (users[t.storage] > 1) notes.push_back(fmt::format("shares storage {}", c->storages()[t.storage].key));
+    const std::uint64_t elements =
+        std::accumulate(t.shape.begin(), t.shape.end(), std::uint64_t{1}, std::multiplies<>());
+    out.rows.push_back(
+        {{t.name, std::string(st::dtype_name(t.type)), t.shape, st::byte_size(t.type, t.shape).bytes, elements},
+         fmt::format("{}", fmt::join(notes, ", "))});
+  }
+  for (const auto& s : c->skipped()) out.notes.push_back(fmt::format("skipped {}: {}", s.name, s.reason));
+  return out;
 }
 
 run_result inspect_pytorch(const std::string& path, bool json) {
+  if (!json) {
+    auto listing = list_pytorch(path);
+    if (!listing) return std::move(listing).err();
+    print_listing(path, *listing);
+    return exit_ok;
+  }
   auto c = st::torch_checkpoint::open(path);
   if (!c) return with_path(c.err(), path);
   const char* container = c->container() == st::torch_container::zip ? "zip" : "legacy";
-  std::map<std::size_t, std::size_t> users;  // storage -> tensors viewing it
-  for (const auto& t : c->tensors()) ++users[t.storage];
   auto shape_text = [](const std::vector<std::uint64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); };
-  if (json) {
-    std::string out =
-        fmt::format(R"({{"format":"pytorch","container":"{}","big_endian":{},"tensors":[)", container, c->big_endian());
-    for (std::size_t i = 0; i < c->tensors().size(); ++i) {
-      const auto& t = c->tensors()[i];
-      out += fmt::format(R"({}{{"name":{},"dtype":"{}","shape":{},"storage":{},"storage_offset":{},"contiguous":{}}})",
-                         i ? "," : "", st::json_quote(t.name), st::dtype_name(t.type), shape_text(t.shape),
-                         st::json_quote(c->storages()[t.storage].key), t.storage_offset, t.contiguous());
-    }
-    out += R"(],"skipped":[)";
-    for (std::size_t i = 0; i < c->skipped().size(); ++i) {
-      const auto& s = c->skipped()[i];
-      out +=
-          fmt::format(R"({}{{"name":{},"reason":{}}})", i ? "," : "", st::json_quote(s.name), st::json_quote(s.reason));
-    }
-    fmt::print("{}]}}\n", out);
-    return exit_ok;
+  std::string out =
+      fmt::format(R"({{"format":"pytorch","container":"{}","big_endian":{},"tensors":[)", container, c->big_endian());
+  for (std::size_t i = 0; i < c->tensors().size(); ++i) {
+    const auto& t = c->tensors()[i];
+    out += fmt::format(R"({}{{"name":{},"dtype":"{}","shape":{},"storage":{},"storage_offset":{},"contiguous":{}}})",
+                       i ? "," : "", st::json_quote(t.name), st::dtype_name(t.type), shape_text(t.shape),
+                       st::json_quote(c->storages()[t.storage].key), t.storage_offset, t.contiguous());
   }
-  fmt::print("{}: PyTorch checkpoint ({} container, {}-endian), {}\n", path, container,
-             c->big_endian() ? "big" : "little", count_of(c->tensors().size(), "tensor"));
-  for (const auto& t : c->tensors()) {
-    std::string notes;
-    if (!t.contiguous()) notes += " (strided view)";
-    if (users[t.storage] > 1) notes += fmt::format(" (shares storage {})", c->storages()[t.storage].key);
-    fmt::print("  {}  {}  {}{}\n", t.name, st::dtype_name(t.type), shape_text(t.shape), notes);
+  out += R"(],"skipped":[)";
+  for (std::size_t i = 0; i < c->skipped().size(); ++i) {
+    const auto& s = c->skipped()[i];
+    out +=
+        fmt::format(R"({}{{"name":{},"reason":{}}})", i ? "," : "", st::json_quote(s.name), st::json_quote(s.reason));
   }
-  for (const auto& s : c->skipped()) fmt::print("  skipped {}: {}\n", s.name, s.reason);
+  fmt::print("{}]}}\n", out);
   return exit_ok;
 }
 

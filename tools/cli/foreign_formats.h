@@ -1,32 +1,37 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CLI's side of the other formats: `convert` between SafeTensors and PyTorch, NumPy
-// and GGUF files, and `inspect` of those files. One source file per format
+// The CLI's side of the other formats: `convert` between SafeTensors, PyTorch, NumPy and
+// GGUF files, and `inspect` of those files. One source file per format
 // (convert_pytorch.cpp, convert_numpy.cpp, convert_gguf.cpp) implements its part.
 #pragma once
 
 #include <string>
 
 #include "report.h"
+#include "tensor_table.h"
 
 namespace st_cli {
 
-/// What `safetensors convert` was asked; each converter reads the options that apply to it.
+/// What `safetensors convert` was asked. The converter is one pipeline: a tensor_source
+/// for the input (tensor_source.h), an optional cast, a tensor_sink for the output
+/// (tensor_sink.h); options that do not apply to the pair are refused.
 struct convert_args {
   std::string in;
   std::string out;
+  std::string to;               ///< output format: safetensors, npz, npy, gguf; empty: from the extension
   std::string key;              ///< PyTorch: the nested dict holding the tensors ("state_dict")
   std::string shared = "keep";  ///< PyTorch: tensors sharing storage: "keep" (copy each) or "dedup"
-  std::string dtype = "keep";   ///< GGUF: F32, F16, BF16 or keep
+  std::string dtype = "keep";   ///< floating tensors become F32, F16 or BF16; keep
   std::string rename_long;      ///< GGUF output: "hash" shortens names over 63 bytes
   bool compress = false;        ///< .npz output: deflate members
   bool quiet = false;
+  bool key_given = false;     ///< --key was on the command line
+  bool shared_given = false;  ///< --shared was on the command line
 };
 
-run_result convert_pytorch_to_safetensors(const convert_args& args);
-run_result convert_numpy_to_safetensors(const convert_args& args);
-run_result convert_safetensors_to_numpy(const convert_args& args);
-run_result convert_gguf_to_safetensors(const convert_args& args);
-run_result convert_safetensors_to_gguf(const convert_args& args);
+/// A non-SafeTensors file as inspect's table and tree show it (tensor_table.h).
+[[nodiscard]] safetensors::result<file_listing> list_pytorch(const std::string& path);
+[[nodiscard]] safetensors::result<file_listing> list_numpy(const std::string& path);
+[[nodiscard]] safetensors::result<file_listing> list_gguf(const std::string& path);
 
 /// `inspect` of a non-SafeTensors file; `json` as inspect --json.
 run_result inspect_pytorch(const std::string& path, bool json);

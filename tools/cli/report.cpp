@@ -11,7 +11,13 @@
 namespace st_cli {
 
 void print_error(const safetensors::error& e) {
-  fmt::print(stderr, "safetensors: error: {}\n", explain_input_error(e).to_string());
+  safetensors::error shown = explain_input_error(e);
+  // Said once: a message that already gives the position ("GLOBAL at pickle byte 169: ...")
+  // does not repeat it as "(at byte 169)".
+  if (shown.offset && shown.message.find(fmt::format("byte {}:", *shown.offset)) != std::string::npos) {
+    shown.offset.reset();
+  }
+  fmt::print(stderr, "safetensors: error: {}\n", shown.to_string());
 }
 
 void print_error(std::string_view message) { fmt::print(stderr, "safetensors: error: {}\n", message); }

@@ -36,9 +36,9 @@ struct line {
 void collect(const name_tree& node, int depth, int max_depth, std::vector<line>& out) {
   for (const auto& [key, child] : node.children) {
     std::string indent(static_cast<std::size_t>(depth) * 2, ' ');
-    std::string right = child.leaf != nullptr ? fmt::format("{} [{}]", safetensors::dtype_name(child.leaf->type),
-                                                            fmt::join(child.leaf->shape, ", "))
-                                              : count_of(child.tensors, "tensor");
+    std::string right = child.leaf != nullptr
+                            ? fmt::format("{} [{}]", child.leaf->type, fmt::join(child.leaf->shape, ", "))
+                            : count_of(child.tensors, "tensor");
     if (child.leaf != nullptr && !child.children.empty()) right += fmt::format(" (+{} below)", child.tensors - 1);
     out.push_back({indent + child.label, with_commas(child.params), right});
     if (max_depth < 0 || depth + 1 <= max_depth) collect(child, depth + 1, max_depth, out);
@@ -49,7 +49,7 @@ void append_json(const name_tree& node, std::string& out) {
   out += fmt::format(R"({{"name":{},"params":{},"bytes":{},"tensors":{})", safetensors::json_quote(node.label),
                      node.params, node.bytes, node.tensors);
   if (node.leaf != nullptr) {
-    out += fmt::format(R"(,"dtype":"{}","shape":[{}])", safetensors::dtype_name(node.leaf->type),
+    out += fmt::format(R"(,"dtype":{},"shape":[{}])", safetensors::json_quote(node.leaf->type),
                        fmt::join(node.leaf->shape, ","));
   }
   out += R"(,"children":[)";
@@ -72,27 +72,25 @@ bool natural_less::operator()(const std::string& a, const std::string& b) const 
   return a < b;
 }
 
-name_tree build_name_tree(std::span<const safetensors::tensor_info* const> tensors, const param_overrides& overrides) {
+name_tree build_name_tree(std::span<const tree_tensor> tensors) {
   name_tree root;
-  for (const safetensors::tensor_info* tensor : tensors) {
-    const safetensors::tensor_info& t = *tensor;
-    const std::uint64_t params = param_count(overrides, t);
+  for (const tree_tensor& t : tensors) {
     name_tree* node = &root;
-    const auto add = [&t, params](name_tree& n) {
-      n.params += params;
-      n.bytes += t.byte_size();
+    const auto add = [&t](name_tree& n) {
+      n.params += t.params;
+      n.bytes += t.bytes;
       ++n.tensors;
     };
     add(root);
     std::size_t start = 0;
     for (;;) {
       const std::size_t dot = t.name.find('.', start);
-      std::string part(t.name.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
+      std::string part = t.name.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
       name_tree& child = node->children[part];
       if (child.label.empty()) child.label = part;
       add(child);
       node = &child;
-      if (dot == std::string_view::npos) break;
+      if (dot == std::string::npos) break;
       start = dot + 1;
     }
     node->leaf = &t;

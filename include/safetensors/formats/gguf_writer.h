@@ -30,6 +30,9 @@ class write_plan {
   /// duplicate names or keys, an empty key, more than 4 dimensions, a row that is not a
   /// whole number of blocks, sizes that overflow, an alignment that is not a power of two.
   /// `general.alignment` is set to `alignment` (UINT32), replacing any value present.
+  /// When no tensor is quantized, a `general.file_type` present is set to match the
+  /// tensors (ALL_F32 0, MOSTLY_F16 1, MOSTLY_BF16 32: the 16-bit float with the most
+  /// elements) and `general.quantization_version` is dropped.
   [[nodiscard]] static result<write_plan> make(std::vector<metadata_entry> metadata, std::vector<tensor_spec> tensors,
                                                std::uint32_t alignment = 32);
 

@@ -118,4 +118,30 @@ class npy_file {
 [[nodiscard]] status write_npy(const std::string& path, dtype type, std::span<const std::uint64_t> shape,
                                std::span<const std::byte> data);
 
+/// Writes one `.npy` array whose data arrives in chunks (memory stays bounded by the
+/// chunks); the file appears at its path on commit() only, as with write_npy.
+class npy_writer {
+ public:
+  /// Errors: Unsupported (no NumPy dtype), ValidationOverflow, IoError; all carry `path`.
+  [[nodiscard]] static result<npy_writer> create(const std::string& path, dtype type,
+                                                 std::span<const std::uint64_t> shape);
+
+  npy_writer(npy_writer&&) noexcept;
+  npy_writer& operator=(npy_writer&&) noexcept;
+  npy_writer(const npy_writer&) = delete;
+  npy_writer& operator=(const npy_writer&) = delete;
+  /// Removes the temporary file unless commit() succeeded.
+  ~npy_writer();
+
+  /// Appends C-order little-endian data. InvalidArgument past the array's size.
+  [[nodiscard]] status append(std::span<const std::byte> chunk);
+  /// Checks the data is complete, fsyncs, renames into place.
+  [[nodiscard]] status commit();
+
+ private:
+  struct state;
+  explicit npy_writer(std::unique_ptr<state> s) noexcept;
+  std::unique_ptr<state> state_;
+};
+
 }  // namespace safetensors

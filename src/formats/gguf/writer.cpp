@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <optional>
 #include <set>
 
 #include "formats/gguf/tensor_size.h"
@@ -91,6 +92,32 @@ void write_value(byte_sink& out, const value& v) {
   return {};
 }
 
+// llama.cpp's llama_ftype values for files whose tensors are all unquantized.
+constexpr std::uint32_t ftype_all_f32 = 0;
+constexpr std::uint32_t ftype_mostly_f16 = 1;
+constexpr std::uint32_t ftype_mostly_bf16 = 32;
+
+/// general.file_type says how the tensors are stored; a file whose tensors are all plain
+/// (a dequantized model written back) must not keep a quantized file type or
+/// general.quantization_version. The type is the 16-bit float holding the most elements,
+/// else ALL_F32. Files with a quantized tensor are left as the caller described them.
+void match_file_type(std::vector<metadata_entry>& metadata, std::span<const tensor_info> tensors) {
+  const auto file_type = std::ranges::find(metadata, std::string_view("general.file_type"), &metadata_entry::key);
+  if (file_type == metadata.end()) return;
+  std::uint64_t f16 = 0;
+  std::uint64_t bf16 = 0;
+  for (const tensor_info& t : tensors) {
+    const std::optional<dtype> plain = plain_dtype(t.type);
+    if (!plain) return;
+    if (*plain == dtype::F16) f16 += t.element_count;
+    if (*plain == dtype::BF16) bf16 += t.element_count;
+  }
+  std::uint32_t type = ftype_all_f32;
+  if (f16 > 0 || bf16 > 0) type = f16 >= bf16 ? ftype_mostly_f16 : ftype_mostly_bf16;
+  file_type->val = value(std::in_place_type<std::uint32_t>, type);
+  std::erase_if(metadata, [](const metadata_entry& e) { return e.key == "general.quantization_version"; });
+}
+
 }  // namespace
 
 result<write_plan> write_plan::make(std::vector<metadata_entry> metadata, std::vector<tensor_spec> tensors,
@@ -125,6 +152,7 @@ result<write_plan> write_plan::make(std::vector<metadata_entry> metadata, std::v
   for (const tensor_info& t : plan.tensors_) {
     if (!names.insert(t.name).second) return plan_error("duplicate tensor name '" + t.name + "'", t.name);
   }
+  match_file_type(metadata, plan.tensors_);
   byte_sink out;
   out.number<std::uint32_t>(0x46554747);  // "GGUF"
   out.number<std::uint32_t>(3);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <optional>
 
 #include "safetensors/formats/npy.h"
 #include "writer/atomic_file.h"
@@ -71,6 +72,61 @@ status write_npy(const std::string& path, dtype type, std::span<const std::uint6
   if (auto s = out->write_at(0, std::as_bytes(std::span(*preamble))); !s) return s;
   if (auto s = out->write_at(preamble->size(), data); !s) return s;
   return out->commit();
+}
+
+struct npy_writer::state {
+  std::optional<detail::atomic_file> out;
+  std::string path;
+  std::uint64_t written = 0;  // file bytes so far, preamble included
+  std::uint64_t size = 0;     // the whole file
+};
+
+npy_writer::npy_writer(std::unique_ptr<state> s) noexcept : state_(std::move(s)) {}
+npy_writer::npy_writer(npy_writer&&) noexcept = default;
+npy_writer& npy_writer::operator=(npy_writer&&) noexcept = default;
+npy_writer::~npy_writer() = default;
+
+result<npy_writer> npy_writer::create(const std::string& path, dtype type, std::span<const std::uint64_t> shape) {
+  auto preamble = npy_encode_header(type, shape);
+  const auto size = byte_size(type, shape);
+  if (preamble && size.problem != size_problem::none) {
+    preamble = make_error(error_code::validation_overflow, "the array's byte size overflows");
+  }
+  if (!preamble) {
+    error e = std::move(preamble).err();
+    e.path = path;
+    return e;
+  }
+  auto s = std::make_unique<state>();
+  s->path = path;
+  s->size = preamble->size() + size.bytes;
+  auto out = detail::atomic_file::create(path, s->size);
+  if (!out) return std::move(out).err();
+  s->out.emplace(std::move(out).value());
+  if (auto w = s->out->write_at(0, std::as_bytes(std::span(*preamble))); !w) return std::move(w).err();
+  s->written = preamble->size();
+  return npy_writer(std::move(s));
+}
+
+status npy_writer::append(std::span<const std::byte> chunk) {
+  if (chunk.size() > state_->size - state_->written) {
+    error e = make_error(error_code::invalid_argument, "more data than the array holds");
+    e.path = state_->path;
+    return e;
+  }
+  if (auto s = state_->out->write_at(state_->written, chunk); !s) return s;
+  state_->written += chunk.size();
+  return {};
+}
+
+status npy_writer::commit() {
+  if (state_->written != state_->size) {
+    error e = make_error(error_code::invalid_argument,
+                         fmt::format("{} bytes of the array's data missing", state_->size - state_->written));
+    e.path = state_->path;
+    return e;
+  }
+  return state_->out->commit();
 }
 
 }  // namespace safetensors

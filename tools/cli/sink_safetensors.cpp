@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// SafeTensors outputs: one file through the streaming writer, or a sharded directory
+// (shards about as large as a sharded input's, else the 5GB default) with its index.
+#include <filesystem>
+
+#include "safetensors/checkpoint.h"
+#include "safetensors/writer.h"
+#include "tensor_sink.h"
+
+namespace st_cli {
+namespace {
+
+namespace st = safetensors;
+
+std::vector<st::tensor_spec> specs_of(const tensor_source& source) {
+  std::vector<st::tensor_spec> specs;
+  for (const auto& t : source.tensors()) specs.push_back({t.name, t.type, t.shape});
+  return specs;
+}
+
+// An impossible output (a name clash, invalid UTF-8 in a name) is a usage problem, not a broken input.
+st::error as_usage(st::error e) {
+  if (e.code != st::error_code::io) e.code = st::error_code::invalid_argument;
+  return e;
+}
+
+class safetensors_file_sink final : public tensor_sink {
+ public:
+  explicit safetensors_file_sink(std::string path) : path_(std::move(path)) {}
+
+  st::status write(const tensor_source& source) override {
+    st::write_options options;
+    options.metadata = source.metadata();
+    auto plan = st::write_plan::make(specs_of(source), options);
+    if (!plan) return as_usage(std::move(plan).err());
+    auto writer = st::stream_writer::create(path_, std::move(plan).value());
+    if (!writer) return std::move(writer).err();
+    for (std::size_t i = 0; i < source.tensors().size(); ++i) {
+      const std::string& name = source.tensors()[i].name;
+      if (auto s = source.read(i, [&](std::span<const std::byte> chunk) { return writer->append(name, chunk); }); !s) {
+        return s;
+      }
+    }
+    return writer->commit();
+  }
+
+ private:
+  std::string path_;
+};
+
+class safetensors_directory_sink final : public tensor_sink {
+ public:
+  explicit safetensors_directory_sink(std::string path) : path_(std::move(path)) {}
+
+  st::status write(const tensor_source& source) override {
+    st::shard_write_options options;
+    options.max_shard_bytes = source.shard_bytes() > 0 ? source.shard_bytes() : st::default_max_shard_bytes;
+    options.file.metadata = source.metadata();
+    const auto specs = specs_of(source);
+    if (auto plan = st::assign_shards(specs, options); !plan) return as_usage(std::move(plan).err());
+    std::error_code ec;
+    std::filesystem::create_directories(path_, ec);
+    if (ec) return st::make_error(st::error_code::io, "cannot create the output directory: " + ec.message());
+    auto produce = [&](std::size_t i, const st::chunk_sink& sink) { return source.read(i, sink); };
+    auto written = st::write_checkpoint(path_, specs, produce, options);
+    if (!written) return std::move(written).err();
+    return {};
+  }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace
+
+sink_ptr make_safetensors_sink(const std::string& path, bool sharded) {
+  if (sharded) return std::make_unique<safetensors_directory_sink>(path);
+  return std::make_unique<safetensors_file_sink>(path);
+}
+
+}  // namespace st_cli
