@@ -4,7 +4,8 @@
 
 Every measurement runs in a fresh interpreter (imports excluded from the timing) on a warm
 page cache; the table shows medians and the ratio ours / baseline (below 1: ours is faster),
-and the peak RSS (ru_maxrss) each load reached above the interpreter's own. Usage:
+and the peak RSS (VmHWM after a reset, else ru_maxrss) each load reached above the
+interpreter's own. Usage:
 
     PYTHONPATH=build/python python3 bench/python_bench.py [--size-mb 1024] [--repeat 3] [--dir DIR]
 
@@ -125,6 +126,16 @@ def rss_now():
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def peak_rss():
+    """The high-water RSS in bytes: VmHWM (reset by reset_peak_rss), else ru_maxrss (which,
+    after exec, also counts the parent's RSS)."""
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) * 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def reset_peak_rss():
     """Resets the kernel's RSS high-water mark (Linux 4.0+), so that ru_maxrss measures
     from here rather than the imports' peak."""
@@ -198,11 +209,11 @@ def worker(case, files):
     else:
         raise SystemExit(f"unknown case {case}")
     seconds = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = peak_rss()
     if os.path.exists(out):
         os.remove(out)
     del keep, safetensors
-    return seconds, max(0, peak * 1024 - base_rss)
+    return seconds, max(0, peak - base_rss)
 
 
 def run_worker(case, files, repeat):
@@ -268,7 +279,7 @@ def main():
                   flush=True)
         pread_s, pread_rss = run_worker("load_file_pread", files, args.repeat)
         print(f"\nload_file(backend=\"pread\"): {pread_s:.3f} s")
-        print("\nPeak RSS growth (ru_maxrss) against the file size:")
+        print("\nPeak RSS growth (VmHWM) against the file size:")
         for case in ("load_file", "load_file_touch", "torch.load", "torch.load_touch"):
             print(f"- {case}: {peaks[case] / 1e6:.0f} MB ({peaks[case] / size:.2f} x file size)")
         print(f"- load_file(backend=\"pread\"): {pread_rss / 1e6:.0f} MB ({pread_rss / size:.2f} x file size)")
