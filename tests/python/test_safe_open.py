@@ -100,7 +100,26 @@ def test_slice_errors(sample_file):
 def test_missing_file_raises_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError) as e:
         safe_open(tmp_path / "nope.safetensors", framework="pt")
-    assert e.value.filename == str(tmp_path / "nope.safetensors")
+    assert e.value.errno == 2
+    assert str(e.value) == f"No such file or directory: {tmp_path / 'nope.safetensors'}"  # the reference's words
+    with pytest.raises(FileNotFoundError) as e:
+        safe_open("notafile", framework="np", backend="pread")
+    assert str(e.value) == "No such file or directory: notafile"
+
+
+def test_device_and_backend_errors_use_the_reference_words(sample_file):
+    path, _ = sample_file
+    with pytest.raises(SafetensorError) as e:
+        safe_open(path, framework="pt", device="bogus")
+    assert str(e.value) == "device bogus is invalid"
+    with pytest.raises(SafetensorError) as e:
+        safe_open(path, framework="np", device="cuda:0")
+    assert str(e.value) == "Device cuda:0 is not supported for framework numpy"
+    with pytest.raises(SafetensorError) as e:
+        safe_open(path, framework="pt", backend="bogus")
+    assert str(e.value) == 'backend "bogus" is invalid (expected one of: "mmap", "pread")'
+    with safe_open(path, framework="pt", device="cpu") as f:
+        assert f.keys()
 
 
 def test_unknown_tensor_raises_safetensor_error(sample_file):
