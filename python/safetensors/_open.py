@@ -13,7 +13,7 @@ import os
 import sys
 
 from . import _dtypes
-from ._safetensors_cxx import Reader, SafetensorError
+from ._safetensors_cxx import HeaderReader, Reader, SafetensorError
 
 _FRAMEWORKS = {
     "pt": "pt", "torch": "pt", "pytorch": "pt",
@@ -28,6 +28,7 @@ _FRAMEWORK_NAMES = {"pt": "pytorch", "np": "numpy", "tf": "tensorflow", "flax": 
                     "paddle": "paddle"}
 _DEVICE_KINDS = ("cpu", "cuda", "musa", "mps", "npu", "xpu", "xla", "mlu", "hpu", "meta")
 _BIG_ENDIAN = sys.byteorder == "big"
+_SUB_BYTE = ("F4", "F6_E2M3", "F6_E3M2")  # several values per byte: always copied
 
 
 def _framework(name):
@@ -302,7 +303,7 @@ class _Handle:
     def _view(self, code, shape, nbytes, offset):
         """A tensor/array viewing the mapping at `offset`, or None when it must be copied (no
         mapping, an empty or sub-byte tensor, an offset not a multiple of the element size)."""
-        if self._mapping is None or nbytes == 0 or code.startswith(("F4", "F6")):
+        if self._mapping is None or nbytes == 0 or code in _SUB_BYTE:
             return None
         if self._framework == "pt":
             import torch
@@ -374,23 +375,114 @@ class safe_open(_Handle):
         super().__init__(Reader.open(os.fspath(filename), _backend(backend)), fw, device)
 
 
+class _StreamSlice:
+    """A planned slice of a file object: the ranges to read into the output."""
+
+    def __init__(self, stream, plan):
+        self._stream = stream
+        self.dtype, self.shape, self.nbytes, self._ranges = plan
+        self.offset = None  # nothing to view: always read
+
+    def read_into(self, out):
+        view = memoryview(out).cast("B")
+        done = 0
+        for offset, length in self._ranges:
+            self._stream.read_at(offset, view[done : done + length])
+            done += length
+
+
+class _StreamReader:
+    """The Reader interface over a binary file object that has no usable descriptor (fsspec,
+    BytesIO, ...): the header is read and validated once, then only the bytes of the tensors
+    and slices asked for are read, with seek() and readinto()/read()."""
+
+    def __init__(self, f):
+        import threading
+
+        self._f = f
+        self._lock = threading.Lock()
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        prefix = self._read(0, min(8, size))
+        n = HeaderReader.header_length(prefix, size)
+        self._header = HeaderReader.parse(self._read(8, n), size)
+
+    def _read(self, offset, n):
+        out = bytearray(n)
+        self.read_at(offset, memoryview(out))
+        return bytes(out)
+
+    def read_at(self, offset, view):
+        with self._lock:
+            self._f.seek(offset)
+            done = 0
+            readinto = getattr(self._f, "readinto", None)
+            while done < len(view):
+                if readinto is not None:
+                    got = readinto(view[done:])
+                else:
+                    chunk = self._f.read(len(view) - done)
+                    got = len(chunk)
+                    view[done : done + got] = chunk
+                if not got:
+                    raise _error(f"unexpected end of file: {len(view) - done} bytes missing at byte {offset + done}",
+                                 "IoError")
+                done += got
+
+    @property
+    def closed(self):
+        return self._header.closed
+
+    def close(self):
+        self._header.close()
+
+    def mapping(self):
+        return None
+
+    def keys(self):
+        return self._header.keys()
+
+    def offset_keys(self):
+        return self._header.offset_keys()
+
+    def metadata(self):
+        return self._header.metadata()
+
+    def info(self, name):
+        return self._header.info(name)
+
+    def locate(self, name):
+        return self._header.locate(name)
+
+    def read_into(self, name, out):
+        _, _, nbytes, offset = self._header.locate(name)
+        self.read_at(offset, memoryview(out).cast("B")[:nbytes])
+
+    def plan_slice(self, name, indexers):
+        return _StreamSlice(self, self._header.plan_slice(name, indexers))
+
+
+def _descriptor_path(f):
+    """/proc/self/fd/N for a file object over a regular file (Linux), else None."""
+    fileno = getattr(f, "fileno", None)
+    if fileno is None:
+        return None
+    try:
+        path = f"/proc/self/fd/{fileno()}"
+        return path if os.path.isfile(path) else None
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 class _safe_open_handle(_Handle):
-    """safe_open over an already open binary file object (anything with fileno() on Linux, else
-    anything with read())."""
+    """safe_open over an already open binary file object. A file object over a regular file
+    (fsspec's local files too) is mapped through its descriptor like safe_open; any other
+    (fsspec memory/HTTP files, BytesIO) has its header read once and then only the bytes of
+    the tensors and slices asked for."""
 
     def __init__(self, f, framework, device="cpu", *, backend="mmap"):
         fw = _framework(framework)
         _device(fw, device)
-        reader = None
-        fileno = getattr(f, "fileno", None)
-        if fileno is not None:
-            try:
-                proc_path = f"/proc/self/fd/{fileno()}"
-            except (OSError, ValueError):
-                proc_path = None
-            if proc_path and os.path.exists(proc_path):
-                reader = Reader.open(proc_path, _backend(backend))
-        if reader is None:
-            f.seek(0)
-            reader = Reader.from_bytes(f.read())
+        path = _descriptor_path(f)
+        reader = Reader.open(path, _backend(backend)) if path else _StreamReader(f)
         super().__init__(reader, fw, device)

@@ -14,4 +14,5 @@ PYBIND11_MODULE(_safetensors_cxx, m) {
   st_python::bind_writer(m);
   st_python::bind_validate(m);
   st_python::bind_mlx(m);
+  st_python::bind_header_reader(m);
 }

@@ -62,26 +62,6 @@ st::io_backend backend_from(const std::string& name) {
   fail_argument("backend " + name + " is invalid (valid: mmap, pread)");
 }
 
-std::vector<st::slice_index> indexers_from(const py::list& items) {
-  std::vector<st::slice_index> out;
-  for (const py::handle item : items) {
-    const auto t = py::cast<py::tuple>(item);
-    const auto kind = t[0].cast<std::string>();
-    if (kind == "index") {
-      out.push_back(st::slice_index::at(t[1].cast<std::int64_t>()));
-    } else if (kind == "range") {
-      auto opt = [](const py::handle& h) {
-        return h.is_none() ? std::nullopt : std::optional<std::int64_t>(h.cast<std::int64_t>());
-      };
-      const std::int64_t step = t[3].is_none() ? 1 : t[3].cast<std::int64_t>();
-      out.push_back(st::slice_index::range(opt(t[1]), opt(t[2]), step));
-    } else {
-      out.push_back(st::slice_index::ellipsis());
-    }
-  }
-  return out;
-}
-
 /// A planned slice: the ranges to copy, and the reader state they point into.
 struct slice_handle {
   std::shared_ptr<const source> keep;
