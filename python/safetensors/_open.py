@@ -372,7 +372,7 @@ class safe_open(_Handle):
     def __init__(self, filename, framework, device="cpu", *, backend="mmap"):
         fw = _framework(framework)
         _device(fw, device)
-        super().__init__(Reader.open(os.fspath(filename), _backend(backend)), fw, device)
+        super().__init__(Reader.open(os.fsdecode(filename), _backend(backend)), fw, device)
 
 
 class _StreamSlice:

@@ -96,7 +96,7 @@ def serialize_file(tensor_dict, filename, metadata=None):
     """Writes the file atomically: a temporary beside it, fsynced, then renamed over it."""
     entries = _entries(tensor_dict)
     check_metadata(metadata)
-    _serialize_file(entries, os.fspath(filename), metadata)
+    _serialize_file(entries, os.fsdecode(filename), metadata)
 
 
 def deserialize(bytes):  # noqa: A002 - the reference's parameter name

@@ -42,7 +42,7 @@ def save_file(tensor_dict, filename, metadata=None):
     """Writes `tensor_dict` to `filename` atomically."""
     entries = _entries(tensor_dict)
     check_metadata(metadata)
-    _serialize_file(entries, os.fspath(filename), metadata)
+    _serialize_file(entries, os.fsdecode(filename), metadata)
 
 
 def load(data):

@@ -277,7 +277,7 @@ def save_file(tensors, filename, metadata=None):
     """Writes `tensors` to `filename` atomically. Tensors sharing memory are refused (use save_model)."""
     entries, alive = _entries(tensors)
     check_metadata(metadata)
-    _serialize_file(entries, os.fspath(filename), metadata)
+    _serialize_file(entries, os.fsdecode(filename), metadata)
     del alive
 
 

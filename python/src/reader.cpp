@@ -28,6 +28,7 @@ namespace {
 struct source {
   std::vector<std::byte> bytes;              // from_bytes: a copy of the caller's data, which may change
   std::shared_ptr<private_mapping> mapping;  // mmap backend: the file, mapped copy-on-write
+  std::string path;                          // what errors name (the mapped file's reader has none)
   std::optional<st::file> file;
   std::optional<st::checkpoint> checkpoint;
 };
@@ -37,6 +38,8 @@ struct located {
   const st::tensor_info* info = nullptr;
 };
 
+const std::string& path_of(const source& s, const st::file& f) { return s.path.empty() ? f.path() : s.path; }
+
 located locate(const source& s, const std::string& name) {
   if (s.file) {
     if (const auto* info = s.file->find(name)) return {&*s.file, info};
@@ -45,7 +48,7 @@ located locate(const source& s, const std::string& name) {
   }
   st::error e =
       st::make_error(st::error_code::tensor_not_found, "File does not contain tensor " + name, std::nullopt, name);
-  e.path = s.file ? s.file->path() : s.checkpoint->directory();
+  e.path = s.file ? path_of(s, *s.file) : s.checkpoint->directory();
   throw python_error(std::move(e));
 }
 
@@ -89,6 +92,7 @@ reader open_file(const std::string& path, const std::string& backend, const std:
   options.backend = backend_from(backend);
   options.parse = parse_options_for(policy);
   auto s = std::make_shared<source>();
+  s->path = path;
   std::optional<st::result<st::file>> opened;
   {
     py::gil_scoped_release release;
@@ -228,7 +232,7 @@ slice_handle plan(const reader& r, const std::string& name, const py::list& inde
   auto p = st::plan_slice(*loc.info, loc.file->meta().data_start(), idx);
   if (!p) {
     st::error e = std::move(p).err();
-    e.path = loc.file->path();
+    e.path = s->file && loc.file == &*s->file ? path_of(*s, *loc.file) : loc.file->path();
     throw python_error(std::move(e));
   }
   return slice_handle{std::move(s), loc.file, std::move(p).value()};

@@ -107,6 +107,14 @@ def test_missing_file_raises_file_not_found(tmp_path):
     assert str(e.value) == "No such file or directory: notafile"
 
 
+def test_paths_may_be_str_bytes_or_path_like(sample_file):
+    path, tensors = sample_file
+    for name in (str(path), path, bytes(path)):
+        with safe_open(name, framework="np") as f:
+            assert f.keys() == sorted(tensors)
+    save_file(tensors, bytes(path))
+
+
 def test_device_and_backend_errors_use_the_reference_words(sample_file):
     path, _ = sample_file
     with pytest.raises(SafetensorError) as e:
@@ -128,7 +136,10 @@ def test_unknown_tensor_raises_safetensor_error(sample_file):
         for call in (f.get_tensor, f.get_slice):
             with pytest.raises(SafetensorError, match="does not contain tensor nope") as e:
                 call("nope")
-            assert e.value.code == "TensorNotFound" and e.value.tensor == "nope"
+            assert e.value.code == "TensorNotFound" and e.value.tensor == "nope" and e.value.path == str(path)
+        with pytest.raises(SafetensorError) as e:
+            f.get_slice("alpha")[0, 0, 0]
+        assert e.value.path == str(path) and e.value.tensor == "alpha"
 
 
 @pytest.mark.parametrize("header,data,prefix,code", [

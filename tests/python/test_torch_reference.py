@@ -332,3 +332,19 @@ def test_slices_match_torch_indexing(tmp_path):
             sl[2:, 20]
         assert str(e.value) == ("Error during slicing [2:, 20] with shape [10, 5]: index 20 out of bounds for "
                                 "tensor dimension #1 of size 5")
+
+
+def test_disjoint_views_of_one_storage_save(tmp_path):
+    a = torch.arange(8.0).reshape(4, 2)
+    save_file({"top": a[:1], "rest": a[1:]}, tmp_path / "d.safetensors")
+    loaded = load_file(tmp_path / "d.safetensors")
+    assert torch.equal(loaded["top"], a[:1]) and torch.equal(loaded["rest"], a[1:])
+
+
+def test_zero_sized_tensors(tmp_path):
+    tensors = {"a": torch.zeros((2, 0)), "b": torch.zeros((0,), dtype=torch.int8), "c": torch.ones(3)}
+    save_file(tensors, tmp_path / "z.safetensors")
+    for loaded in (load_file(tmp_path / "z.safetensors"), load_file(tmp_path / "z.safetensors", backend="pread"),
+                   load(save(tensors))):
+        for k, t in tensors.items():
+            assert loaded[k].shape == t.shape and loaded[k].dtype == t.dtype and torch.equal(loaded[k], t)
