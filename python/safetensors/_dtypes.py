@@ -62,3 +62,16 @@ def torch_dtype(code):
     if not isinstance(found, torch.dtype):
         raise SafetensorError(f"torch {torch.__version__} has no dtype for {code}")
     return found
+
+
+_TORCH_ITEMSIZE = {}
+
+
+def torch_itemsize(dtype):
+    """Bytes per element of a torch dtype (cached: torch 1.13 has no dtype.itemsize)."""
+    size = _TORCH_ITEMSIZE.get(dtype)
+    if size is None:
+        import torch
+
+        size = _TORCH_ITEMSIZE[dtype] = torch.empty((), dtype=dtype).element_size()
+    return size

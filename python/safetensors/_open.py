@@ -1,12 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
-"""safe_open: lazy access to one file's tensors as numpy arrays or torch tensors."""
+"""safe_open: lazy access to one file's tensors as numpy arrays or torch tensors.
+
+With the mmap backend a file is mapped once, privately (copy-on-write), and every tensor
+or array handed out is a view of that mapping, kept alive by the tensors themselves: no
+bytes are copied at load time and pages are read when first touched. Writes to a tensor
+copy the page and never reach the file. Tensors whose offset is not a multiple of their
+element size, and big-endian hosts, get a copy instead; so does the pread backend.
+"""
 
 import operator
 import os
 import sys
 
 from . import _dtypes
-from ._safetensors_cxx import Reader, SafetensorError
+from ._safetensors_cxx import HeaderReader, Reader, SafetensorError
 
 _FRAMEWORKS = {
     "pt": "pt", "torch": "pt", "pytorch": "pt",
@@ -16,6 +23,12 @@ _FRAMEWORKS = {
     "mlx": "mlx",
     "paddle": "paddle",
 }
+# How the reference names a framework in its messages.
+_FRAMEWORK_NAMES = {"pt": "pytorch", "np": "numpy", "tf": "tensorflow", "flax": "flax", "mlx": "mlx",
+                    "paddle": "paddle"}
+_DEVICE_KINDS = ("cpu", "cuda", "musa", "mps", "npu", "xpu", "xla", "mlu", "hpu", "meta")
+_BIG_ENDIAN = sys.byteorder == "big"
+_SUB_BYTE = ("F4", "F6_E2M3", "F6_E3M2")  # several values per byte: always copied
 
 
 def _framework(name):
@@ -25,12 +38,65 @@ def _framework(name):
     return found
 
 
-def _device(framework, device):
+def _device_name(device):
+    """A device as the reference accepts it (a name, "kind:index", an index or a torch.device),
+    as a string; anything else raises SafetensorError("device ... is invalid")."""
     if device is None:
-        device = "cpu"
-    if framework != "pt" and device != "cpu":
-        raise SafetensorError(f"Device {device} is not supported for framework {framework}")
+        return "cpu"
+    if isinstance(device, bool):
+        raise SafetensorError(f"device {device!r} is invalid")
+    if isinstance(device, int):
+        if device < 0:
+            raise SafetensorError(f"device {device!r} is invalid")
+        return device
+    if type(device).__name__ == "device" and type(device).__module__.startswith("torch"):
+        return str(device)
+    if not isinstance(device, str):
+        raise SafetensorError(f"device {device!r} is invalid")
+    kind, sep, index = device.partition(":")
+    if kind not in _DEVICE_KINDS or (sep and not index.isdigit()):
+        raise SafetensorError(f"device {device} is invalid")
+    if kind == "mps" and sep and index != "0":
+        raise SafetensorError(f"device {device} is invalid: only mps or mps:0 is supported")
     return device
+
+
+def _device(framework, device):
+    device = _device_name(device)
+    if framework not in ("pt", "paddle") and device != "cpu":
+        raise SafetensorError(f"Device {device} is not supported for framework {_FRAMEWORK_NAMES[framework]}")
+    return device
+
+
+def _backend(name):
+    if name == "auto":
+        return "mmap"
+    if name not in ("mmap", "pread"):
+        shown = '"' + str(name).replace("\\", "\\\\").replace('"', '\\"') + '"'
+        raise SafetensorError(f'backend {shown} is invalid (expected one of: "mmap", "pread")')
+    return name
+
+
+def _check_name(name):
+    if not isinstance(name, str):
+        raise TypeError(f"argument 'name': '{type(name).__name__}' object cannot be converted to 'PyString'")
+    return name
+
+
+def _torch_shape(code, shape):
+    if code == "F4" and shape:
+        return list(shape[:-1]) + [shape[-1] // 2]  # torch stores two F4 values per element
+    return shape
+
+
+def _to_device(tensor, device):
+    if device == "cpu":
+        return tensor
+    if isinstance(device, int):
+        import torch
+
+        device = torch.device("cuda", device) if torch.cuda.is_available() else device
+    return tensor.to(device)
 
 
 def _fill(read_into, code, shape, nbytes, framework, device):
@@ -39,8 +105,7 @@ def _fill(read_into, code, shape, nbytes, framework, device):
         import torch
 
         dtype = _dtypes.torch_dtype(code)
-        if code == "F4" and shape:
-            shape = list(shape[:-1]) + [shape[-1] // 2]  # torch stores two F4 values per element
+        shape = _torch_shape(code, shape)
         if nbytes == 0:
             out = torch.empty(shape, dtype=dtype)
         else:
@@ -51,11 +116,9 @@ def _fill(read_into, code, shape, nbytes, framework, device):
             raw = np.empty(nbytes, dtype=np.uint8)
             read_into(raw)
             out = torch.from_numpy(raw).view(dtype).reshape(shape)
-            if sys.byteorder == "big":
+            if _BIG_ENDIAN:
                 out = _byteswapped_torch(out)
-        if device != "cpu":
-            out = out.to(device)
-        return out
+        return _to_device(out, device)
     import numpy as np
 
     if nbytes == 0:
@@ -96,24 +159,71 @@ def _convert_numpy(array, framework):
     return paddle.to_tensor(array)
 
 
-def _indexers(key):
-    """A numpy index expression as the extension's indexer tuples."""
-    items = key if isinstance(key, tuple) else (key,)
-    out = []
+def _render_key(items):
+    """An index expression as the reference prints it in slicing errors: [2:, 20]."""
+    parts = []
     for item in items:
         if item is Ellipsis:
-            out.append(("ellipsis",))
+            parts.append("...")
         elif isinstance(item, slice):
-            bounds = [None if b is None else operator.index(b) for b in (item.start, item.stop, item.step)]
+            text = ("" if item.start is None else str(item.start)) + ":" + ("" if item.stop is None else str(item.stop))
+            if item.step is not None:
+                text += f":{item.step}"
+            parts.append(text)
+        else:
+            parts.append(str(item))
+    return "[" + ", ".join(parts) + "]"
+
+
+def _error(message, code=None, tensor=None, path=None):
+    """A SafetensorError raised here, with the attributes the extension's errors carry."""
+    e = SafetensorError(message)
+    e.code, e.offset, e.tensor, e.path = code, None, tensor, path
+    return e
+
+
+def _slicing_error(items, shape, cause):
+    return _error(f"Error during slicing {_render_key(items)} with shape {list(shape)}: {cause}", "InvalidSlice")
+
+
+def _indexers(key, shape):
+    """A numpy index expression as the extension's indexer tuples, with the reference's
+    checks and messages for integers out of bounds and list indices."""
+    if isinstance(key, list):
+        if key:
+            raise _error("Non empty lists are not implemented", "InvalidSlice")
+        key = slice(0, 0)  # an empty list selects nothing along the first dimension
+    items = key if isinstance(key, tuple) else (key,)
+    out = []
+    dim = 0
+    for position, item in enumerate(items):
+        if item is Ellipsis:
+            out.append(("ellipsis",))
+            dim = max(dim, len(shape) - (len(items) - 1 - position))  # the rest index the last dimensions
+            continue
+        if isinstance(item, slice):
+            try:
+                bounds = [None if b is None else operator.index(b) for b in (item.start, item.stop, item.step)]
+            except TypeError:
+                raise TypeError(f"slice indices must be integers or None, got {item!r}") from None
             out.append(("range", *bounds))
         elif isinstance(item, bool) or item is None:
             raise SafetensorError(f"unsupported index {item!r}: integers, slices and ... only")
         else:
             try:
-                out.append(("index", operator.index(item)))
+                index = operator.index(item)
             except TypeError:
                 raise SafetensorError(f"unsupported index {item!r}: integers, slices and ... only") from None
-    return out
+            if dim < len(shape):
+                size = shape[dim]
+                if index < 0 and index + size < 0:
+                    raise _error(f"Invalid index {index} for dimension {dim} of size {size}", "InvalidSlice")
+                if index >= size:
+                    raise _slicing_error(items, shape,
+                                         f"index {index} out of bounds for tensor dimension #{dim} of size {size}")
+            out.append(("index", index))
+        dim += 1
+    return out, items
 
 
 class PySafeSlice:
@@ -145,7 +255,23 @@ class PySafeSlice:
 
     def __getitem__(self, key):
         h = self._handle
-        plan = h._live().plan_slice(self._name, _indexers(key))
+        reader = h._live()
+        indexers, items = _indexers(key, self._shape)
+        try:
+            plan = reader.plan_slice(self._name, indexers)
+        except SafetensorError as e:
+            if getattr(e, "code", None) == "InvalidSlice":
+                cause = str(e).split(": ", 1)[-1] if str(e).startswith("InvalidSlice") else str(e)
+                wrapped = _slicing_error(items, self._shape, cause)
+                for attr in ("code", "offset", "tensor", "path"):
+                    setattr(wrapped, attr, getattr(e, attr, None))
+                raise wrapped from None
+            raise
+        offset = plan.offset
+        if offset is not None:
+            view = h._view(plan.dtype, plan.shape, plan.nbytes, offset)
+            if view is not None:
+                return view
         return _fill(plan.read_into, plan.dtype, plan.shape, plan.nbytes, h._framework, h._device)
 
 
@@ -156,6 +282,10 @@ class _Handle:
         self._framework = _framework(framework)
         self._device = _device(self._framework, device)
         self._reader = reader
+        # The private mapping tensors view (None: every tensor is copied), and the framework's
+        # uint8 view of all of it, made on first use.
+        self._mapping = None if _BIG_ENDIAN else reader.mapping()
+        self._base = None
 
     def _live(self):
         if self._reader.closed:
@@ -167,7 +297,33 @@ class _Handle:
 
     def __exit__(self, exc_type, exc_value, traceback):
         self._reader.close()
+        self._mapping = self._base = None  # loaded tensors keep the mapping alive
         return False
+
+    def _view(self, code, shape, nbytes, offset):
+        """A tensor/array viewing the mapping at `offset`, or None when it must be copied (no
+        mapping, an empty or sub-byte tensor, an offset not a multiple of the element size)."""
+        if self._mapping is None or nbytes == 0 or code in _SUB_BYTE:
+            return None
+        if self._framework == "pt":
+            import torch
+
+            dtype = _dtypes.torch_dtype(code)
+            if offset % _dtypes.torch_itemsize(dtype):
+                return None
+            if self._base is None:
+                self._base = torch.frombuffer(self._mapping, dtype=torch.uint8)
+            tensor = self._base[offset : offset + nbytes].view(dtype).view(shape)
+            return _to_device(tensor, self._device)
+        import numpy as np
+
+        dtype = _dtypes.numpy_dtype(code)
+        if offset % dtype.itemsize:
+            return None
+        if self._base is None:
+            self._base = np.frombuffer(self._mapping, dtype=np.uint8)
+        array = self._base[offset : offset + nbytes].view(dtype).reshape(shape)
+        return _convert_numpy(array, self._framework)
 
     def keys(self):
         """Tensor names, sorted."""
@@ -182,9 +338,13 @@ class _Handle:
         return self._live().metadata()
 
     def get_tensor(self, name):
-        """The whole tensor, copied out of the file (the GIL is released while copying)."""
+        """The whole tensor: a view of the file's private mapping (mmap backend), else a copy
+        read with the GIL released."""
         reader = self._live()
-        code, shape, nbytes = reader.info(name)
+        code, shape, nbytes, offset = reader.locate(_check_name(name))
+        view = self._view(code, shape, nbytes, offset)
+        if view is not None:
+            return view
         return _fill(lambda out: reader.read_into(name, out), code, shape, nbytes, self._framework, self._device)
 
     def get_tensors(self):
@@ -193,7 +353,7 @@ class _Handle:
 
     def get_slice(self, name):
         """A PySafeSlice: index it (`[0:8, ::2, ...]`) to read part of the tensor."""
-        self._live().info(name)  # unknown names fail here, as in the reference
+        self._live().info(_check_name(name))  # unknown names fail here, as in the reference
         return PySafeSlice(self, name)
 
 
@@ -204,37 +364,125 @@ class safe_open(_Handle):
         filename (str or os.PathLike): the file.
         framework (str): "pt"/"torch" or "np"/"numpy" ("tf", "flax", "mlx", "paddle" go through numpy).
         device (str, default "cpu"): torch device for the tensors.
-        backend (str, default "mmap"): "mmap", or "pread" to read with pread(2) (network filesystems,
-            files that may change).
+        backend (str, default "mmap"): "mmap" (tensors view a private copy-on-write mapping of the
+            file), or "pread" to copy each tensor out with pread(2) (network filesystems, files
+            that may change).
     """
 
     def __init__(self, filename, framework, device="cpu", *, backend="mmap"):
         fw = _framework(framework)
         _device(fw, device)
-        super().__init__(Reader.open(os.fspath(filename), _backend(backend)), fw, device)
+        super().__init__(Reader.open(os.fsdecode(filename), _backend(backend)), fw, device)
 
 
-def _backend(name):
-    return "mmap" if name == "auto" else name
+class _StreamSlice:
+    """A planned slice of a file object: the ranges to read into the output."""
+
+    def __init__(self, stream, plan):
+        self._stream = stream
+        self.dtype, self.shape, self.nbytes, self._ranges = plan
+        self.offset = None  # nothing to view: always read
+
+    def read_into(self, out):
+        view = memoryview(out).cast("B")
+        done = 0
+        for offset, length in self._ranges:
+            self._stream.read_at(offset, view[done : done + length])
+            done += length
+
+
+class _StreamReader:
+    """The Reader interface over a binary file object that has no usable descriptor (fsspec,
+    BytesIO, ...): the header is read and validated once, then only the bytes of the tensors
+    and slices asked for are read, with seek() and readinto()/read()."""
+
+    def __init__(self, f):
+        import threading
+
+        self._f = f
+        self._lock = threading.Lock()
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        prefix = self._read(0, min(8, size))
+        n = HeaderReader.header_length(prefix, size)
+        self._header = HeaderReader.parse(self._read(8, n), size)
+
+    def _read(self, offset, n):
+        out = bytearray(n)
+        self.read_at(offset, memoryview(out))
+        return bytes(out)
+
+    def read_at(self, offset, view):
+        with self._lock:
+            self._f.seek(offset)
+            done = 0
+            readinto = getattr(self._f, "readinto", None)
+            while done < len(view):
+                if readinto is not None:
+                    got = readinto(view[done:])
+                else:
+                    chunk = self._f.read(len(view) - done)
+                    got = len(chunk)
+                    view[done : done + got] = chunk
+                if not got:
+                    raise _error(f"unexpected end of file: {len(view) - done} bytes missing at byte {offset + done}",
+                                 "IoError")
+                done += got
+
+    @property
+    def closed(self):
+        return self._header.closed
+
+    def close(self):
+        self._header.close()
+
+    def mapping(self):
+        return None
+
+    def keys(self):
+        return self._header.keys()
+
+    def offset_keys(self):
+        return self._header.offset_keys()
+
+    def metadata(self):
+        return self._header.metadata()
+
+    def info(self, name):
+        return self._header.info(name)
+
+    def locate(self, name):
+        return self._header.locate(name)
+
+    def read_into(self, name, out):
+        _, _, nbytes, offset = self._header.locate(name)
+        self.read_at(offset, memoryview(out).cast("B")[:nbytes])
+
+    def plan_slice(self, name, indexers):
+        return _StreamSlice(self, self._header.plan_slice(name, indexers))
+
+
+def _descriptor_path(f):
+    """/proc/self/fd/N for a file object over a regular file (Linux), else None."""
+    fileno = getattr(f, "fileno", None)
+    if fileno is None:
+        return None
+    try:
+        path = f"/proc/self/fd/{fileno()}"
+        return path if os.path.isfile(path) else None
+    except (OSError, ValueError, AttributeError):
+        return None
 
 
 class _safe_open_handle(_Handle):
-    """safe_open over an already open binary file object (anything with fileno() on Linux, else
-    anything with read())."""
+    """safe_open over an already open binary file object. A file object over a regular file
+    (fsspec's local files too) is mapped through its descriptor like safe_open; any other
+    (fsspec memory/HTTP files, BytesIO) has its header read once and then only the bytes of
+    the tensors and slices asked for."""
 
     def __init__(self, f, framework, device="cpu", *, backend="mmap"):
         fw = _framework(framework)
         _device(fw, device)
-        reader = None
-        fileno = getattr(f, "fileno", None)
-        if fileno is not None:
-            try:
-                proc_path = f"/proc/self/fd/{fileno()}"
-            except (OSError, ValueError):
-                proc_path = None
-            if proc_path and os.path.exists(proc_path):
-                reader = Reader.open(proc_path, _backend(backend))
-        if reader is None:
-            f.seek(0)
-            reader = Reader.from_bytes(f.read())
+        path = _descriptor_path(f)
+        reader = Reader.open(path, _backend(backend)) if path else _StreamReader(f)
         super().__init__(reader, fw, device)

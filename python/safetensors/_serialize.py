@@ -18,7 +18,7 @@ class TensorSpec:
     dimension doubled, so `shape` is always the element count per axis.
     """
 
-    __slots__ = ("_dtype", "_shape", "_data_ptr", "_data_len")
+    __slots__ = ("_dtype", "_shape", "_data_ptr", "_data_len", "_keep")
 
     def __init__(self, *, dtype, shape, data_ptr, data_len):
         self._dtype = _dtypes.to_code(dtype)
@@ -27,6 +27,7 @@ class TensorSpec:
             self._shape[-1] *= 2
         self._data_ptr = int(data_ptr)
         self._data_len = int(data_len)
+        self._keep = None  # what owns the bytes, when the spec was made from a tensor
 
     @property
     def dtype(self):
@@ -48,42 +49,54 @@ class TensorSpec:
         return f"TensorSpec(dtype={self._dtype!r}, shape={self._shape}, data_len={self._data_len})"
 
 
-def _entry(name, desc):
-    if isinstance(desc, TensorSpec):
-        return (name, desc.dtype, desc.shape, (desc.data_ptr, desc.data_len))
-    if not isinstance(desc, dict):
-        raise SafetensorError(f"tensor {name}: expected a TensorSpec or a dict, got {type(desc).__name__}")
-    for key in ("dtype", "shape"):
-        if key not in desc:
-            raise SafetensorError(f"Missing `{key}` in {desc}")
-    dtype = desc["dtype"]
-    shape = list(desc["shape"])
-    if str(dtype).rsplit(".", 1)[-1] == "float4_e2m1fn_x2" and shape:
-        shape[-1] *= 2
-    if "data" in desc:
-        data = desc["data"]
-    elif "data_ptr" in desc and "data_len" in desc:
-        data = (int(desc["data_ptr"]), int(desc["data_len"]))
-    else:
-        raise SafetensorError(f"Missing `data` (or `data_ptr` and `data_len`) in {desc}")
-    return (name, _dtypes.to_code(dtype), shape, data)
+def _cannot_convert(argument, value, target):
+    return TypeError(f"argument '{argument}': '{type(value).__name__}' object cannot be converted to '{target}'")
+
+
+def check_names(tensor_dict):
+    """Tensor names must be str: TypeError in the reference's words otherwise."""
+    for name in tensor_dict:
+        if not isinstance(name, str):
+            raise _cannot_convert("tensor_dict", name, "PyString")
+
+
+def check_metadata(metadata):
+    """None or a dict of str -> str: TypeError in the reference's words otherwise."""
+    if metadata is None:
+        return
+    if not isinstance(metadata, dict):
+        raise _cannot_convert("metadata", metadata, "PyDict")
+    for key, value in metadata.items():
+        for item in (key, value):
+            if not isinstance(item, str):
+                raise _cannot_convert("metadata", item, "PyString")
 
 
 def _entries(tensor_dict):
     if not isinstance(tensor_dict, dict):
-        raise SafetensorError(f"expected a dict of tensors, got {type(tensor_dict).__name__}")
-    return [_entry(name, desc) for name, desc in tensor_dict.items()]
+        raise _cannot_convert("tensor_dict", tensor_dict, "PyDict")
+    check_names(tensor_dict)
+    entries = []
+    for name, spec in tensor_dict.items():
+        if not isinstance(spec, TensorSpec):
+            raise _cannot_convert("tensor_dict", spec, "TensorSpec")
+        entries.append((name, spec.dtype, spec.shape, (spec.data_ptr, spec.data_len)))
+    return entries
 
 
 def serialize(tensor_dict, metadata=None):
-    """The file's bytes. `tensor_dict`: name -> TensorSpec, or a dict with "dtype", "shape" and
-    "data" (a bytes-like object) or "data_ptr" and "data_len"."""
-    return _serialize(_entries(tensor_dict), metadata)
+    """The file's bytes. `tensor_dict`: name -> TensorSpec (plain dicts raise TypeError, as in
+    the reference's current API)."""
+    entries = _entries(tensor_dict)
+    check_metadata(metadata)
+    return _serialize(entries, metadata)
 
 
 def serialize_file(tensor_dict, filename, metadata=None):
     """Writes the file atomically: a temporary beside it, fsynced, then renamed over it."""
-    _serialize_file(_entries(tensor_dict), os.fspath(filename), metadata)
+    entries = _entries(tensor_dict)
+    check_metadata(metadata)
+    _serialize_file(entries, os.fsdecode(filename), metadata)
 
 
 def deserialize(bytes):  # noqa: A002 - the reference's parameter name

@@ -39,7 +39,7 @@ def validate(path, policy="reference"):
     """Validates a file's header against its size under "reference", "strict" (upload caps,
     unknown fields rejected) or "lenient" (trailing bytes are a warning). Never raises for an
     invalid file: the error is in the result."""
-    return ValidationResult(**_validate(os.fspath(path), policy))
+    return ValidationResult(**_validate(os.fsdecode(path), policy))
 
 
 def _plan_entries(plan):
@@ -73,7 +73,7 @@ class writer:
     """
 
     def __init__(self, path, plan, metadata=None, alignment=8):
-        self._writer = StreamWriter(os.fspath(path), _plan_entries(plan), metadata, alignment)
+        self._writer = StreamWriter(os.fsdecode(path), _plan_entries(plan), metadata, alignment)
         self._open = True
 
     def append(self, name, chunk):
@@ -114,13 +114,13 @@ class open_checkpoint(_Handle):
     `metadata()` is the index's "metadata" object for a sharded checkpoint."""
 
     def __init__(self, path, framework="np", device="cpu", *, backend="mmap", policy="reference"):
-        super().__init__(Reader.open_checkpoint(os.fspath(path), _backend(backend), policy), framework, device)
+        super().__init__(Reader.open_checkpoint(os.fsdecode(path), _backend(backend), policy), framework, device)
 
 
 def mlx_layers(path):
     """The quantized MLX layers of a file: a list of dicts with path, weight, scales, biases,
     mode, bits, group_size, scale_dtype, shape (logical), source and ambiguous."""
-    return _mlx_layers(os.fspath(path))["layers"]
+    return _mlx_layers(os.fsdecode(path))["layers"]
 
 
 def dequantize(path, weight=None, dtype="float32"):
@@ -131,7 +131,7 @@ def dequantize(path, weight=None, dtype="float32"):
 
     code = _dtypes.to_code(dtype)
     out_dtype = _dtypes.numpy_dtype(code)
-    path = os.fspath(path)
+    path = os.fsdecode(path)
     layers = {layer["weight"]: layer for layer in mlx_layers(path)}
 
     def one(name):

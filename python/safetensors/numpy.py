@@ -11,12 +11,13 @@ from ._open import safe_open
 from ._safetensors_cxx import SafetensorError
 from ._safetensors_cxx import serialize as _serialize
 from ._safetensors_cxx import serialize_file as _serialize_file
-from ._serialize import deserialize
+from ._serialize import check_metadata, check_names, deserialize
 
 
 def _entries(tensor_dict):
     if not isinstance(tensor_dict, dict):
         raise ValueError(f"Expected a dict of [str, np.ndarray] but received {type(tensor_dict)}")
+    check_names(tensor_dict)
     entries = []
     for name, array in tensor_dict.items():
         if not isinstance(array, np.ndarray):
@@ -32,12 +33,16 @@ def _entries(tensor_dict):
 
 def save(tensor_dict, metadata=None):
     """The SafeTensors bytes of `tensor_dict` (name -> np.ndarray)."""
-    return _serialize(_entries(tensor_dict), metadata)
+    entries = _entries(tensor_dict)
+    check_metadata(metadata)
+    return _serialize(entries, metadata)
 
 
 def save_file(tensor_dict, filename, metadata=None):
     """Writes `tensor_dict` to `filename` atomically."""
-    _serialize_file(_entries(tensor_dict), os.fspath(filename), metadata)
+    entries = _entries(tensor_dict)
+    check_metadata(metadata)
+    _serialize_file(entries, os.fsdecode(filename), metadata)
 
 
 def load(data):

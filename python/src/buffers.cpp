@@ -62,6 +62,26 @@ py::object metadata_to_python(const std::optional<safetensors::metadata_map>& me
   return out;
 }
 
+std::vector<safetensors::slice_index> indexers_from(const py::list& items) {
+  std::vector<safetensors::slice_index> out;
+  for (const py::handle item : items) {
+    const auto t = py::cast<py::tuple>(item);
+    const auto kind = t[0].cast<std::string>();
+    if (kind == "index") {
+      out.push_back(safetensors::slice_index::at(t[1].cast<std::int64_t>()));
+    } else if (kind == "range") {
+      auto opt = [](const py::handle& h) {
+        return h.is_none() ? std::nullopt : std::optional<std::int64_t>(h.cast<std::int64_t>());
+      };
+      const std::int64_t step = t[3].is_none() ? 1 : t[3].cast<std::int64_t>();
+      out.push_back(safetensors::slice_index::range(opt(t[1]), opt(t[2]), step));
+    } else {
+      out.push_back(safetensors::slice_index::ellipsis());
+    }
+  }
+  return out;
+}
+
 safetensors::parse_options parse_options_for(const std::string& policy) {
   auto p = safetensors::parse_policy(policy);
   if (!p) fail_argument("policy " + policy + " is invalid (valid: reference, strict, lenient)");

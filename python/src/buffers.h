@@ -12,6 +12,7 @@
 
 #include "safetensors/dtype.h"
 #include "safetensors/header.h"
+#include "safetensors/slice.h"
 
 namespace st_python {
 
@@ -46,6 +47,9 @@ class contiguous_buffer {
 
 /// Metadata as a Python dict, or None.
 [[nodiscard]] pybind11::object metadata_to_python(const std::optional<safetensors::metadata_map>& metadata);
+
+/// Indexers from Python: ('index', i), ('range', start, stop, step) or ('ellipsis',).
+[[nodiscard]] std::vector<safetensors::slice_index> indexers_from(const pybind11::list& items);
 
 /// "reference", "strict" or "lenient"; InvalidArgument otherwise.
 [[nodiscard]] safetensors::parse_options parse_options_for(const std::string& policy);

@@ -2,7 +2,6 @@
 #include "errors.h"
 
 #include <cerrno>
-#include <cstring>
 
 namespace py = pybind11;
 
@@ -13,10 +12,12 @@ PyObject* safetensor_error_type = nullptr;
 
 void raise(const safetensors::error& e) {
   if (e.code == safetensors::error_code::io && e.os_errno == ENOENT) {
-    // The reference raises FileNotFoundError for a missing file; errno and filename as OSError has them.
-    py::object exc = py::reinterpret_steal<py::object>(PyObject_CallFunction(
-        PyExc_FileNotFoundError, "isz", ENOENT, std::strerror(ENOENT), e.path.empty() ? nullptr : e.path.c_str()));
-    if (exc) PyErr_SetObject(PyExc_FileNotFoundError, exc.ptr());
+    // The reference's FileNotFoundError and its message, word for word. Only errno is set:
+    // OSError prints "[Errno 2] ...: 'path'" instead once strerror or filename is.
+    py::object exc =
+        py::reinterpret_borrow<py::object>(PyExc_FileNotFoundError)(py::str("No such file or directory: " + e.path));
+    exc.attr("errno") = ENOENT;
+    PyErr_SetObject(PyExc_FileNotFoundError, exc.ptr());
     return;
   }
   py::object type = py::reinterpret_borrow<py::object>(safetensor_error_type);

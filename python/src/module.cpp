@@ -4,12 +4,15 @@
 
 #include "bindings.h"
 #include "errors.h"
+#include "mapping.h"
 
 PYBIND11_MODULE(_safetensors_cxx, m) {
   m.doc() = "safetensors-cxx: SafeTensors reading, writing and validation in C++";
   st_python::bind_errors(m);
+  st_python::bind_mapping(m);
   st_python::bind_reader(m);
   st_python::bind_writer(m);
   st_python::bind_validate(m);
   st_python::bind_mlx(m);
+  st_python::bind_header_reader(m);
 }

@@ -14,6 +14,7 @@
 #include "bindings.h"
 #include "buffers.h"
 #include "errors.h"
+#include "mapping.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/file.h"
 #include "safetensors/slice.h"
@@ -25,7 +26,9 @@ namespace st_python {
 namespace {
 
 struct source {
-  std::vector<std::byte> bytes;  // from_bytes: a copy of the caller's data, which may change
+  std::vector<std::byte> bytes;              // from_bytes: a copy of the caller's data, which may change
+  std::shared_ptr<private_mapping> mapping;  // mmap backend: the file, mapped copy-on-write
+  std::string path;                          // what errors name (the mapped file's reader has none)
   std::optional<st::file> file;
   std::optional<st::checkpoint> checkpoint;
 };
@@ -35,6 +38,8 @@ struct located {
   const st::tensor_info* info = nullptr;
 };
 
+const std::string& path_of(const source& s, const st::file& f) { return s.path.empty() ? f.path() : s.path; }
+
 located locate(const source& s, const std::string& name) {
   if (s.file) {
     if (const auto* info = s.file->find(name)) return {&*s.file, info};
@@ -43,7 +48,7 @@ located locate(const source& s, const std::string& name) {
   }
   st::error e =
       st::make_error(st::error_code::tensor_not_found, "File does not contain tensor " + name, std::nullopt, name);
-  e.path = s.file ? s.file->path() : s.checkpoint->directory();
+  e.path = s.file ? path_of(s, *s.file) : s.checkpoint->directory();
   throw python_error(std::move(e));
 }
 
@@ -58,26 +63,6 @@ st::io_backend backend_from(const std::string& name) {
   if (name == "mmap") return st::io_backend::mmap;
   if (name == "pread") return st::io_backend::pread;
   fail_argument("backend " + name + " is invalid (valid: mmap, pread)");
-}
-
-std::vector<st::slice_index> indexers_from(const py::list& items) {
-  std::vector<st::slice_index> out;
-  for (const py::handle item : items) {
-    const auto t = py::cast<py::tuple>(item);
-    const auto kind = t[0].cast<std::string>();
-    if (kind == "index") {
-      out.push_back(st::slice_index::at(t[1].cast<std::int64_t>()));
-    } else if (kind == "range") {
-      auto opt = [](const py::handle& h) {
-        return h.is_none() ? std::nullopt : std::optional<std::int64_t>(h.cast<std::int64_t>());
-      };
-      const std::int64_t step = t[3].is_none() ? 1 : t[3].cast<std::int64_t>();
-      out.push_back(st::slice_index::range(opt(t[1]), opt(t[2]), step));
-    } else {
-      out.push_back(st::slice_index::ellipsis());
-    }
-  }
-  return out;
 }
 
 /// A planned slice: the ranges to copy, and the reader state they point into.
@@ -106,12 +91,27 @@ reader open_file(const std::string& path, const std::string& backend, const std:
   st::open_options options;
   options.backend = backend_from(backend);
   options.parse = parse_options_for(policy);
+  auto s = std::make_shared<source>();
+  s->path = path;
   std::optional<st::result<st::file>> opened;
   {
     py::gil_scoped_release release;
-    opened.emplace(st::file::open(path, options));
+    if (options.backend == st::io_backend::mmap) {
+      // Our own private mapping, so that tensors can view it (see mapping.h); the core's
+      // reader validates the header in place. Anything unmappable takes the core's path.
+      s->mapping = private_mapping::map(path, 8);
+      if (s->mapping) {
+        auto parsed = st::file::from_buffer(s->mapping->bytes(), options.parse);
+        if (!parsed) {
+          st::error e = std::move(parsed).err();
+          e.path = path;
+          parsed = std::move(e);
+        }
+        opened.emplace(std::move(parsed));
+      }
+    }
+    if (!opened) opened.emplace(st::file::open(path, options));
   }
-  auto s = std::make_shared<source>();
   s->file.emplace(unwrap(std::move(*opened)));
   return reader(std::move(s));
 }
@@ -178,17 +178,51 @@ py::tuple info(const reader& r, const std::string& name) {
   return py::make_tuple(std::string(st::dtype_name(loc.info->type)), shape, loc.info->byte_size());
 }
 
+/// Bytes are read in pieces of this size when a tensor is bigger, with a check for Ctrl-C
+/// (the GIL taken back briefly) between them.
+constexpr std::size_t interrupt_chunk = std::size_t{64} << 20;
+
 void read_into(const reader& r, const std::string& name, const py::handle& out) {
   const auto s = r.state();
   const auto loc = locate(*s, name);
   contiguous_buffer destination(out, true);
   check_size(destination.bytes(), loc.info->byte_size());
-  st::status status;
-  {
-    py::gil_scoped_release release;
-    status = loc.file->read_into(*loc.info, destination.bytes());
+  const auto bytes = destination.bytes();
+  if (bytes.size() <= interrupt_chunk) {
+    st::status status;
+    {
+      py::gil_scoped_release release;
+      status = loc.file->read_into(*loc.info, bytes);
+    }
+    check(std::move(status));
+    return;
   }
-  check(std::move(status));
+  const std::uint64_t start = loc.file->meta().data_start() + loc.info->begin;
+  for (std::size_t done = 0; done < bytes.size();) {
+    const std::size_t n = std::min(interrupt_chunk, bytes.size() - done);
+    st::status status;
+    {
+      py::gil_scoped_release release;
+      status = loc.file->read_range(start + done, bytes.subspan(done, n));
+    }
+    if (!status) {
+      st::error e = std::move(status).err();
+      if (!e.tensor) e.tensor = name;
+      throw python_error(std::move(e));
+    }
+    done += n;
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+  }
+}
+
+/// (dtype code, shape, byte size, offset of its first byte in the file).
+py::tuple locate_tensor(const reader& r, const std::string& name) {
+  const auto s = r.state();
+  const auto loc = locate(*s, name);
+  py::list shape;
+  for (auto d : loc.info->shape) shape.append(d);
+  return py::make_tuple(std::string(st::dtype_name(loc.info->type)), shape, loc.info->byte_size(),
+                        loc.file->meta().data_start() + loc.info->begin);
 }
 
 slice_handle plan(const reader& r, const std::string& name, const py::list& indexers) {
@@ -198,7 +232,7 @@ slice_handle plan(const reader& r, const std::string& name, const py::list& inde
   auto p = st::plan_slice(*loc.info, loc.file->meta().data_start(), idx);
   if (!p) {
     st::error e = std::move(p).err();
-    e.path = loc.file->path();
+    e.path = s->file && loc.file == &*s->file ? path_of(*s, *loc.file) : loc.file->path();
     throw python_error(std::move(e));
   }
   return slice_handle{std::move(s), loc.file, std::move(p).value()};
@@ -222,6 +256,13 @@ void bind_reader(py::module_& m) {
       .def_property_readonly("shape", [](const slice_handle& h) { return h.plan.shape; })
       .def_property_readonly("dtype", [](const slice_handle& h) { return std::string(st::dtype_name(h.plan.type)); })
       .def_property_readonly("nbytes", [](const slice_handle& h) { return h.plan.byte_size; })
+      .def_property_readonly(
+          "offset",
+          [](const slice_handle& h) -> py::object {
+            if (h.plan.ranges.size() != 1) return py::none();
+            return py::cast(h.plan.ranges.front().offset);
+          },
+          "File offset of the slice's bytes when they are one contiguous range, else None.")
       .def("read_into", &read_slice, py::arg("out"), "Copies the slice into `out` (exactly nbytes, writable).");
 
   py::class_<reader>(m, "Reader", "An open SafeTensors file or checkpoint.")
@@ -233,6 +274,16 @@ void bind_reader(py::module_& m) {
       .def("offset_keys", &offset_keys, "Tensor names in data order (shard by shard for a checkpoint).")
       .def("metadata", &metadata, "__metadata__ (the index's metadata for a sharded checkpoint), or None.")
       .def("info", &info, py::arg("name"), "(dtype code, shape, byte size) of a tensor.")
+      .def("locate", &locate_tensor, py::arg("name"),
+           "(dtype code, shape, byte size, file offset of its data) of a tensor.")
+      .def(
+          "mapping",
+          [](const reader& r) -> py::object {
+            const auto s = r.state();
+            return s->mapping ? mapping_object(s->mapping) : py::none();
+          },
+          "The file's private copy-on-write mapping (a writable uint8 buffer), or None when the "
+          "bytes are not mapped (pread backend, pipes, bytes, checkpoints).")
       .def("read_into", &read_into, py::arg("name"), py::arg("out"),
            "Copies a tensor's bytes into `out` (exactly its byte size, writable); releases the GIL.")
       .def("plan_slice", &plan, py::arg("name"), py::arg("indexers"),
@@ -242,6 +293,7 @@ void bind_reader(py::module_& m) {
       .def_property_readonly("backend",
                              [](const reader& r) {
                                const auto s = r.state();
+                               if (s->mapping) return std::string("mmap");
                                const auto& f = s->file ? *s->file : s->checkpoint->shards().front().file;
                                return std::string(st::backend_name(f.backend()));
                              })

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Writing from Python: whole files (`serialize`, `serialize_file`) and the streaming writer,
 // with the GIL released while bytes are copied or written.
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -73,14 +76,68 @@ py::bytes serialize(const py::list& entries, const py::object& metadata, std::ui
   return {reinterpret_cast<const char*>(out.data()), out.size()};  // NOLINT: bytes as chars
 }
 
+/// Pieces of at most this many bytes are written between checks for Ctrl-C.
+constexpr std::size_t interrupt_chunk = std::size_t{64} << 20;
+
+/// Plans the file and checks every data length before anything is written.
+st::write_plan plan_for(const std::vector<st::tensor_data>& tensors, const st::write_options& options,
+                        const std::string& path) {
+  std::vector<st::tensor_spec> specs;
+  specs.reserve(tensors.size());
+  for (const auto& t : tensors) specs.push_back({t.name, t.type, t.shape});
+  auto plan = st::write_plan::make(std::move(specs), options);
+  if (!plan) {
+    st::error e = std::move(plan).err();
+    e.path = path;
+    throw python_error(std::move(e));
+  }
+  for (const auto& t : tensors) {
+    const auto* p = plan->find(t.name);
+    if (t.data.size() != p->byte_size()) {
+      throw python_error(st::make_error(st::error_code::invalid_argument,
+                                        "tensor '" + t.name + "' has " + std::to_string(t.data.size()) +
+                                            " bytes of data, its dtype and shape need " +
+                                            std::to_string(p->byte_size()),
+                                        std::nullopt, t.name));
+    }
+  }
+  return std::move(plan).value();
+}
+
+/// As st::write_file (a temporary beside the target, fsync, rename), in file order and in
+/// pieces, so Ctrl-C interrupts a long write: KeyboardInterrupt, and the temporary is removed
+/// when the writer is destroyed uncommitted.
 void serialize_file(const py::list& entries, const std::string& path, const py::object& metadata,
                     std::uint64_t alignment) {
   const auto pinned = pin(entries);
-  const auto options = options_for(metadata, alignment);
+  auto plan = plan_for(pinned.tensors, options_for(metadata, alignment), path);
+  std::unordered_map<std::string_view, std::span<const std::byte>> data_of;
+  for (const auto& t : pinned.tensors) data_of.emplace(t.name, t.data);
+  std::optional<st::result<st::stream_writer>> created;
+  {
+    py::gil_scoped_release release;
+    created.emplace(st::stream_writer::create(path, std::move(plan)));
+  }
+  auto writer = unwrap(std::move(*created));
+  for (const auto& planned : writer.plan().tensors()) {
+    const auto data = data_of.at(planned.name);
+    std::size_t done = 0;
+    do {
+      const std::size_t n = std::min(interrupt_chunk, data.size() - done);
+      st::status status;
+      {
+        py::gil_scoped_release release;
+        status = writer.append(planned.name, data.subspan(done, n));
+      }
+      check(std::move(status));
+      done += n;
+      if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    } while (done < data.size());
+  }
   st::status status;
   {
     py::gil_scoped_release release;
-    status = st::write_file(path, pinned.tensors, options);
+    status = writer.commit();
   }
   check(std::move(status));
 }

@@ -80,8 +80,10 @@ def test_bad_inputs_raise_like_the_reference(tmp_path):
         save({"a": [1, 2]})
     with pytest.raises(SafetensorError, match="float128|longdouble"):
         save({"a": np.zeros(2, dtype=np.longdouble)})
-    with pytest.raises(SafetensorError):
+    with pytest.raises(TypeError, match="argument 'metadata': 'int' object cannot be converted to 'PyString'"):
         save({"a": np.zeros(1)}, metadata={"k": 1})
+    with pytest.raises(TypeError, match="argument 'tensor_dict': 'int' object cannot be converted to 'PyString'"):
+        save({1: np.zeros(1)})
     with pytest.raises(FileNotFoundError):
         load_file(tmp_path / "missing.safetensors")
 

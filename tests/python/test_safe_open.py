@@ -100,7 +100,34 @@ def test_slice_errors(sample_file):
 def test_missing_file_raises_file_not_found(tmp_path):
     with pytest.raises(FileNotFoundError) as e:
         safe_open(tmp_path / "nope.safetensors", framework="pt")
-    assert e.value.filename == str(tmp_path / "nope.safetensors")
+    assert e.value.errno == 2
+    assert str(e.value) == f"No such file or directory: {tmp_path / 'nope.safetensors'}"  # the reference's words
+    with pytest.raises(FileNotFoundError) as e:
+        safe_open("notafile", framework="np", backend="pread")
+    assert str(e.value) == "No such file or directory: notafile"
+
+
+def test_paths_may_be_str_bytes_or_path_like(sample_file):
+    path, tensors = sample_file
+    for name in (str(path), path, bytes(path)):
+        with safe_open(name, framework="np") as f:
+            assert f.keys() == sorted(tensors)
+    save_file(tensors, bytes(path))
+
+
+def test_device_and_backend_errors_use_the_reference_words(sample_file):
+    path, _ = sample_file
+    with pytest.raises(SafetensorError) as e:
+        safe_open(path, framework="pt", device="bogus")
+    assert str(e.value) == "device bogus is invalid"
+    with pytest.raises(SafetensorError) as e:
+        safe_open(path, framework="np", device="cuda:0")
+    assert str(e.value) == "Device cuda:0 is not supported for framework numpy"
+    with pytest.raises(SafetensorError) as e:
+        safe_open(path, framework="pt", backend="bogus")
+    assert str(e.value) == 'backend "bogus" is invalid (expected one of: "mmap", "pread")'
+    with safe_open(path, framework="pt", device="cpu") as f:
+        assert f.keys()
 
 
 def test_unknown_tensor_raises_safetensor_error(sample_file):
@@ -109,7 +136,10 @@ def test_unknown_tensor_raises_safetensor_error(sample_file):
         for call in (f.get_tensor, f.get_slice):
             with pytest.raises(SafetensorError, match="does not contain tensor nope") as e:
                 call("nope")
-            assert e.value.code == "TensorNotFound" and e.value.tensor == "nope"
+            assert e.value.code == "TensorNotFound" and e.value.tensor == "nope" and e.value.path == str(path)
+        with pytest.raises(SafetensorError) as e:
+            f.get_slice("alpha")[0, 0, 0]
+        assert e.value.path == str(path) and e.value.tensor == "alpha"
 
 
 @pytest.mark.parametrize("header,data,prefix,code", [
@@ -168,29 +198,35 @@ def test_safe_open_handle_reads_open_files_and_file_like_objects(sample_file):
         np.testing.assert_array_equal(f.get_tensor("zeta"), tensors["zeta"])
 
 
-def test_serialize_accepts_tensor_specs_and_dicts_and_deserialize_inverts_it(tmp_path):
+def test_serialize_takes_tensor_specs_refuses_dicts_and_deserialize_inverts_it(tmp_path):
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     b = np.array([1, 2, 3], dtype=np.uint8)
     spec = TensorSpec(dtype="float32", shape=[2, 3], data_ptr=a.ctypes.data, data_len=a.nbytes)
     assert (spec.dtype, spec.shape, spec.data_len) == ("F32", [2, 3], 24)
-    blob = serialize({"a": spec, "b": {"dtype": "uint8", "shape": [3], "data": b.tobytes()}}, metadata={"m": "1"})
-    by_ptr = serialize({"a": {"dtype": "F32", "shape": (2, 3), "data_ptr": a.ctypes.data, "data_len": 24},
-                        "b": {"dtype": "U8", "shape": [3], "data": b}}, metadata={"m": "1"})
-    assert blob == by_ptr
+    b_spec = TensorSpec(dtype="U8", shape=(3,), data_ptr=b.ctypes.data, data_len=3)
+    blob = serialize({"a": spec, "b": b_spec}, metadata={"m": "1"})
     items = deserialize(blob)
     assert [name for name, _ in items] == ["a", "b"]
     assert items[0][1] == {"shape": [2, 3], "dtype": "F32", "data": bytearray(a.tobytes())}
     assert items[1][1]["data"] == bytearray(b"\x01\x02\x03")
-    safetensors.serialize_file({"b": {"dtype": "uint8", "shape": [3], "data": b.tobytes()}}, tmp_path / "f.st")
+    safetensors.serialize_file({"b": b_spec}, tmp_path / "f.st")
     assert deserialize((tmp_path / "f.st").read_bytes())[0][1]["dtype"] == "U8"
+    with pytest.raises(TypeError, match="'dict' object cannot be converted to 'TensorSpec'"):
+        serialize({"b": {"dtype": "uint8", "shape": [3], "data": b.tobytes()}})
+    with pytest.raises(TypeError, match="'dict' object cannot be converted to 'TensorSpec'"):
+        safetensors.serialize_file({"b": {"dtype": "U8", "shape": [3], "data": b}}, tmp_path / "g.st")
+    assert not (tmp_path / "g.st").exists()
 
 
 def test_serialize_errors():
     with pytest.raises(SafetensorError, match="dtype float128 is not covered"):
-        serialize({"a": {"dtype": "float128", "shape": [1], "data": b"\0" * 16}})
-    with pytest.raises(SafetensorError, match="Missing `shape`"):
-        serialize({"a": {"dtype": "uint8", "data": b"\0"}})
-    with pytest.raises(SafetensorError):
-        serialize({"a": {"dtype": "uint8", "shape": [2], "data": b"\0"}})  # too few bytes
+        TensorSpec(dtype="float128", shape=[1], data_ptr=0, data_len=0)
+    data = np.zeros(1, np.uint8)
+    with pytest.raises(SafetensorError):  # too few bytes
+        serialize({"a": TensorSpec(dtype="uint8", shape=[2], data_ptr=data.ctypes.data, data_len=1)})
+    with pytest.raises(TypeError, match="'int' object cannot be converted to 'PyString'"):
+        serialize({1: TensorSpec(dtype="uint8", shape=[1], data_ptr=data.ctypes.data, data_len=1)})
+    with pytest.raises(TypeError, match="argument 'metadata'"):
+        serialize({}, metadata={"a": 2})
     with pytest.raises(SafetensorError):
         deserialize(b"\x01\x00")
