@@ -106,7 +106,7 @@ TEST(CApi, ReadsEntriesMetadataBytesAndFloats) {
   const auto path = (st_test::scratch_dir() / "in.safetensors").string();
   st_test::write_bytes(path, bytes);
 
-  for (int backend : {SAFETENSORS_BACKEND_MMAP, SAFETENSORS_BACKEND_PREAD, -1}) {
+  for (int backend : {int{SAFETENSORS_BACKEND_MMAP}, int{SAFETENSORS_BACKEND_PREAD}, -1}) {
     SCOPED_TRACE(backend);
     safetensors_options* o = nullptr;
     ASSERT_EQ(safetensors_options_new(&o), SAFETENSORS_OK);

@@ -2,11 +2,12 @@ cmake_minimum_required(VERSION 3.22)
 # Every ```c block of docs/c-api.md is a whole C99 program: it must compile with
 # -std=c99 -Wall -Wextra -Werror -pedantic against safetensors_c.h, link with
 # libsafetensors_c, and exit 0 when run in a scratch directory.
-#   cmake -DCC= -DPAGE= -DINCLUDE= -DLIBRARY= -DWORK_DIR= -P doc_examples.cmake
+#   cmake -DCC= [-DFLAGS="-fsanitize=..."] -DPAGE= -DINCLUDE= -DLIBRARY= -DWORK_DIR= -P doc_examples.cmake
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 file(READ ${PAGE} page)  # whole text: C code's semicolons would split a CMake list of lines
 get_filename_component(libdir ${LIBRARY} DIRECTORY)
+separate_arguments(extra_flags UNIX_COMMAND "${FLAGS}")
 set(blocks 0)
 while(TRUE)
   string(FIND "${page}" "\n```c\n" open)
@@ -25,7 +26,7 @@ while(TRUE)
   math(EXPR blocks "${blocks} + 1")
   set(source ${WORK_DIR}/example_${blocks}.c)
   file(WRITE ${source} "${text}")
-  execute_process(COMMAND ${CC} -std=c99 -Wall -Wextra -Werror -pedantic -I${INCLUDE} ${source} ${LIBRARY}
+  execute_process(COMMAND ${CC} -std=c99 -Wall -Wextra -Werror -pedantic ${extra_flags} -I${INCLUDE} ${source} ${LIBRARY}
                           -Wl,-rpath,${libdir} -o ${WORK_DIR}/example_${blocks}
                   RESULT_VARIABLE rc ERROR_VARIABLE err)
   if(rc)

@@ -3,7 +3,7 @@ cmake_minimum_required(VERSION 3.22)
 # built with find_package(safetensors COMPONENTS c) and with nothing but
 # `pkg-config --cflags --libs safetensors_c`, each run on the conformance corpus; then the
 # Python ctypes consumer loading the installed libsafetensors_c.so.
-#   cmake -DBUILD_DIR= -DSOURCE_DIR= -DWORK_DIR= -DCC= -DCORPUS= [-DPYTHON=] -P run_c.cmake
+#   cmake -DBUILD_DIR= -DSOURCE_DIR= -DWORK_DIR= -DCC= -DCORPUS= [-DPYTHON=] [-DFLAGS=-fsanitize=...] -P run_c.cmake
 file(REMOVE_RECURSE ${WORK_DIR})
 set(INSTALLED ${WORK_DIR}/installed)
 set(PREFIX ${WORK_DIR}/moved)
@@ -34,7 +34,8 @@ endfunction()
 
 # 1. CMake package, component c.
 execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/c_consumer -B ${WORK_DIR}/build
-                        -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_C_COMPILER=${CC} RESULT_VARIABLE rc)
+                        -DCMAKE_PREFIX_PATH=${PREFIX} -DCMAKE_C_COMPILER=${CC} "-DCMAKE_C_FLAGS=${FLAGS}"
+                        RESULT_VARIABLE rc)
 if(rc)
   message(FATAL_ERROR "C consumer configure failed")
 endif()
@@ -55,7 +56,7 @@ string(FIND "${flags}" "${PREFIX}/" at)
 if(at EQUAL -1)
   message(FATAL_ERROR "pkg-config paths do not point into the moved prefix ${PREFIX}: ${flags}")
 endif()
-separate_arguments(flag_list UNIX_COMMAND "${flags}")
+separate_arguments(flag_list UNIX_COMMAND "${flags} ${FLAGS}")
 execute_process(COMMAND ${CC} -std=c99 -Wall -Wextra -Werror -pedantic ${SOURCE_DIR}/tests/install/c_consumer/main.c
                         ${flag_list} -o ${WORK_DIR}/c_consumer-pc
                 RESULT_VARIABLE rc ERROR_VARIABLE err)
