@@ -128,9 +128,15 @@ TEST(CApiConformance, AgreesWithTheCliUnderEveryPolicy) {
       safetensors_file* f = nullptr;
       const verdict got = c_verdict(safetensors_open(file.c_str(), options, &f), &f);
       EXPECT_EQ(got.code, doc["ok"].get_bool().value() ? "ok" : std::string(doc["code"].get_string().value()));
+      // The CLI explains length-prefix errors for a terminal (input_diagnosis.cpp: "empty file",
+      // "this is a GGUF file"), dropping their offset 0; every other location must agree.
+      const bool explained =
+          got.code == "HeaderTooSmall" || got.code == "HeaderTooLarge" || got.code == "InvalidHeaderLength";
       std::optional<std::uint64_t> offset;
       if (!doc["offset"].is_null()) offset = doc["offset"].get_uint64().value();
-      EXPECT_EQ(got.offset, offset);
+      if (!explained) {
+        EXPECT_EQ(got.offset, offset);
+      }
       std::optional<std::string> tensor;
       if (!doc["tensor"].is_null()) tensor = std::string(doc["tensor"].get_string().value());
       EXPECT_EQ(got.tensor, tensor);
