@@ -9,6 +9,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -112,11 +113,18 @@ result<file> file::open(const std::string& path, const open_options& options) {
       f.bytes_ = f.owned_;
       f.size_ = f.owned_.size();
     } else if (f.size_ > 0) {
-      void* p = detail::sys::current().mmap(nullptr, f.size_, PROT_READ, MAP_PRIVATE, f.fd_, 0);
+      // 32-bit targets (WebAssembly) cannot map more than their address space.
+      if constexpr (sizeof(std::size_t) < sizeof(std::uint64_t)) {
+        if (f.size_ > std::numeric_limits<std::size_t>::max()) {
+          return detail::sys::io_error("file too large to map on this platform", EFBIG, path);
+        }
+      }
+      const auto length = static_cast<std::size_t>(f.size_);
+      void* p = detail::sys::current().mmap(nullptr, length, PROT_READ, MAP_PRIVATE, f.fd_, 0);
       if (p == MAP_FAILED) return detail::sys::io_error("cannot map file", errno, path);
       f.mapping_ = p;
-      f.mapping_length_ = f.size_;
-      f.bytes_ = {static_cast<const std::byte*>(p), f.size_};
+      f.mapping_length_ = length;
+      f.bytes_ = {static_cast<const std::byte*>(p), length};
     }
     // The mapping (or the copy) keeps the bytes; the descriptor is not needed any more, so
     // a checkpoint with thousands of shards does not run out of descriptors.

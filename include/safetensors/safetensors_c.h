@@ -1,0 +1,314 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * \file safetensors_c.h
+ * The C API of safetensors-cxx (libsafetensors_c): a C99 interface with a stable ABI over
+ * the C++ library, for C programs and for other languages (Python ctypes, Go cgo, ...).
+ *
+ * Conventions (docs/c-api.md has the full guide and an example):
+ * - Every function that can fail returns an `int` status: SAFETENSORS_OK (0) or one of the
+ *   SAFETENSORS_ERR_* codes, which mirror safetensors::error_code (code = error_code + 1).
+ *   The details of the latest failure are kept per thread: safetensors_last_error_message(),
+ *   _offset(), _tensor(), _path(), _os_errno(). A successful call leaves them unchanged.
+ * - Handles are opaque and freed by their own `_free` function (NULL is accepted).
+ *   Nothing else is allocated for the caller: data goes into caller-owned buffers, and the
+ *   strings a handle returns live as long as the handle.
+ * - No C++ exception crosses this boundary; running out of memory is
+ *   SAFETENSORS_ERR_OUT_OF_MEMORY.
+ * - An open file is immutable: several threads may read from one handle at once.
+ */
+#ifndef SAFETENSORS_SAFETENSORS_C_H
+#define SAFETENSORS_SAFETENSORS_C_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(SAFETENSORS_C_STATIC)
+#define SAFETENSORS_C_API
+#elif defined(_WIN32)
+#if defined(SAFETENSORS_C_BUILDING)
+#define SAFETENSORS_C_API __declspec(dllexport)
+#else
+#define SAFETENSORS_C_API __declspec(dllimport)
+#endif
+#else
+#define SAFETENSORS_C_API __attribute__((visibility("default")))
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Version ------------------------------------------------------------------------- */
+
+/** The version of this header; safetensors_version_number() gives the library's. */
+#define SAFETENSORS_C_VERSION_MAJOR 0
+#define SAFETENSORS_C_VERSION_MINOR 1
+#define SAFETENSORS_C_VERSION_PATCH 0
+
+/** The library's version as text, "0.1.0". */
+SAFETENSORS_C_API const char* safetensors_version(void);
+/** The library's version as major * 10000 + minor * 100 + patch. */
+SAFETENSORS_C_API uint32_t safetensors_version_number(void);
+
+/* ---- Status codes -------------------------------------------------------------------- */
+
+/** Status of a call. 1-23 mirror safetensors::error_code in order (safetensors/error.h). */
+enum safetensors_status {
+  SAFETENSORS_OK = 0,
+  SAFETENSORS_ERR_HEADER_TOO_SMALL = 1,
+  SAFETENSORS_ERR_HEADER_TOO_LARGE = 2,
+  SAFETENSORS_ERR_INVALID_HEADER_LENGTH = 3,
+  SAFETENSORS_ERR_INVALID_HEADER = 4,
+  SAFETENSORS_ERR_INVALID_HEADER_DESERIALIZATION = 5,
+  SAFETENSORS_ERR_DUPLICATE_KEY = 6,
+  SAFETENSORS_ERR_INVALID_OFFSET = 7,
+  SAFETENSORS_ERR_VALIDATION_OVERFLOW = 8,
+  SAFETENSORS_ERR_MISALIGNED_SLICE = 9,
+  SAFETENSORS_ERR_TENSOR_INVALID_INFO = 10,
+  SAFETENSORS_ERR_METADATA_INCOMPLETE_BUFFER = 11,
+  SAFETENSORS_ERR_LIMIT_EXCEEDED = 12,
+  SAFETENSORS_ERR_UNKNOWN_FIELD = 13,
+  SAFETENSORS_ERR_TENSOR_NOT_FOUND = 14,
+  SAFETENSORS_ERR_INVALID_ARGUMENT = 15,
+  SAFETENSORS_ERR_IO = 16,
+  SAFETENSORS_ERR_INVALID_SLICE = 17,
+  SAFETENSORS_ERR_INVALID_INDEX = 18,
+  SAFETENSORS_ERR_UNSAFE_PATH = 19,
+  SAFETENSORS_ERR_SHARD_MISMATCH = 20,
+  SAFETENSORS_ERR_INVALID_FORMAT = 21,
+  SAFETENSORS_ERR_UNSUPPORTED = 22,
+  SAFETENSORS_ERR_UNSAFE_CONTENT = 23,
+  /* The C API's own: failures the C++ library reports as exceptions. */
+  SAFETENSORS_ERR_OUT_OF_MEMORY = 100,
+  SAFETENSORS_ERR_INTERNAL = 101
+};
+
+/** The name of a status as the CLI prints it: "ok", "InvalidOffset", "IoError", ...;
+ *  "Unknown" for a number that is not a status. Never NULL; a static string. */
+SAFETENSORS_C_API const char* safetensors_status_name(int status);
+
+/* ---- The last error (per thread) ----------------------------------------------------- */
+
+/** Status of the latest failed call in this thread; SAFETENSORS_OK if none failed yet. */
+SAFETENSORS_C_API int safetensors_last_error_code(void);
+/** Its message, without location ("" if none). Valid until the next failure in this thread. */
+SAFETENSORS_C_API const char* safetensors_last_error_message(void);
+/** 1 and the byte offset in the file where it applies; 0 (and *offset untouched) when none. */
+SAFETENSORS_C_API int safetensors_last_error_offset(uint64_t* offset);
+/** The tensor it names, or NULL. */
+SAFETENSORS_C_API const char* safetensors_last_error_tensor(void);
+/** The file path it concerns ("" for buffers). */
+SAFETENSORS_C_API const char* safetensors_last_error_path(void);
+/** errno for SAFETENSORS_ERR_IO, else 0. */
+SAFETENSORS_C_API int safetensors_last_error_os_errno(void);
+/** The CLI's one-line report: "<path>: <message> (at byte N, tensor 'T')". */
+SAFETENSORS_C_API const char* safetensors_last_error_text(void);
+/** Forgets the last error (code back to SAFETENSORS_OK). */
+SAFETENSORS_C_API void safetensors_clear_error(void);
+
+/* ---- Element types ------------------------------------------------------------------- */
+
+/** The 22 dtypes, in the reference's order (as safetensors::dtype). */
+enum safetensors_dtype {
+  SAFETENSORS_DTYPE_BOOL = 0,
+  SAFETENSORS_DTYPE_F4 = 1,
+  SAFETENSORS_DTYPE_F6_E2M3 = 2,
+  SAFETENSORS_DTYPE_F6_E3M2 = 3,
+  SAFETENSORS_DTYPE_U8 = 4,
+  SAFETENSORS_DTYPE_I8 = 5,
+  SAFETENSORS_DTYPE_F8_E5M2 = 6,
+  SAFETENSORS_DTYPE_F8_E4M3 = 7,
+  SAFETENSORS_DTYPE_F8_E8M0 = 8,
+  SAFETENSORS_DTYPE_F8_E4M3FNUZ = 9,
+  SAFETENSORS_DTYPE_F8_E5M2FNUZ = 10,
+  SAFETENSORS_DTYPE_I16 = 11,
+  SAFETENSORS_DTYPE_U16 = 12,
+  SAFETENSORS_DTYPE_F16 = 13,
+  SAFETENSORS_DTYPE_BF16 = 14,
+  SAFETENSORS_DTYPE_I32 = 15,
+  SAFETENSORS_DTYPE_U32 = 16,
+  SAFETENSORS_DTYPE_F32 = 17,
+  SAFETENSORS_DTYPE_C64 = 18,
+  SAFETENSORS_DTYPE_F64 = 19,
+  SAFETENSORS_DTYPE_I64 = 20,
+  SAFETENSORS_DTYPE_U64 = 21
+};
+
+/** "BF16", "F8_E4M3", ...; NULL for a number that is not a dtype. A static string. */
+SAFETENSORS_C_API const char* safetensors_dtype_name(int dtype);
+/** Parses an exact, case-sensitive name. Errors: INVALID_ARGUMENT. */
+SAFETENSORS_C_API int safetensors_dtype_from_name(const char* name, int* dtype);
+/** Bits per element (4, 6, 8 ... 64); 0 for a number that is not a dtype. */
+SAFETENSORS_C_API unsigned safetensors_dtype_bits(int dtype);
+
+/* ---- Options ------------------------------------------------------------------------- */
+
+/** How a file's bytes are reached. */
+enum safetensors_backend {
+  SAFETENSORS_BACKEND_MMAP = 0, /**< mapped read-only (default) */
+  SAFETENSORS_BACKEND_PREAD = 1 /**< read on request; safe for files others may modify */
+};
+
+/** How strictly the header is checked (docs/format-policy.md). */
+enum safetensors_policy {
+  SAFETENSORS_POLICY_REFERENCE = 0, /**< huggingface/safetensors' verdicts (default) */
+  SAFETENSORS_POLICY_STRICT = 1,    /**< plus unknown fields rejected and upload caps */
+  SAFETENSORS_POLICY_LENIENT = 2    /**< bytes after the last tensor are only a warning */
+};
+
+/** Resource caps; unset ones take the policy's defaults. */
+enum safetensors_limit {
+  SAFETENSORS_LIMIT_MAX_HEADER_BYTES = 0,
+  SAFETENSORS_LIMIT_MAX_TENSORS = 1,
+  SAFETENSORS_LIMIT_MAX_RANK = 2,
+  SAFETENSORS_LIMIT_MAX_NAME_BYTES = 3,
+  SAFETENSORS_LIMIT_MAX_METADATA_BYTES = 4
+};
+
+/** Options for opening; NULL options anywhere mean the defaults. */
+typedef struct safetensors_options safetensors_options;
+
+SAFETENSORS_C_API int safetensors_options_new(safetensors_options** out);
+SAFETENSORS_C_API void safetensors_options_free(safetensors_options* options);
+/** Errors: INVALID_ARGUMENT for an unknown backend. */
+SAFETENSORS_C_API int safetensors_options_set_backend(safetensors_options* options, int backend);
+/** Errors: INVALID_ARGUMENT for an unknown policy. */
+SAFETENSORS_C_API int safetensors_options_set_policy(safetensors_options* options, int policy);
+/** Overrides one cap of the policy's defaults. Errors: INVALID_ARGUMENT for an unknown limit. */
+SAFETENSORS_C_API int safetensors_options_set_limit(safetensors_options* options, int limit, uint64_t value);
+
+/* ---- Opening ------------------------------------------------------------------------- */
+
+/** An open, validated SafeTensors file (or header). Immutable; free with safetensors_close. */
+typedef struct safetensors_file safetensors_file;
+
+/** Opens and validates a file (all checks; the data is not read). On failure *out is NULL
+ *  and the status is the file's verdict, with message, offset and tensor in the last error. */
+SAFETENSORS_C_API int safetensors_open(const char* path, const safetensors_options* options, safetensors_file** out);
+/** As safetensors_open for a whole file in memory. Not copied: `data` must outlive *out. */
+SAFETENSORS_C_API int safetensors_open_buffer(const void* data, size_t size, const safetensors_options* options,
+                                              safetensors_file** out);
+/** Validates a header alone: `data` holds the first `size` bytes of a file of `file_size`
+ *  bytes, at least 8 + N (N from the length prefix; safetensors_header_length tells it).
+ *  Tensors and metadata can be listed, nothing read. The bytes are not kept. */
+SAFETENSORS_C_API int safetensors_open_header(const void* data, size_t size, uint64_t file_size,
+                                              const safetensors_options* options, safetensors_file** out);
+/** Reads the length prefix: N from the first 8 bytes (`size` >= 8) of a file of `file_size`
+ *  bytes, with the checks of stages 1-3 (HEADER_TOO_SMALL, HEADER_TOO_LARGE,
+ *  INVALID_HEADER_LENGTH). */
+SAFETENSORS_C_API int safetensors_header_length(const void* data, size_t size, uint64_t file_size,
+                                                const safetensors_options* options, uint64_t* header_length);
+/** Reserved for remote files (HTTP range requests); this build has none: UNSUPPORTED. */
+SAFETENSORS_C_API int safetensors_open_url(const char* url, const safetensors_options* options, safetensors_file** out);
+SAFETENSORS_C_API void safetensors_close(safetensors_file* file);
+
+/** Layout: N (header length, padding included), the file offset of the data buffer (8 + N),
+ *  the bytes covered by tensors, and the file's size. Any pointer may be NULL. */
+SAFETENSORS_C_API int safetensors_file_layout(const safetensors_file* file, uint64_t* header_length,
+                                              uint64_t* data_start, uint64_t* data_size, uint64_t* file_size);
+/** Lenient mode's findings that did not make the file invalid. */
+SAFETENSORS_C_API int safetensors_warning_count(const safetensors_file* file, size_t* count);
+/** A warning's message, and its offset when it has one (*has_offset 0 or 1; may be NULL). */
+SAFETENSORS_C_API int safetensors_warning_at(const safetensors_file* file, size_t index, const char** message,
+                                             int* has_offset, uint64_t* offset);
+
+/* ---- Tensors ------------------------------------------------------------------------- */
+
+/** Tensors are numbered 0 .. count-1 in file order (by data offset). */
+SAFETENSORS_C_API int safetensors_tensor_count(const safetensors_file* file, size_t* count);
+/** The index of a tensor by exact name. Errors: TENSOR_NOT_FOUND. */
+SAFETENSORS_C_API int safetensors_tensor_find(const safetensors_file* file, const char* name, size_t* index);
+/** Its name, NUL-terminated (a name may contain NUL: `length` tells the bytes; may be NULL). */
+SAFETENSORS_C_API int safetensors_tensor_name(const safetensors_file* file, size_t index, const char** name,
+                                              size_t* length);
+SAFETENSORS_C_API int safetensors_tensor_dtype(const safetensors_file* file, size_t index, int* dtype);
+/** Its shape: `rank` dimensions at *dims (*dims may be NULL when rank is 0). */
+SAFETENSORS_C_API int safetensors_tensor_shape(const safetensors_file* file, size_t index, const uint64_t** dims,
+                                               size_t* rank);
+/** data_offsets [begin, end), relative to the data buffer (add data_start for file offsets);
+ *  either pointer may be NULL. */
+SAFETENSORS_C_API int safetensors_tensor_offsets(const safetensors_file* file, size_t index, uint64_t* begin,
+                                                 uint64_t* end);
+/** Elements (product of the shape; 1 for a scalar). */
+SAFETENSORS_C_API int safetensors_tensor_element_count(const safetensors_file* file, size_t index, uint64_t* count);
+/** Copies the tensor's bytes into `dst`, whose `size` must equal end - begin.
+ *  Errors: INVALID_ARGUMENT (size), IO, UNSUPPORTED for a header-only handle. */
+SAFETENSORS_C_API int safetensors_tensor_read(const safetensors_file* file, size_t index, void* dst, size_t size);
+/** Decodes the tensor to float32 into `dst` of exactly `count` = element count floats.
+ *  Every dtype but C64 (INVALID_ARGUMENT: decode its bytes as F32 pairs). */
+SAFETENSORS_C_API int safetensors_tensor_read_f32(const safetensors_file* file, size_t index, float* dst, size_t count);
+
+/* ---- Slices -------------------------------------------------------------------------- */
+
+/** A planned numpy-style slice of one tensor. Refers to its file, which must outlive it. */
+typedef struct safetensors_slice safetensors_slice;
+
+/** Plans `spec` ("0:8, ::2, -1", "...", "" = everything; numpy semantics as
+ *  safetensors/slice.h and docs/checkpoints.md describe).
+ *  Errors: INVALID_SLICE, MISALIGNED_SLICE, LIMIT_EXCEEDED. */
+SAFETENSORS_C_API int safetensors_slice_new(const safetensors_file* file, size_t index, const char* spec,
+                                            safetensors_slice** out);
+SAFETENSORS_C_API void safetensors_slice_free(safetensors_slice* slice);
+/** The output's shape (indexed dimensions dropped). */
+SAFETENSORS_C_API int safetensors_slice_shape(const safetensors_slice* slice, const uint64_t** dims, size_t* rank);
+SAFETENSORS_C_API int safetensors_slice_dtype(const safetensors_slice* slice, int* dtype);
+SAFETENSORS_C_API int safetensors_slice_byte_size(const safetensors_slice* slice, uint64_t* bytes);
+SAFETENSORS_C_API int safetensors_slice_element_count(const safetensors_slice* slice, uint64_t* count);
+/** Copies the slice's bytes, row-major, into `dst` of exactly byte_size bytes. */
+SAFETENSORS_C_API int safetensors_slice_read(const safetensors_slice* slice, void* dst, size_t size);
+/** Decodes the slice to float32 into `dst` of exactly element_count floats. */
+SAFETENSORS_C_API int safetensors_slice_read_f32(const safetensors_slice* slice, float* dst, size_t count);
+
+/* ---- Metadata ------------------------------------------------------------------------ */
+
+/** Entries of `__metadata__` (0 when absent), sorted by key. */
+SAFETENSORS_C_API int safetensors_metadata_count(const safetensors_file* file, size_t* count);
+/** Entry `index`: key and value, NUL-terminated, with their byte lengths (may be NULL). */
+SAFETENSORS_C_API int safetensors_metadata_at(const safetensors_file* file, size_t index, const char** key,
+                                              size_t* key_length, const char** value, size_t* value_length);
+/** The value of `key`, or *value = NULL when there is no such key (not an error). */
+SAFETENSORS_C_API int safetensors_metadata_get(const safetensors_file* file, const char* key, const char** value,
+                                               size_t* value_length);
+
+/* ---- Element conversion -------------------------------------------------------------- */
+
+/** Decodes `src_size` bytes of packed `dtype` elements into `count` floats; `src_size` must be
+ *  exactly the bytes of `count` elements (docs/dtypes.md has every format's rules). */
+SAFETENSORS_C_API int safetensors_decode_f32(int dtype, const void* src, size_t src_size, float* dst, size_t count);
+/** Encodes `count` floats as `dtype` into `dst_size` bytes (round to nearest even).
+ *  flags: SAFETENSORS_ENCODE_CHECK_RANGE (integer targets: out-of-range is an error instead
+ *  of clamping), SAFETENSORS_ENCODE_SATURATE (F8 overflow gives the largest finite value). */
+#define SAFETENSORS_ENCODE_CHECK_RANGE 1u
+#define SAFETENSORS_ENCODE_SATURATE 2u
+SAFETENSORS_C_API int safetensors_encode_f32(int dtype, const float* src, size_t count, void* dst, size_t dst_size,
+                                             unsigned flags);
+
+/* ---- Writing ------------------------------------------------------------------------- */
+
+/** Collects tensors (caller's buffers, not copied: they must live until the write) and
+ *  metadata, then writes them in the library's deterministic layout. */
+typedef struct safetensors_writer safetensors_writer;
+
+SAFETENSORS_C_API int safetensors_writer_new(safetensors_writer** out);
+SAFETENSORS_C_API void safetensors_writer_free(safetensors_writer* writer);
+/** Adds a tensor; `size` must be the bytes of its shape and dtype (checked when written). */
+SAFETENSORS_C_API int safetensors_writer_add_tensor(safetensors_writer* writer, const char* name, int dtype,
+                                                    const uint64_t* dims, size_t rank, const void* data, size_t size);
+/** Sets a `__metadata__` entry (replacing one of the same key). Once called, the header has a
+ *  `__metadata__` object; without it there is none. */
+SAFETENSORS_C_API int safetensors_writer_set_metadata(safetensors_writer* writer, const char* key, const char* value);
+/** The data buffer starts at a multiple of this (a power of two, at least 8; default 8). */
+SAFETENSORS_C_API int safetensors_writer_set_alignment(safetensors_writer* writer, uint64_t alignment);
+/** Writes `path` atomically: a temporary beside it, fsynced and renamed over it; on any
+ *  error the target is untouched. The writer can be written again. */
+SAFETENSORS_C_API int safetensors_writer_write(const safetensors_writer* writer, const char* path);
+/** The size of the file the writer would write. */
+SAFETENSORS_C_API int safetensors_writer_file_size(const safetensors_writer* writer, uint64_t* size);
+/** Serializes into `dst` of exactly file_size bytes. */
+SAFETENSORS_C_API int safetensors_writer_serialize(const safetensors_writer* writer, void* dst, size_t size);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SAFETENSORS_SAFETENSORS_C_H */
