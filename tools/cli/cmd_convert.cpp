@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "convert_paths.h"
 #include "foreign_formats.h"
 #include "report.h"
 #include "safetensors/sniff.h"
@@ -30,14 +31,26 @@ target_kind target_of(const std::string& out) {
   return target_kind::unknown;
 }
 
-run_result run_convert(const convert_args& args) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(args.in, ec)) {
-    // A sharded PyTorch checkpoint: pytorch_model.bin.index.json beside its shards.
-    return convert_pytorch_to_safetensors(args);
+run_result run_convert(convert_args args) {
+  auto input = resolve_convert_input(args.in);
+  if (!input) return std::move(input).err();
+  args.in = input->path;
+  safetensors::result<safetensors::file_format> format = safetensors::file_format::unknown;
+  if (input->shape == convert_input::kind::file) {
+    format = safetensors::sniff_file(args.in);
+    if (!format) return std::move(format).err();
   }
-  auto format = safetensors::sniff_file(args.in);
-  if (!format) return std::move(format).err();
+  // Before any byte is written: the output is a file or absent, not an input, in a writable directory.
+  if (auto s = check_convert_output(args.out, *input); !s) return std::move(s).err();
+  args.input_files = input->files;
+  if (input->shape == convert_input::kind::pytorch_sharded) return convert_pytorch_to_safetensors(args);
+  if (input->shape == convert_input::kind::safetensors_sharded) {
+    return with_path(usage_error(fmt::format("a sharded SafeTensors checkpoint is converted one file at a time: "
+                                             "join it first ('safetensors merge {} ONE.safetensors'), or "
+                                             "reshard it with 'safetensors shard'",
+                                             args.in)),
+                     args.in);
+  }
   using safetensors::error_code;
   using safetensors::file_format;
   using safetensors::make_error;

@@ -11,6 +11,7 @@
 #include "command.h"
 #include "count_text.h"
 #include "foreign_formats.h"
+#include "output_path.h"
 #include "progress.h"
 #include "report.h"
 #include "safetensors/checkpoint.h"
@@ -104,11 +105,7 @@ st::status write_single(const conversion& c, const std::string& out_path, progre
 }
 
 // Shards about as large as the largest input shard, so the output mirrors the input.
-st::status write_sharded(const conversion& c, const std::string& out_dir, std::uint64_t max_shard_bytes,
-                         progress& bar) {
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) return st::make_error(st::error_code::io, "cannot create the output directory: " + ec.message());
+st::status write_sharded(const conversion& c, const convert_args& args, std::uint64_t max_shard_bytes, progress& bar) {
   st::shard_write_options options;
   options.max_shard_bytes = std::max<std::uint64_t>(max_shard_bytes, 1);
   options.file.metadata = c.metadata;
@@ -118,7 +115,7 @@ st::status write_sharded(const conversion& c, const std::string& out_dir, std::u
       return sink(chunk);
     });
   };
-  auto written = st::write_checkpoint(out_dir, c.specs, produce, options);
+  auto written = write_checkpoint_output(args.out, c.specs, produce, options, args.input_files);
   if (!written) return std::move(written).err();
   return {};
 }
@@ -152,7 +149,9 @@ run_result convert_directory(const convert_args& args) {
     }
   }
   progress bar("convert", c.total_bytes, !args.quiet);
-  if (auto ok = write_sharded(c, args.out, largest_shard, bar); !ok) return with_path(ok.err(), args.out);
+  // A directory output mirrors the input's shards; a file output joins them into one file.
+  auto ok = is_directory_path(args.out) ? write_sharded(c, args, largest_shard, bar) : write_single(c, args.out, bar);
+  if (!ok) return with_path(ok.err(), args.out);
   bar.finish();
   print_summary(c, args.in, args.out);
   return exit_ok;
@@ -162,12 +161,12 @@ run_result convert_directory(const convert_args& args) {
 
 run_result convert_pytorch_to_safetensors(const convert_args& args) {
   std::error_code ec;
-  if (std::filesystem::is_directory(args.in, ec)) return convert_directory(args);
+  if (std::filesystem::is_directory(args.in, ec) || args.in.ends_with(".index.json")) return convert_directory(args);
   conversion c;
   if (auto ok = add_checkpoint(args.in, args, c); !ok) return with_path(ok.err(), args.in);
   progress bar("convert", c.total_bytes, !args.quiet);
-  auto ok = std::filesystem::is_directory(args.out, ec) ? write_sharded(c, args.out, st::default_max_shard_bytes, bar)
-                                                        : write_single(c, args.out, bar);
+  auto ok = is_directory_path(args.out) ? write_sharded(c, args, st::default_max_shard_bytes, bar)
+                                        : write_single(c, args.out, bar);
   if (!ok) return with_path(ok.err(), args.out);
   bar.finish();
   print_summary(c, args.in, args.out);

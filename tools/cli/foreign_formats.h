@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "report.h"
 
@@ -20,6 +21,7 @@ struct convert_args {
   std::string rename_long;      ///< GGUF output: "hash" shortens names over 63 bytes
   bool compress = false;        ///< .npz output: deflate members
   bool quiet = false;
+  std::vector<std::string> input_files;  ///< every file read (shards and index): no output may be one
 };
 
 run_result convert_pytorch_to_safetensors(const convert_args& args);
