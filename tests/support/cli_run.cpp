@@ -72,6 +72,9 @@ cli_result run_cli(const std::vector<std::string>& args, const cli_child& child)
 
   int broken[2] = {-1, -1};
   if (child.stdout_to == cli_child::output::broken_pipe && ::pipe(broken) != 0) ADD_FAILURE() << "pipe failed";
+  // Under a file size limit stderr goes through a pipe, which the limit does not cut short.
+  int err_pipe[2] = {-1, -1};
+  if (child.max_file_bytes && ::pipe(err_pipe) != 0) ADD_FAILURE() << "pipe failed";
   const pid_t pid = ::fork();
   if (pid == 0) {
     const int in = ::open("/dev/null", O_RDONLY);
@@ -85,7 +88,8 @@ cli_result run_cli(const std::vector<std::string>& args, const cli_child& child)
         out = broken[1];
         break;
     }
-    const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (err_pipe[0] >= 0) ::close(err_pipe[0]);
+    const int err = err_pipe[1] >= 0 ? err_pipe[1] : ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (in < 0 || out < 0 || err < 0) ::_exit(127);
     ::dup2(in, 0);
     ::dup2(out, 1);
@@ -104,6 +108,11 @@ cli_result run_cli(const std::vector<std::string>& args, const cli_child& child)
   for (int fd : broken) {
     if (fd >= 0) ::close(fd);  // the reader is gone before the child writes
   }
+  if (err_pipe[1] >= 0) {
+    ::close(err_pipe[1]);
+    r.err = drain(err_pipe[0]);  // until the child exits: it never blocks on a full pipe
+    ::close(err_pipe[0]);
+  }
   int status = 0;
   struct rusage usage {};
   if (pid < 0 || ::wait4(pid, &status, 0, &usage) != pid) {
@@ -117,6 +126,7 @@ cli_result run_cli(const std::vector<std::string>& args, const cli_child& child)
     r.cpu_seconds += static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
   }
   for (auto [path, target] : {std::pair{&out_path, &r.out}, std::pair{&err_path, &r.err}}) {
+    if (target == &r.err && err_pipe[0] >= 0) continue;
     const int fd = ::open(path->c_str(), O_RDONLY);
     if (fd >= 0) {
       *target = drain(fd);
@@ -211,6 +221,7 @@ std::vector<std::string> writing_command::argv(const std::string& out) const {
 }
 
 std::vector<writing_command> writing_commands(const fs::path& dir) {
+  fs::create_directories(dir);
   // Inputs: a quantizable F32 model, a copy for each in-place command, one tensor alone,
   // its MLX quantization, sharded checkpoints of both, NumPy, GGUF and PyTorch files.
   std::vector<float> w(4 * 64);
