@@ -83,9 +83,12 @@ const command_registrar registrar{
     "convert", "Convert between SafeTensors and PyTorch (.pt/.bin), NumPy (.npy/.npz) or GGUF",
     [](CLI::App& app) -> runner {
       auto args = std::make_shared<convert_args>();
-      app.add_option("input", args->in, "Input file (format sniffed from its bytes) or sharded PyTorch directory")
+      app.add_option("input", args->in,
+                     "Input file (format sniffed from its bytes), or a sharded checkpoint: its directory or index file")
           ->required();
-      app.add_option("output", args->out, "Output file; its extension picks the format for SafeTensors input")
+      app.add_option("output", args->out,
+                     "Output file (its extension picks the format for SafeTensors input; a sharded input is joined "
+                     "into it), or a directory path (existing, or ending in '/') for a sharded checkpoint")
           ->required();
       app.add_option("--key", args->key, "PyTorch: take the tensors from this nested dict (e.g. state_dict)");
       app.add_option("--shared", args->shared, "PyTorch: tensors sharing storage: keep (copy each) or dedup")
