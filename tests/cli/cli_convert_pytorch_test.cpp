@@ -102,7 +102,8 @@ TEST(CliConvertPytorch, NestedCheckpointFlattensOrSelectsKeyAndReportsSkipped) {
 
 TEST(CliConvertPytorch, ShardedBinDirectoryBecomesShardedSafetensors) {
   const auto out = st_test::scratch_dir() / "out";
-  auto r = st_test::run_cli({"convert", st_test::pytorch_fixture("sharded").string(), out.string(), "-q"});
+  // A directory output is a directory path: an existing directory, or a name ending in '/'.
+  auto r = st_test::run_cli({"convert", st_test::pytorch_fixture("sharded").string(), out.string() + "/", "-q"});
   ASSERT_EQ(r.status, 0) << r.err;
   ASSERT_TRUE(fs::exists(out / "model.safetensors.index.json"));
   const auto& want = st_test::pytorch_expected().tensors.at("sharded");

@@ -137,7 +137,8 @@ st::result<source_ptr> open_directory(const std::string& path, const source_opti
 
 st::result<source_ptr> open_pytorch_source(const std::string& path, const source_options& options) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return open_directory(path, options);
+  // A sharded checkpoint: its directory or its index file (convert_paths.h).
+  if (std::filesystem::is_directory(path, ec) || path.ends_with(".index.json")) return open_directory(path, options);
   conversion c;
   if (auto ok = add_checkpoint(path, options, c); !ok) return with_path(ok.err(), path);
   return source_ptr(std::make_unique<pytorch_source>(path, std::move(c), 0));

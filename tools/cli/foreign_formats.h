@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "report.h"
 #include "tensor_table.h"
@@ -24,8 +25,9 @@ struct convert_args {
   std::string rename_long;      ///< GGUF output: "hash" shortens names over 63 bytes
   bool compress = false;        ///< .npz output: deflate members
   bool quiet = false;
-  bool key_given = false;     ///< --key was on the command line
-  bool shared_given = false;  ///< --shared was on the command line
+  bool key_given = false;                ///< --key was on the command line
+  bool shared_given = false;             ///< --shared was on the command line
+  std::vector<std::string> input_files;  ///< every file read (shards and index): no output may be one
 };
 
 /// A non-SafeTensors file as inspect's table and tree show it (tensor_table.h).
