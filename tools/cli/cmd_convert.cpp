@@ -58,8 +58,7 @@ st::result<output_format> choose_output(const convert_args& args) {
                      args.out);
   }
   return with_path(usage_error(fmt::format("cannot tell the output format from the name: end it in .safetensors, "
-                                           ".npz, .npy or .gguf, or give --to {} (a sharded checkpoint: end the "
-                                           "directory path in '/')",
+                                           ".npz, .npy or .gguf, or give --to {}",
                                            output_choices)),
                    args.out);
 }
@@ -119,12 +118,12 @@ run_result run_convert(convert_args args) {
   bool is_pytorch = false;
   auto in_format = input_format(*input, is_pytorch);
   if (!in_format) return std::move(in_format).err();
+  // First, before any byte is written: the output is a file or absent, not an input, in a writable directory
+  // (a sharded output's files are checked by its sink once their names are known).
+  if (auto s = check_convert_output(args.out, *input); !s) return std::move(s).err();
   auto out_format = choose_output(args);
   if (!out_format) return std::move(out_format).err();
   if (auto s = check_options(args, *out_format, *in_format, is_pytorch); !s) return std::move(s).err();
-  // Before any byte is written: the output is a file or absent, not an input, in a writable directory
-  // (a sharded output's files are checked by its sink once their names are known).
-  if (auto s = check_convert_output(args.out, *input); !s) return std::move(s).err();
 
   const source_options read_options{.key = args.key, .shared = args.shared};
   auto source = input->shape == convert_input::kind::pytorch_sharded ? open_pytorch_source(args.in, read_options)
