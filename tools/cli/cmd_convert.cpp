@@ -82,6 +82,15 @@ const command_registrar registrar{
       app.add_option("--rename-long", args->rename_long, "GGUF output: 'hash' shortens names over 63 bytes")
           ->check(CLI::IsMember({"hash"}));
       app.add_flag("--compress", args->compress, ".npz output: deflate the members (default: stored)");
+      app.add_flag("--strict", args->strict,
+                   "PyTorch: refuse objects outside the allowlist and unconvertible tensors instead of skipping them");
+      app.add_option("--max-expanded-size", args->max_expanded_size,
+                     ".npz input: most that deflated members may expand to in total (zip-bomb limit)")
+          ->capture_default_str();
+      app.add_option("--max-ratio", args->max_ratio,
+                     ".npz input: highest compression ratio of a deflated member over 1 MiB (zip-bomb limit)")
+          ->check(CLI::PositiveNumber)
+          ->capture_default_str();
       app.add_flag("-q,--quiet", args->quiet, "No progress bar");
       return [args] { return run_convert(*args); };
     }};

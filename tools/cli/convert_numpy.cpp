@@ -2,6 +2,7 @@
 // `convert` between SafeTensors and NumPy (.npy, .npz), and `inspect` of NumPy files.
 // Names map 1:1 (an .npz member `w.npy` is tensor `w`; a lone .npy takes its file's stem).
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -9,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "command.h"
+#include "convert_read_options.h"
 #include "foreign_formats.h"
 #include "input.h"
 #include "json_util.h"
@@ -33,7 +35,7 @@ class numpy_input {
     const safetensors::npz_array* member = nullptr;  // null for an .npy
   };
 
-  static safetensors::result<numpy_input> open(const std::string& path) {
+  static safetensors::result<numpy_input> open(const std::string& path, const safetensors::npz_options& options = {}) {
     auto format = safetensors::sniff_file(path);
     if (!format) return std::move(format).err();
     numpy_input in;
@@ -44,7 +46,7 @@ class numpy_input {
       in.arrays_.push_back({std::filesystem::path(path).stem().string(), &in.npy_->header(), nullptr});
       return in;
     }
-    auto npz = safetensors::npz_archive::open(path);
+    auto npz = safetensors::npz_archive::open(path, options);
     if (!npz) return std::move(npz).err();
     in.npz_.emplace(std::move(*npz));
     for (const auto& a : in.npz_->arrays()) in.arrays_.push_back({a.name, &a.header, &a});
@@ -53,6 +55,20 @@ class numpy_input {
 
   [[nodiscard]] const std::vector<array>& arrays() const { return arrays_; }
   [[nodiscard]] bool is_npz() const { return npz_.has_value(); }
+
+  /// Passes the array's SafeTensors bytes to `sink` in chunks (an .npz member is inflated
+  /// as it goes, never held whole).
+  safetensors::status stream(const array& a, const std::function<safetensors::status(std::span<const std::byte>)>& sink,
+                             std::vector<std::byte>& buffer) const {
+    if (npz_) return npz_->read_chunks(*a.member, sink);
+    auto bytes = this->bytes(a, buffer);
+    if (!bytes) return std::move(bytes).err();
+    constexpr std::size_t chunk = std::size_t{1} << 20;
+    for (std::size_t at = 0; at < bytes->size(); at += chunk) {
+      if (auto s = sink(bytes->subspan(at, std::min(chunk, bytes->size() - at))); !s) return s;
+    }
+    return {};
+  }
 
   /// The array's SafeTensors bytes: a view into the input when possible, else `buffer`.
   safetensors::result<std::span<const std::byte>> bytes(const array& a, std::vector<std::byte>& buffer) const {
@@ -84,10 +100,14 @@ safetensors::status write_safetensors(const numpy_input& in, const std::string& 
   progress bar("convert", total, show_progress);
   std::vector<std::byte> buffer;
   for (const auto& a : in.arrays()) {
-    auto bytes = in.bytes(a, buffer);
-    if (!bytes) return std::move(bytes).err();
-    if (auto s = writer->append(a.name, *bytes); !s) return s;
-    bar.advance(bytes->size());
+    auto s = in.stream(
+        a,
+        [&](std::span<const std::byte> chunk) -> safetensors::status {
+          bar.advance(chunk.size());
+          return writer->append(a.name, chunk);
+        },
+        buffer);
+    if (!s) return s;
   }
   bar.finish();
   return writer->commit();
@@ -159,10 +179,14 @@ std::string shape_text(std::span<const std::uint64_t> shape) { return fmt::forma
 }  // namespace
 
 run_result convert_numpy_to_safetensors(const convert_args& args) {
-  auto in = numpy_input::open(args.in);
-  if (!in) return with_path(in.err(), args.in);
-  if (auto s = write_safetensors(*in, args.out, !args.quiet); !s) return with_path(s.err(), args.out);
-  return exit_ok;
+  return without_bad_alloc(args.in, [&]() -> run_result {
+    auto options = npz_limits_of(args);
+    if (!options) return with_path(options.err(), args.in);
+    auto in = numpy_input::open(args.in, *options);
+    if (!in) return with_path(in.err(), args.in);
+    if (auto s = write_safetensors(*in, args.out, !args.quiet); !s) return with_path(s.err(), args.out);
+    return exit_ok;
+  });
 }
 
 run_result convert_safetensors_to_numpy(const convert_args& args) {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "convert_read_options.h"
 #include "count_text.h"
 #include "foreign_formats.h"
 #include "progress.h"
@@ -69,6 +70,7 @@ std::vector<bool> plan_shared(const st::torch_checkpoint& c, bool dedup, convers
 st::status add_checkpoint(const std::string& path, const convert_args& args, conversion& out) {
   st::torch_open_options options;
   options.key = args.key;
+  options.strict = args.strict;
   auto opened = st::torch_checkpoint::open(path, options);
   if (!opened) return std::move(opened).err();
   out.inputs.push_back(std::make_unique<st::torch_checkpoint>(std::move(opened).value()));
@@ -81,7 +83,10 @@ st::status add_checkpoint(const std::string& path, const convert_args& args, con
     out.sources.push_back({&c, i});
     out.total_bytes += st::byte_size(t.type, t.shape).bytes;
   }
-  for (const auto& s : c.skipped()) out.notes.push_back(fmt::format("skipped {}: {}", s.name, s.reason));
+  warn_about_skipped(c.skipped());
+  for (const auto& s : c.skipped()) {
+    if (s.kind == st::torch_skip_kind::not_tensor) out.notes.push_back(fmt::format("skipped {}: {}", s.name, s.reason));
+  }
   return {};
 }
 
@@ -158,9 +163,7 @@ run_result convert_directory(const convert_args& args) {
   return exit_ok;
 }
 
-}  // namespace
-
-run_result convert_pytorch_to_safetensors(const convert_args& args) {
+run_result convert_pytorch(const convert_args& args) {
   std::error_code ec;
   if (std::filesystem::is_directory(args.in, ec)) return convert_directory(args);
   conversion c;
@@ -172,6 +175,12 @@ run_result convert_pytorch_to_safetensors(const convert_args& args) {
   bar.finish();
   print_summary(c, args.in, args.out);
   return exit_ok;
+}
+
+}  // namespace
+
+run_result convert_pytorch_to_safetensors(const convert_args& args) {
+  return without_bad_alloc(args.in, [&] { return convert_pytorch(args); });
 }
 
 run_result inspect_pytorch(const std::string& path, bool json) {

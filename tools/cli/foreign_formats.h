@@ -4,6 +4,7 @@
 // (convert_pytorch.cpp, convert_numpy.cpp, convert_gguf.cpp) implements its part.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "report.h"
@@ -20,6 +21,9 @@ struct convert_args {
   std::string rename_long;      ///< GGUF output: "hash" shortens names over 63 bytes
   bool compress = false;        ///< .npz output: deflate members
   bool quiet = false;
+  bool strict = false;                     ///< PyTorch: refuse skipped objects and tensors instead of warning
+  std::string max_expanded_size = "4GiB";  ///< .npz input: deflated members' total expanded size
+  std::uint64_t max_ratio = 200;           ///< .npz input: compression ratio of a member over 1 MiB
 };
 
 run_result convert_pytorch_to_safetensors(const convert_args& args);
