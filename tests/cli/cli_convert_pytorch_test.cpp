@@ -255,6 +255,7 @@ TEST(CliConvertPytorch, TruncatedZipSaysTruncated) {
                                                    whole.begin() + static_cast<std::ptrdiff_t>(whole.size() / 2)));
   auto r = st_test::run_cli({"convert", cut.string(), (dir / "o.safetensors").string()});
   EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_NE(r.err.find("truncated zip archive: its records need at least"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("the file has " + std::to_string(whole.size() / 2)), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("truncated zip archive: the file has " + std::to_string(whole.size() / 2) + " bytes"),
+            std::string::npos)
+      << r.err;
 }

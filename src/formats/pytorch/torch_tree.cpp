@@ -239,7 +239,8 @@ result<const pickle_value*> select_key(const pickle_document& doc, const std::st
                               (keys.empty() ? "" : " (" + std::string(reached.empty() ? "top-level" : "its") +
                                                        " keys: " + keys + ")"));
       }
-      reached += (reached.empty() ? "" : ".") + std::string(part);
+      if (!reached.empty()) reached += '.';
+      reached.append(part);
       v = next;
       rest = dot == std::string_view::npos ? std::string_view{} : rest.substr(dot + 1);
     }
