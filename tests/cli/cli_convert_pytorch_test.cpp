@@ -236,13 +236,14 @@ TEST(CliConvertPytorch, KeyEdgeCasesExitTwoSayingWhatTheKeyNames) {
     EXPECT_FALSE(fs::exists(out)) << key;
   }
   // A dict with no tensor under it is refused instead of writing an empty file.
-  auto r = st_test::run_cli({"convert", st_test::pytorch_fixture("opaque.pt").string(), out.string(), "--key", "config"});
+  auto r =
+      st_test::run_cli({"convert", st_test::pytorch_fixture("opaque.pt").string(), out.string(), "--key", "config"});
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("holds no tensor"), std::string::npos) << r.err;
   EXPECT_FALSE(fs::exists(out));
   // The same in every shard of a sharded checkpoint.
-  r = st_test::run_cli({"convert", st_test::pytorch_fixture("sharded").string(), (dir / "shards").string(), "--key",
-                        "missing"});
+  r = st_test::run_cli(
+      {"convert", st_test::pytorch_fixture("sharded").string(), (dir / "shards").string(), "--key", "missing"});
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_NE(r.err.find("no entry 'missing'"), std::string::npos) << r.err;
 }
@@ -251,8 +252,8 @@ TEST(CliConvertPytorch, TruncatedZipSaysTruncated) {
   const auto whole = st_test::read_bytes(st_test::pytorch_fixture("basic.pt"));
   const auto dir = st_test::scratch_dir();
   const auto cut = dir / "cut.pt";
-  st_test::write_bytes(cut, std::vector<std::byte>(whole.begin(),
-                                                   whole.begin() + static_cast<std::ptrdiff_t>(whole.size() / 2)));
+  st_test::write_bytes(
+      cut, std::vector<std::byte>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(whole.size() / 2)));
   auto r = st_test::run_cli({"convert", cut.string(), (dir / "o.safetensors").string()});
   EXPECT_EQ(r.status, 1) << r.err;
   EXPECT_NE(r.err.find("truncated zip archive: the file has " + std::to_string(whole.size() / 2) + " bytes"),

@@ -182,7 +182,8 @@ TEST(PytorchCheckpoint, TruncatedZipSaysTruncatedAndHowLong) {
   const auto dir = st_test::scratch_dir();
   for (std::size_t keep : {whole.size() / 2, whole.size() - 30, std::size_t{100}, std::size_t{1100}}) {
     const auto path = dir / ("cut" + std::to_string(keep) + ".pt");
-    st_test::write_bytes(path, std::vector<std::byte>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(keep)));
+    st_test::write_bytes(path,
+                         std::vector<std::byte>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(keep)));
     auto c = st::torch_checkpoint::open(path.string());
     ASSERT_FALSE(c.ok()) << keep;
     EXPECT_EQ(c.err().code, st::error_code::invalid_format);
@@ -220,8 +221,8 @@ TEST(PytorchCheckpoint, EveryPickleProtocolInBothContainers) {
       expect_matches_pytorch(name);
       auto c = st::torch_checkpoint::open(fixture(name).string());
       ASSERT_TRUE(c.ok());
-      EXPECT_EQ(c->container(), std::string(container) == "zip" ? st::torch_container::zip
-                                                                  : st::torch_container::legacy);
+      EXPECT_EQ(c->container(),
+                std::string(container) == "zip" ? st::torch_container::zip : st::torch_container::legacy);
     }
   }
 }

@@ -127,15 +127,14 @@ TEST(PytorchPickle, UnknownGlobalsAreInertOpaqueValues) {
                "OBJ at pickle byte 28");
   expect_error("\x80\x04" + global("collections", "OrderedDict") + ")}\x92.", st::error_code::unsafe_content,
                "NEWOBJ_EX at pickle byte");
-  expect_error("\x80\x02" + global("torch._utils", "_rebuild_tensor_v2") + "(" + global("os", "system") +
-                   "NNNNNtR.",
+  expect_error("\x80\x02" + global("torch._utils", "_rebuild_tensor_v2") + "(" + global("os", "system") + "NNNNNtR.",
                st::error_code::invalid_format, "tensor rebuild without a storage");
 }
 
 // Protocols 0-1 spell bools, ints, floats and memo indices as text lines.
 TEST(PytorchPickle, TextOpcodesOfProtocolOne) {
-  auto doc = st::unpickle(bytes_of(
-      "(I01\nI00\nI42\nI-7\nL123456789012345678901234567890L\nL-5L\nL255L\nF0.25\np3\ng3\nt."s));
+  auto doc =
+      st::unpickle(bytes_of("(I01\nI00\nI42\nI-7\nL123456789012345678901234567890L\nL-5L\nL255L\nF0.25\np3\ng3\nt."s));
   ASSERT_TRUE(doc.ok()) << doc.err().message;
   const auto& items = doc->root().items;
   ASSERT_EQ(items.size(), 9u);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "convert_read_options.h"
 #include "foreign_formats.h"
 #include "report.h"
 #include "safetensors/sniff.h"
@@ -92,7 +93,8 @@ const command_registrar registrar{
           ->check(CLI::PositiveNumber)
           ->capture_default_str();
       app.add_flag("-q,--quiet", args->quiet, "No progress bar");
-      return [args] { return run_convert(*args); };
+      // Running out of memory in any converter is a LimitExceeded error, not an internal error.
+      return [args] { return without_bad_alloc(args->in, [&] { return run_convert(*args); }); };
     }};
 
 }  // namespace

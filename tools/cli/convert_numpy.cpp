@@ -179,14 +179,12 @@ std::string shape_text(std::span<const std::uint64_t> shape) { return fmt::forma
 }  // namespace
 
 run_result convert_numpy_to_safetensors(const convert_args& args) {
-  return without_bad_alloc(args.in, [&]() -> run_result {
-    auto options = npz_limits_of(args);
-    if (!options) return with_path(options.err(), args.in);
-    auto in = numpy_input::open(args.in, *options);
-    if (!in) return with_path(in.err(), args.in);
-    if (auto s = write_safetensors(*in, args.out, !args.quiet); !s) return with_path(s.err(), args.out);
-    return exit_ok;
-  });
+  auto options = npz_limits_of(args);
+  if (!options) return with_path(options.err(), args.in);
+  auto in = numpy_input::open(args.in, *options);
+  if (!in) return with_path(in.err(), args.in);
+  if (auto s = write_safetensors(*in, args.out, !args.quiet); !s) return with_path(s.err(), args.out);
+  return exit_ok;
 }
 
 run_result convert_safetensors_to_numpy(const convert_args& args) {

@@ -163,7 +163,9 @@ run_result convert_directory(const convert_args& args) {
   return exit_ok;
 }
 
-run_result convert_pytorch(const convert_args& args) {
+}  // namespace
+
+run_result convert_pytorch_to_safetensors(const convert_args& args) {
   std::error_code ec;
   if (std::filesystem::is_directory(args.in, ec)) return convert_directory(args);
   conversion c;
@@ -175,12 +177,6 @@ run_result convert_pytorch(const convert_args& args) {
   bar.finish();
   print_summary(c, args.in, args.out);
   return exit_ok;
-}
-
-}  // namespace
-
-run_result convert_pytorch_to_safetensors(const convert_args& args) {
-  return without_bad_alloc(args.in, [&] { return convert_pytorch(args); });
 }
 
 run_result inspect_pytorch(const std::string& path, bool json) {

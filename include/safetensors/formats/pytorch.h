@@ -4,21 +4,25 @@
 ///
 /// Two containers are read:
 ///   - zip (torch >= 1.6): `<dir>/data.pkl`, storages in `<dir>/data/<key>`, optional
-///     `<dir>/byteorder` ("little" or "big"). Stored (uncompressed) storages are viewed
-///     in place in a read-only mapping of the file; compressed ones are inflated with
-///     the zip reader's size and ratio caps.
+///     `<dir>/byteorder` ("little" or "big"). Stored (uncompressed) storages are read
+///     with pread in chunks; compressed ones are inflated with the zip reader's caps.
 ///   - legacy (torch < 1.6): magic, protocol and sys-info pickles, the object pickle,
 ///     the list of storage keys, then per storage a u64 element count and its bytes.
-/// The object pickle runs through the restricted machine of pickle.h. Nested dicts are
-/// flattened with '.' (`a.b.weight`); values that are not tensors are listed in
-/// `skipped()` with the reason. Each tensor is checked against its storage (offset,
-/// sizes, strides in elements) when the checkpoint opens; `read_tensor` then yields its
-/// bytes contiguous (views materialised in C order) and little-endian.
+/// The object pickle (protocols 1-5 in both containers) runs through the restricted
+/// machine of pickle.h. Nested dicts are flattened with '.' (`a.b.weight`); values that
+/// are not tensors are listed in `skipped()` with the reason and a `torch_skip_kind`:
+/// plain data, an entry that is or holds an object outside the allowlist, or a tensor
+/// SafeTensors cannot hold (quantized, sparse, complex128); `strict` refuses the last two.
+/// Each tensor is checked against its storage (offset, sizes, strides in elements) when
+/// the checkpoint opens; `read_tensor` then yields its bytes contiguous (views
+/// materialised in C order) and little-endian.
 ///
-/// Errors: InvalidFormat (malformed container or pickle, out-of-bounds view), Unsupported
-/// (a dtype SafeTensors lacks: complex128, quantized; TorchScript archives), UnsafeContent
-/// (see pickle.h; zip entries escaping the archive; zip bombs), LimitExceeded, Io;
-/// InvalidArgument for a `key` the checkpoint lacks. `path` is always set.
+/// Errors: InvalidFormat (malformed or truncated container, malformed pickle,
+/// out-of-bounds view, no tensor at all), Unsupported (TorchScript archives; with `strict`,
+/// an unconvertible tensor), UnsafeContent (see pickle.h; zip entries escaping the archive;
+/// with `strict`, an object outside the allowlist), LimitExceeded (caps, zip bombs, out of
+/// memory), Io; InvalidArgument for a `key` that is missing, names no dict, or whose dict
+/// holds no tensor. `path` is always set.
 #pragma once
 
 #include <cstddef>

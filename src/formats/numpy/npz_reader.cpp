@@ -232,13 +232,12 @@ status npz_archive::stream(const npz_array& array, const std::function<status(st
     return emit.flush();
   }
   std::uint64_t skip = h.data_offset;
-  auto inflated = s.zip.read_chunks(s.zip.entries()[array.member], chunk_bytes,
-                                    [&](std::span<const std::byte> chunk) -> status {
-                                      const auto skipped =
-                                          static_cast<std::size_t>(std::min<std::uint64_t>(skip, chunk.size()));
-                                      skip -= skipped;
-                                      return emit.add(chunk.subspan(skipped));
-                                    });
+  auto inflated =
+      s.zip.read_chunks(s.zip.entries()[array.member], chunk_bytes, [&](std::span<const std::byte> chunk) -> status {
+        const auto skipped = static_cast<std::size_t>(std::min<std::uint64_t>(skip, chunk.size()));
+        skip -= skipped;
+        return emit.add(chunk.subspan(skipped));
+      });
   if (!inflated) return s.fail(std::move(inflated).err(), array.name);
   return emit.flush();
 }

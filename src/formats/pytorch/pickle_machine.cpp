@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <deque>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "formats/pytorch/pickle_allowlist.h"

@@ -17,8 +17,7 @@ namespace safetensors::detail {
 
 /// The minimal little-endian two's complement bytes of a decimal integer ("-12", and with
 /// `allow_long_suffix` also "12L"), as LONG1 would carry it; nullopt when not a number.
-[[nodiscard]] std::optional<std::vector<std::byte>> decimal_to_le_bytes(std::string_view text,
-                                                                        bool allow_long_suffix);
+[[nodiscard]] std::optional<std::vector<std::byte>> decimal_to_le_bytes(std::string_view text, bool allow_long_suffix);
 
 class pickle_machine {
  public:

@@ -42,7 +42,7 @@ result<std::unique_ptr<file_mapping>> file_mapping::open(const std::string& path
 struct torch_checkpoint::impl {
   std::string path;
   std::unique_ptr<detail::sys::unique_fd> file;  // storages are read from it with pread
-  detail::torch_storage_source source;  // where each storage's bytes are
+  detail::torch_storage_source source;           // where each storage's bytes are
   torch_container container = torch_container::zip;
   bool big_endian = false;
   detail::torch_tree tree;

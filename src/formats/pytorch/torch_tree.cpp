@@ -124,8 +124,8 @@ class flattener {
       return make_error(error_code::invalid_format, "two values flatten to the same name", std::nullopt, name);
     }
     if (!t.type) {
-      return skip_or_refuse({name, "a " + t.type_name + " tensor, a dtype SafeTensors cannot hold",
-                             torch_skip_kind::unsupported_tensor});
+      return skip_or_refuse(
+          {name, "a " + t.type_name + " tensor, a dtype SafeTensors cannot hold", torch_skip_kind::unsupported_tensor});
     }
     const pickle_storage& storage = doc_.storages()[t.storage];
     if (auto ok = check_bounds(t, storage, name); !ok) return ok;
@@ -233,11 +233,12 @@ result<const pickle_value*> select_key(const pickle_document& doc, const std::st
       const pickle_value* next = dict_entry(*v, part);
       if (next == nullptr) {
         const std::string keys = listed_keys(*v);
-        return make_error(error_code::invalid_argument,
-                          "no entry '" + key + "' in the checkpoint" +
-                              (reached.empty() ? "" : " ('" + reached + "' has no '" + std::string(part) + "')") +
-                              (keys.empty() ? "" : " (" + std::string(reached.empty() ? "top-level" : "its") +
-                                                       " keys: " + keys + ")"));
+        return make_error(
+            error_code::invalid_argument,
+            "no entry '" + key + "' in the checkpoint" +
+                (reached.empty() ? "" : " ('" + reached + "' has no '" + std::string(part) + "')") +
+                (keys.empty() ? ""
+                              : " (" + std::string(reached.empty() ? "top-level" : "its") + " keys: " + keys + ")"));
       }
       if (!reached.empty()) reached += '.';
       reached.append(part);

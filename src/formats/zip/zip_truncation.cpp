@@ -28,8 +28,8 @@ constexpr std::size_t max_members_walked = 1'000'000;  // bounds the walk on a h
 constexpr std::string_view no_directory = "no readable central directory";
 
 std::string truncated(std::uint64_t need, std::uint64_t file_size) {
-  return fmt::format("truncated zip archive: the file has {} bytes, its records need at least {} ({})", file_size,
-                     need, no_directory);
+  return fmt::format("truncated zip archive: the file has {} bytes, its records need at least {} ({})", file_size, need,
+                     no_directory);
 }
 
 /// Where the data descriptor of a member whose data starts at `data` ends: the first
@@ -61,9 +61,10 @@ std::string describe_unreadable_zip(int fd, std::uint64_t file_size) {
   std::array<std::byte, local_fixed_bytes> header{};
   while (members < max_members_walked) {
     if (pos == file_size && members > 0) {
-      return fmt::format("truncated zip archive: the file ends after {} complete member{}, before the central "
-                         "directory ({})",
-                         members, members == 1 ? "" : "s", no_directory);
+      return fmt::format(
+          "truncated zip archive: the file ends after {} complete member{}, before the central "
+          "directory ({})",
+          members, members == 1 ? "" : "s", no_directory);
     }
     const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(header.size(), file_size - pos));
     if (!detail::sys::pread_exact(fd, header.data(), want, pos, path)) break;
@@ -75,8 +76,8 @@ std::string describe_unreadable_zip(int fd, std::uint64_t file_size) {
     }
     const auto signature = static_cast<std::uint32_t>(load_le(header, 0, 4));
     if (signature == central_signature || signature == end_signature || signature == zip64_end_signature) {
-      return fmt::format("damaged or truncated zip archive: the central directory at byte {} of {} cannot be read",
-                         pos, file_size);
+      return fmt::format("damaged or truncated zip archive: the central directory at byte {} of {} cannot be read", pos,
+                         file_size);
     }
     if (signature != local_signature) break;
     if (want < header.size()) return truncated(pos + header.size(), file_size);
@@ -99,10 +100,11 @@ std::string describe_unreadable_zip(int fd, std::uint64_t file_size) {
       if (!end) {
         std::string name(static_cast<std::size_t>(name_bytes), '\0');
         if (!detail::sys::pread_exact(fd, name.data(), name.size(), pos + header.size(), path)) name = "?";
-        return fmt::format("truncated zip archive: the file has {} bytes and ends inside member {} '{}' (its data "
-                           "starts at byte {}; the member's size is written after its data, so the full size is "
-                           "unknown) ({})",
-                           file_size, members + 1, name, data, no_directory);
+        return fmt::format(
+            "truncated zip archive: the file has {} bytes and ends inside member {} '{}' (its data "
+            "starts at byte {}; the member's size is written after its data, so the full size is "
+            "unknown) ({})",
+            file_size, members + 1, name, data, no_directory);
       }
       pos = *end;
       ++members;
