@@ -158,7 +158,9 @@ void write_large_pt(const fs::path& path, std::uint64_t elements) {
   for (const char* key : {"0", "1", "2"}) {
     pickle += text(std::string("layer") + key + ".weight") + "ctorch._utils\n_rebuild_tensor_v2\n((" + text("storage") +
               "ctorch\nFloatStorage\n" + text(key) + text("cpu") + binint(elements) + "tQ" + binint(0) +
-              binint(elements) + "\x85" + binint(1) + "\x85\x89ccollections\nOrderedDict\n)RtR";
+              binint(elements) + "\x85" + binint(1) +
+              "\x85\x89"
+              "ccollections\nOrderedDict\n)RtR";
   }
   pickle += "u.";
   std::ofstream out(path, std::ios::binary);

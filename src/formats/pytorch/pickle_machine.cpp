@@ -10,6 +10,8 @@
 #include <string_view>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "formats/pytorch/pickle_allowlist.h"
 #include "formats/pytorch/pickle_machine.h"
 #include "json/utf8.h"
@@ -695,7 +697,7 @@ status pickle_machine::push_decimal(const std::string& line) {
     return push(v);
   }
   auto bytes = decimal_to_le_bytes(line, op_ == 'L');
-  if (!bytes) return fail(error_code::invalid_format, "'" + line.substr(0, 40) + "' is not a decimal integer");
+  if (!bytes) return fail(error_code::invalid_format, fmt::format("'{}' is not a decimal integer", line.substr(0, 40)));
   return push_integer(*bytes);
 }
 

@@ -99,7 +99,7 @@ std::string describe_unreadable_zip(int fd, std::uint64_t file_size) {
       const auto end = descriptor_end(fd, file_size, data);
       if (!end) {
         std::string name(static_cast<std::size_t>(name_bytes), '\0');
-        if (!detail::sys::pread_exact(fd, name.data(), name.size(), pos + header.size(), path)) name = "?";
+        if (!detail::sys::pread_exact(fd, name.data(), name.size(), pos + header.size(), path)) name.clear();
         return fmt::format(
             "truncated zip archive: the file has {} bytes and ends inside member {} '{}' (its data "
             "starts at byte {}; the member's size is written after its data, so the full size is "
