@@ -10,6 +10,7 @@
 
 #include "command.h"
 #include "convert_paths.h"
+#include "convert_read_options.h"
 #include "count_text.h"
 #include "foreign_formats.h"
 #include "output_path.h"
@@ -63,25 +64,36 @@ st::result<output_format> choose_output(const convert_args& args) {
                    args.out);
 }
 
-/// The input's format name as `sniff` tells it ("PyTorch (sharded)" for a checkpoint directory or index).
-st::result<std::string> input_format(const convert_input& input, bool& is_pytorch) {
-  if (input.shape == convert_input::kind::pytorch_sharded) {
-    is_pytorch = true;
-    return std::string("PyTorch (sharded)");
-  }
+/// The input's format as `sniff` tells it ("PyTorch (sharded)" for a checkpoint directory or index).
+struct input_kind {
+  std::string name;
+  bool pytorch = false;
+  bool npz = false;
+};
+
+st::result<input_kind> input_format(const convert_input& input) {
+  if (input.shape == convert_input::kind::pytorch_sharded) return input_kind{"PyTorch (sharded)", true, false};
   auto format = st::sniff_file(input.path);
   if (!format) return with_path(std::move(format).err(), input.path);
-  is_pytorch = *format == st::file_format::pytorch_zip || *format == st::file_format::pickle;
-  return std::string(st::file_format_name(*format));
+  return input_kind{std::string(st::file_format_name(*format)),
+                    *format == st::file_format::pytorch_zip || *format == st::file_format::pickle,
+                    *format == st::file_format::npz};
 }
 
 /// Options that do not apply to this input and output are refused, never ignored.
-st::status check_options(const convert_args& args, output_format out, const std::string& in_format, bool is_pytorch) {
-  if (args.key_given && !is_pytorch) {
-    return usage_error(fmt::format("--key applies to PyTorch input only (the input is {})", in_format));
-  }
-  if (args.shared_given && !is_pytorch) {
-    return usage_error(fmt::format("--shared applies to PyTorch input only (the input is {})", in_format));
+st::status check_options(const convert_args& args, output_format out, const input_kind& in) {
+  const auto pytorch_only = [&](bool given, std::string_view option) -> st::status {
+    if (!given || in.pytorch) return {};
+    return usage_error(fmt::format("{} applies to PyTorch input only (the input is {})", option, in.name));
+  };
+  const auto npz_only = [&](bool given, std::string_view option) -> st::status {
+    if (!given || in.npz) return {};
+    return usage_error(fmt::format("{} applies to .npz input only (the input is {})", option, in.name));
+  };
+  for (auto s : {pytorch_only(args.key_given, "--key"), pytorch_only(args.shared_given, "--shared"),
+                 pytorch_only(args.strict, "--strict"), npz_only(args.max_expanded_size_given, "--max-expanded-size"),
+                 npz_only(args.max_ratio_given, "--max-ratio")}) {
+    if (!s) return s;
   }
   if (args.compress && out != output_format::npz) {
     return usage_error(
@@ -115,17 +127,18 @@ run_result run_convert(convert_args args) {
                                              args.in)),
                      args.in);
   }
-  bool is_pytorch = false;
-  auto in_format = input_format(*input, is_pytorch);
+  auto in_format = input_format(*input);
   if (!in_format) return std::move(in_format).err();
   // First, before any byte is written: the output is a file or absent, not an input, in a writable directory
   // (a sharded output's files are checked by its sink once their names are known).
   if (auto s = check_convert_output(args.out, *input); !s) return std::move(s).err();
   auto out_format = choose_output(args);
   if (!out_format) return std::move(out_format).err();
-  if (auto s = check_options(args, *out_format, *in_format, is_pytorch); !s) return std::move(s).err();
+  if (auto s = check_options(args, *out_format, *in_format); !s) return std::move(s).err();
 
-  const source_options read_options{.key = args.key, .shared = args.shared};
+  auto npz_limits = npz_limits_of(args);
+  if (!npz_limits) return with_path(std::move(npz_limits).err(), args.in);
+  const source_options read_options{.key = args.key, .shared = args.shared, .strict = args.strict, .npz = *npz_limits};
   auto source = input->shape == convert_input::kind::pytorch_sharded ? open_pytorch_source(args.in, read_options)
                                                                      : open_tensor_source(args.in, read_options);
   if (!source) return std::move(source).err();
@@ -168,11 +181,26 @@ const command_registrar registrar{
       app.add_option("--rename-long", args->rename_long, "GGUF output: 'hash' shortens names over 63 bytes")
           ->check(CLI::IsMember({"hash"}));
       app.add_flag("--compress", args->compress, ".npz output: deflate the members (default: stored)");
+      app.add_flag("--strict", args->strict,
+                   "PyTorch input: refuse objects outside the allowlist and unconvertible tensors instead of "
+                   "skipping them");
+      auto* max_expanded =
+          app.add_option("--max-expanded-size", args->max_expanded_size,
+                         ".npz input: most that deflated members may expand to in total (zip-bomb limit)")
+              ->capture_default_str();
+      auto* max_ratio =
+          app.add_option("--max-ratio", args->max_ratio,
+                         ".npz input: highest compression ratio of a deflated member over 1 MiB (zip-bomb limit)")
+              ->check(CLI::PositiveNumber)
+              ->capture_default_str();
       app.add_flag("-q,--quiet", args->quiet, "No progress bar and no summary line");
-      return [args, key, shared] {
+      return [args, key, shared, max_expanded, max_ratio] {
         args->key_given = key->count() > 0;
         args->shared_given = shared->count() > 0;
-        return run_convert(*args);
+        args->max_expanded_size_given = max_expanded->count() > 0;
+        args->max_ratio_given = max_ratio->count() > 0;
+        // Running out of memory anywhere in the pipeline is a LimitExceeded error, not an internal error.
+        return without_bad_alloc(args->in, [&] { return run_convert(*args); });
       };
     }};
 
