@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ST_FUZZ_CHECK(t.storage < doc->storages().size());
     ST_FUZZ_CHECK(t.shape.size() == t.strides.size());
   }
-  auto tree = detail::flatten_checkpoint(*doc, "", limits.max_nesting);
+  auto tree = detail::flatten_checkpoint(*doc, "", limits.max_nesting, size % 2 == 1);  // strict or not
   if (!tree) return 0;
   for (const auto& t : tree->tensors) {
     const auto& s = doc->storages()[t.storage];

@@ -57,7 +57,9 @@ file_format sniff_format(std::span<const std::byte> prefix) noexcept {
     }
     if (n >= 2 && i < prefix.size() && prefix[i] == std::byte{'{'}) return file_format::safetensors;
   }
-  if (pickle_like) return file_format::pickle;
+  // A protocol-1 pickle has no PROTO opcode: legacy torch.save starts with its magic
+  // number as a decimal LONG.
+  if (pickle_like || starts_with(prefix, "L119547037146038801333356L\n")) return file_format::pickle;
   return file_format::unknown;
 }
 

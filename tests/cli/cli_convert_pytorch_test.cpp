@@ -102,7 +102,8 @@ TEST(CliConvertPytorch, NestedCheckpointFlattensOrSelectsKeyAndReportsSkipped) {
 
 TEST(CliConvertPytorch, ShardedBinDirectoryBecomesShardedSafetensors) {
   const auto out = st_test::scratch_dir() / "out";
-  auto r = st_test::run_cli({"convert", st_test::pytorch_fixture("sharded").string(), out.string(), "-q"});
+  // A directory output is a directory path: an existing directory, or a name ending in '/'.
+  auto r = st_test::run_cli({"convert", st_test::pytorch_fixture("sharded").string(), out.string() + "/", "-q"});
   ASSERT_EQ(r.status, 0) << r.err;
   ASSERT_TRUE(fs::exists(out / "model.safetensors.index.json"));
   const auto& want = st_test::pytorch_expected().tensors.at("sharded");
@@ -134,21 +135,22 @@ TEST(CliConvertPytorch, MaliciousInputsAreRefusedAndNoPayloadRuns) {
   fs::remove(sentinel);
   const auto dir = st_test::scratch_dir();
   const std::vector<std::pair<std::string, std::string>> cases = {
-      {"evil_os_system.pt", "global 'os.system' is not allowed"},
-      {"evil_eval_stack_global.pt", "global 'builtins.eval' is not allowed"},
-      {"evil_popen.pt", "global 'subprocess.Popen' is not allowed"},
+      // Globals outside the allowlist stay inert: what is left holds no tensor.
+      {"evil_os_system.pt", "holds an object (os.system), not a dict of tensors"},
+      {"evil_eval_stack_global.pt", "holds an object (builtins.eval)"},
+      {"evil_popen.pt", "holds no tensor (skipped: w)"},
       {"evil_reduce_nonfunction.pt", "'torch.float32' cannot be called"},
       {"evil_inst.pt", "INST at pickle byte"},
-      {"evil_obj.pt", "global 'os.system' is not allowed"},
-      {"evil_newobj.pt", "global 'subprocess.Popen' is not allowed"},
+      {"evil_obj.pt", "instance creation is not allowed"},
+      {"evil_newobj.pt", "holds an object (subprocess.Popen)"},
       {"evil_persid.pt", "persistent id is not a ('storage'"},
       {"bomb_memo.pt", "object tree is too large"},
       {"bomb_stack.pt", "stack deeper than"},
       {"bomb_nesting.pt", "dicts nested deeper than 64 levels"},
       {"bomb_string.pt", "string of 1073741824 bytes"},
-      {"bomb_zip.pt", "compressed storages are limited"},
+      {"bomb_zip.pt", "refusing a likely zip bomb"},
       {"evil_dotdot.pt", ".."},
-      {"truncated.pt", ""},
+      {"truncated.pt", "truncated zip archive"},
       {"truncated_pickle.pt", "truncated"},
   };
   for (const auto& [fixture, needle] : cases) {
@@ -163,5 +165,110 @@ TEST(CliConvertPytorch, MaliciousInputsAreRefusedAndNoPayloadRuns) {
     }
     EXPECT_FALSE(fs::exists(out)) << fixture << ": half-written output";
   }
+  // A payload beside a tensor: the tensor converts, the payload is skipped and never runs,
+  // and --strict refuses the file.
+  const auto beside = st_test::pytorch_fixture("evil_beside_tensor.pt").string();
+  auto r = st_test::run_cli({"convert", beside, (dir / "beside.safetensors").string(), "-q"});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("warning: skipped 'payload': is an object outside the allowlist (posix.system)"),
+            std::string::npos)
+      << r.err;
+  expect_output_matches(dir / "beside.safetensors", "evil_beside_tensor.pt");
+  // Without -q the summary's notes follow; the warned-about payload is not listed again there.
+  r = st_test::run_cli({"convert", beside, (dir / "loud.safetensors").string()});
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("converted "), std::string::npos) << r.err;
+  const auto first = r.err.find("payload");
+  EXPECT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("payload", first + 1), std::string::npos) << "payload reported twice: " << r.err;
+  r = st_test::run_cli({"convert", beside, (dir / "strict.safetensors").string(), "-q", "--strict"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "strict.safetensors"));
   EXPECT_FALSE(fs::exists(sentinel)) << "a payload ran";
+}
+
+TEST(CliConvertPytorch, EveryPickleProtocolConvertsInBothContainers) {
+  const auto dir = st_test::scratch_dir();
+  for (int protocol = 1; protocol <= 5; ++protocol) {
+    for (const char* container : {"zip", "legacy"}) {
+      const std::string fixture = "protocol" + std::to_string(protocol) + "_" + container + ".pt";
+      const auto out = dir / (fixture + ".safetensors");
+      auto r = st_test::run_cli({"convert", st_test::pytorch_fixture(fixture).string(), out.string(), "-q"});
+      ASSERT_EQ(r.status, 0) << fixture << ": " << r.err;
+      expect_output_matches(out, fixture);
+    }
+  }
+}
+
+TEST(CliConvertPytorch, ObjectsAndUnconvertibleTensorsAreSkippedWithAWarningOrRefusedWithStrict) {
+  const auto dir = st_test::scratch_dir();
+  const auto out = dir / "opaque.safetensors";
+  auto r = st_test::run_cli({"convert", st_test::pytorch_fixture("opaque.pt").string(), out.string(), "-q"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_output_matches(out, "opaque.pt");
+  for (const char* key : {"'args'", "'np_step'", "'np_count'", "'path'", "'history'"}) {
+    EXPECT_NE(r.err.find(std::string("warning: skipped ") + key), std::string::npos) << key << ": " << r.err;
+  }
+  EXPECT_NE(r.err.find("argparse.Namespace"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("'epoch'"), std::string::npos) << "plain values are summarised, not warned about: " << r.err;
+
+  const auto tensors = dir / "tensors.safetensors";
+  r = st_test::run_cli(
+      {"convert", st_test::pytorch_fixture("unsupported_tensors.pt").string(), tensors.string(), "-q"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_output_matches(tensors, "unsupported_tensors.pt");
+  EXPECT_NE(r.err.find("skipped 'quantized': a quantized tensor"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("skipped 'sparse': a sparse tensor"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("skipped 'complex128'"), std::string::npos) << r.err;
+
+  for (const char* fixture : {"opaque.pt", "unsupported_tensors.pt"}) {
+    const auto strict = dir / (std::string(fixture) + ".strict.safetensors");
+    r = st_test::run_cli({"convert", st_test::pytorch_fixture(fixture).string(), strict.string(), "--strict"});
+    EXPECT_EQ(r.status, 1) << fixture << ": " << r.err;
+    EXPECT_NE(r.err.find("without --strict it would be skipped"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(strict)) << fixture;
+  }
+}
+
+TEST(CliConvertPytorch, KeyEdgeCasesExitTwoSayingWhatTheKeyNames) {
+  const auto dir = st_test::scratch_dir();
+  const auto out = dir / "out.safetensors";
+  const auto nested = st_test::pytorch_fixture("nested.pt").string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"missing", "no entry 'missing'"},
+      {"state_dict.nope", "no entry 'state_dict.nope'"},
+      {"state_dict.head", "names a tensor (F32 [2, 2]), not a dict of tensors"},
+      {"state_dict.head.x", "'state_dict.head' is a tensor"},
+      {"epoch", "names an int"},
+  };
+  for (const auto& [key, says] : cases) {
+    auto r = st_test::run_cli({"convert", nested, out.string(), "--key", key});
+    EXPECT_EQ(r.status, 2) << key << ": " << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << key << ": " << r.err;
+    EXPECT_FALSE(fs::exists(out)) << key;
+  }
+  // A dict with no tensor under it is refused instead of writing an empty file.
+  auto r =
+      st_test::run_cli({"convert", st_test::pytorch_fixture("opaque.pt").string(), out.string(), "--key", "config"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("holds no tensor"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(out));
+  // The same in every shard of a sharded checkpoint.
+  r = st_test::run_cli(
+      {"convert", st_test::pytorch_fixture("sharded").string(), (dir / "shards/").string(), "--key", "missing"});
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_NE(r.err.find("no entry 'missing'"), std::string::npos) << r.err;
+}
+
+TEST(CliConvertPytorch, TruncatedZipSaysTruncated) {
+  const auto whole = st_test::read_bytes(st_test::pytorch_fixture("basic.pt"));
+  const auto dir = st_test::scratch_dir();
+  const auto cut = dir / "cut.pt";
+  st_test::write_bytes(
+      cut, std::vector<std::byte>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(whole.size() / 2)));
+  auto r = st_test::run_cli({"convert", cut.string(), (dir / "o.safetensors").string()});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("truncated zip archive: the file has " + std::to_string(whole.size() / 2) + " bytes"),
+            std::string::npos)
+      << r.err;
 }

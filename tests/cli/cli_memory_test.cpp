@@ -4,6 +4,11 @@
 // only the header.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <span>
+#include <string>
+#include <vector>
+
 #include "safetensors/file.h"
 #include "safetensors/writer.h"
 #include "support/cli_run.h"
@@ -120,6 +125,122 @@ TEST(CliMemory, CheckpointAndMlxCommandsStayBounded) {
   auto restored = safetensors::read_header((dir / "dq.safetensors").string());
   ASSERT_TRUE(restored.ok());
   EXPECT_EQ(restored->data_size(), 48U << 20);
+}
+
+/// CRC-32 (zip's polynomial), continued from `crc`.
+std::uint32_t crc32_update(std::uint32_t crc, std::span<const std::byte> bytes) {
+  crc = ~crc;
+  for (std::byte b : bytes) {
+    crc ^= std::to_integer<std::uint32_t>(b);
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xEDB88320U & (0U - (crc & 1U)));
+  }
+  return ~crc;
+}
+
+void put_le(std::string& out, std::uint64_t value, int width) {
+  for (int i = 0; i < width; ++i) out += static_cast<char>((value >> (8 * i)) & 0xFF);
+}
+
+/// A torch.save-style zip checkpoint, written chunk by chunk: three F32 tensors of
+/// `elements` each, in storages "0".."2" stored uncompressed, as torch writes them.
+void write_large_pt(const fs::path& path, std::uint64_t elements) {
+  auto text = [](const std::string& s) {
+    std::string out = "X";
+    put_le(out, s.size(), 4);
+    return out + s;
+  };
+  auto binint = [](std::uint64_t v) {
+    std::string out = "J";
+    put_le(out, v, 4);
+    return out;
+  };
+  std::string pickle = "\x80\x02}(";
+  for (const char* key : {"0", "1", "2"}) {
+    pickle += text(std::string("layer") + key + ".weight") + "ctorch._utils\n_rebuild_tensor_v2\n((" + text("storage") +
+              "ctorch\nFloatStorage\n" + text(key) + text("cpu") + binint(elements) + "tQ" + binint(0) +
+              binint(elements) + "\x85" + binint(1) +
+              "\x85\x89"
+              "ccollections\nOrderedDict\n)RtR";
+  }
+  pickle += "u.";
+  std::ofstream out(path, std::ios::binary);
+  std::string central;
+  std::uint64_t at = 0;
+  std::uint16_t count = 0;
+  auto add_record = [&](const std::string& name, std::uint64_t size, std::uint32_t crc) {
+    std::string local;
+    put_le(local, 0x04034b50, 4);
+    put_le(local, 20, 2);
+    put_le(local, 0, 2);
+    put_le(local, 0, 2);  // stored
+    put_le(local, 0, 4);  // time, date
+    put_le(local, crc, 4);
+    put_le(local, size, 4);
+    put_le(local, size, 4);
+    put_le(local, name.size(), 2);
+    put_le(local, 0, 2);
+    local += name;
+    std::string record;
+    put_le(record, 0x02014b50, 4);
+    put_le(record, 20, 2);
+    put_le(record, 20, 2);
+    put_le(record, 0, 2);
+    put_le(record, 0, 2);
+    put_le(record, 0, 4);
+    put_le(record, crc, 4);
+    put_le(record, size, 4);
+    put_le(record, size, 4);
+    put_le(record, name.size(), 2);
+    put_le(record, 0, 8);  // extra and comment lengths, disk, internal attributes
+    put_le(record, 0, 4);  // external attributes
+    put_le(record, at, 4);
+    central += record + name;
+    out.write(local.data(), static_cast<std::streamsize>(local.size()));
+    at += local.size() + size;
+    ++count;
+  };
+  const auto pickle_bytes = std::as_bytes(std::span(pickle.data(), pickle.size()));
+  add_record("archive/data.pkl", pickle.size(), crc32_update(0, pickle_bytes));
+  out.write(pickle.data(), static_cast<std::streamsize>(pickle.size()));
+  std::vector<float> chunk(1 << 16);
+  for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<float>(i % 1000) * 0.001F;
+  const auto chunk_bytes = std::as_bytes(std::span<const float>(chunk));
+  for (const char* key : {"0", "1", "2"}) {
+    std::uint32_t crc = 0;
+    for (std::uint64_t done = 0; done < elements; done += chunk.size()) crc = crc32_update(crc, chunk_bytes);
+    add_record(std::string("archive/data/") + key, elements * 4, crc);
+    for (std::uint64_t done = 0; done < elements; done += chunk.size()) {
+      out.write(reinterpret_cast<const char*>(chunk.data()), static_cast<std::streamsize>(chunk_bytes.size()));
+    }
+  }
+  std::string end;
+  put_le(end, 0x06054b50, 4);
+  put_le(end, 0, 4);
+  put_le(end, count, 2);
+  put_le(end, count, 2);
+  put_le(end, central.size(), 4);
+  put_le(end, at, 4);
+  put_le(end, 0, 2);
+  out.write(central.data(), static_cast<std::streamsize>(central.size()));
+  out.write(end.data(), static_cast<std::streamsize>(end.size()));
+}
+
+// convert of a .pt reads each storage with pread in chunks (4 MiB): it used to map the
+// input and touch every page, so its peak RSS grew by the whole file.
+TEST(CliMemory, PytorchConvertStaysBounded) {
+#ifdef ST_UNDER_ASAN
+  GTEST_SKIP() << "AddressSanitizer's shadow memory and quarantine make resident sizes meaningless";
+#endif
+  const auto dir = st_test::scratch_dir();
+  const fs::path in = dir / "model.pt";
+  write_large_pt(in, tensor_elements);  // 3 x 16 MiB
+  ASSERT_GE(fs::file_size(in), 48U << 20);
+  const long baseline = st_test::run_cli({"inspect", in.string()}).max_rss_kib;
+  ASSERT_GT(baseline, 0);
+  expect_bounded({{"convert", in.string(), (dir / "model.safetensors").string(), "-q"}}, baseline, 20 * 1024);
+  auto converted = safetensors::read_header((dir / "model.safetensors").string());
+  ASSERT_TRUE(converted.ok()) << converted.err().to_string();
+  EXPECT_EQ(converted->data_size(), 3 * tensor_elements * 4);
 }
 
 }  // namespace

@@ -6,9 +6,13 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "safetensors/formats/pytorch.h"
 #include "safetensors/sha256.h"
+#include "support/paths.h"
 #include "support/pytorch_fixtures.h"
 
 namespace st = safetensors;
@@ -137,15 +141,15 @@ TEST(PytorchCheckpoint, MaliciousPicklesAreRefused) {
     const char* needle;
   };
   const refusal cases[] = {
-      {"evil_os_system.pt", st::error_code::unsafe_content,
-       "GLOBAL at pickle byte 2: global 'os.system' is not allowed"},
-      {"evil_eval_stack_global.pt", st::error_code::unsafe_content,
-       "STACK_GLOBAL at pickle byte 24: global 'builtins.eval'"},
-      {"evil_popen.pt", st::error_code::unsafe_content, "GLOBAL at pickle byte 10: global 'subprocess.Popen'"},
+      // Globals outside the allowlist are inert opaque values: what remains has no tensor.
+      {"evil_os_system.pt", st::error_code::invalid_format,
+       "the checkpoint holds an object (os.system), not a dict of tensors"},
+      {"evil_eval_stack_global.pt", st::error_code::invalid_format, "holds an object (builtins.eval)"},
+      {"evil_popen.pt", st::error_code::invalid_format, "the checkpoint holds no tensor (skipped: w)"},
       {"evil_reduce_nonfunction.pt", st::error_code::unsafe_content, "REDUCE at pickle byte"},
       {"evil_inst.pt", st::error_code::unsafe_content, "INST at pickle byte"},
-      {"evil_obj.pt", st::error_code::unsafe_content, "GLOBAL at pickle byte 3: global 'os.system'"},
-      {"evil_newobj.pt", st::error_code::unsafe_content, "'subprocess.Popen' is not allowed"},
+      {"evil_obj.pt", st::error_code::unsafe_content, "OBJ at pickle byte 63: instance creation is not allowed"},
+      {"evil_newobj.pt", st::error_code::invalid_format, "holds an object (subprocess.Popen)"},
       {"evil_persid.pt", st::error_code::unsafe_content, "BINPERSID at pickle byte"},
       {"bomb_memo.pt", st::error_code::limit_exceeded, "object tree is too large"},
       {"bomb_stack.pt", st::error_code::limit_exceeded, "NONE at pickle byte 131074: stack deeper than 131072"},
@@ -165,15 +169,145 @@ TEST(PytorchCheckpoint, MaliciousContainersAreRefused) {
   EXPECT_EQ(dotdot.code, st::error_code::unsafe_path) << dotdot.to_string();
   auto truncated = open_error("truncated.pt");
   EXPECT_EQ(truncated.code, st::error_code::invalid_format) << truncated.to_string();
-  // The zip bomb opens (its pickle is fine) but its storage is never inflated past the cap.
-  auto bomb = st::torch_checkpoint::open(fixture("bomb_zip.pt").string());
-  if (bomb.ok()) {
-    auto read = bomb->read_tensor(0, [](std::span<const std::byte>) -> st::status { return {}; });
-    ASSERT_FALSE(read.ok());
-    EXPECT_EQ(read.err().code, st::error_code::unsafe_content) << read.err().to_string();
-  } else {
-    EXPECT_EQ(bomb.err().code, st::error_code::unsafe_content) << bomb.err().to_string();
+  // The zip bomb (256 MiB of zeros in one deflated storage) is refused before inflating.
+  auto bomb = open_error("bomb_zip.pt");
+  EXPECT_EQ(bomb.code, st::error_code::limit_exceeded) << bomb.to_string();
+  EXPECT_NE(bomb.message.find("archive/data/0"), std::string::npos) << bomb.to_string();
+}
+
+// An interrupted download: the central directory at the end is gone, and the local
+// headers say how long the archive should be.
+TEST(PytorchCheckpoint, TruncatedZipSaysTruncatedAndHowLong) {
+  const auto whole = st_test::read_bytes(fixture("basic.pt"));
+  const auto dir = st_test::scratch_dir();
+  for (std::size_t keep : {whole.size() / 2, whole.size() - 30, std::size_t{100}, std::size_t{1100}}) {
+    const auto path = dir / ("cut" + std::to_string(keep) + ".pt");
+    st_test::write_bytes(path,
+                         std::vector<std::byte>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(keep)));
+    auto c = st::torch_checkpoint::open(path.string());
+    ASSERT_FALSE(c.ok()) << keep;
+    EXPECT_EQ(c.err().code, st::error_code::invalid_format);
+    EXPECT_NE(c.err().message.find("truncated"), std::string::npos) << c.err().message;
+    EXPECT_EQ(c.err().message.find("not a zip archive"), std::string::npos) << c.err().message;
   }
+  // torch writes each record's size after its data (a data descriptor): when the file ends
+  // in the middle of a record, the message names it.
+  for (std::size_t keep : {whole.size() / 2, std::size_t{1100}}) {
+    auto c = st::torch_checkpoint::open((dir / ("cut" + std::to_string(keep) + ".pt")).string());
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.err().message.find("truncated zip archive: the file has " + std::to_string(keep) + " bytes"),
+              std::string::npos)
+        << c.err().message;
+  }
+  auto inside = st::torch_checkpoint::open((dir / "cut100.pt").string());
+  EXPECT_NE(inside.err().message.find("ends inside member 1 'basic/data.pkl'"), std::string::npos)
+      << inside.err().message;
+  // With sizes in the local headers (Python's zipfile), the expected size is known.
+  const auto sized = st_test::read_bytes(fixture("float8.pt"));
+  const auto cut = dir / "float8_cut.pt";
+  st_test::write_bytes(cut, std::vector<std::byte>(sized.begin(), sized.begin() + 150));
+  auto known = st::torch_checkpoint::open(cut.string());
+  ASSERT_FALSE(known.ok());
+  EXPECT_NE(known.err().message.find("the file has 150 bytes, its records need at least 390"), std::string::npos)
+      << known.err().message;
+}
+
+// torch.load reads pickle protocols 1-5 in both containers; so must we.
+TEST(PytorchCheckpoint, EveryPickleProtocolInBothContainers) {
+  for (int protocol = 1; protocol <= 5; ++protocol) {
+    for (const char* container : {"zip", "legacy"}) {
+      const std::string name = "protocol" + std::to_string(protocol) + "_" + container + ".pt";
+      SCOPED_TRACE(name);
+      expect_matches_pytorch(name);
+      auto c = st::torch_checkpoint::open(fixture(name).string());
+      ASSERT_TRUE(c.ok());
+      EXPECT_EQ(c->container(),
+                std::string(container) == "zip" ? st::torch_container::zip : st::torch_container::legacy);
+    }
+  }
+}
+
+st::torch_skip_kind skip_kind(const st::torch_checkpoint& c, const std::string& name) {
+  for (const auto& s : c.skipped()) {
+    if (s.name == name) return s.kind;
+  }
+  ADD_FAILURE() << name << " not skipped";
+  return st::torch_skip_kind::not_tensor;
+}
+
+// Namespace, numpy scalars and paths beside the tensors: skipped, never loaded.
+TEST(PytorchCheckpoint, ObjectsOutsideTheAllowlistAreSkipped) {
+  for (const char* name : {"opaque.pt", "opaque_legacy.pt", "evil_beside_tensor.pt"}) expect_matches_pytorch(name);
+  auto c = st::torch_checkpoint::open(fixture("opaque.pt").string());
+  ASSERT_TRUE(c.ok()) << c.err().to_string();
+  for (const char* opaque : {"args", "np_step", "np_count", "path", "history"}) {
+    EXPECT_EQ(skip_kind(*c, opaque), st::torch_skip_kind::opaque_object) << opaque;
+  }
+  EXPECT_EQ(skip_kind(*c, "epoch"), st::torch_skip_kind::not_tensor);
+  for (const auto& s : c->skipped()) {
+    if (s.name == "args") {
+      EXPECT_NE(s.reason.find("argparse.Namespace"), std::string::npos) << s.reason;
+    }
+    if (s.name == "history") {
+      EXPECT_NE(s.reason.find("contains an object"), std::string::npos) << s.reason;
+    }
+  }
+  st::torch_open_options strict;
+  strict.strict = true;
+  auto refused = st::torch_checkpoint::open(fixture("opaque.pt").string(), strict);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.err().code, st::error_code::unsafe_content);
+  EXPECT_TRUE(refused.err().tensor.has_value());
+  strict.key = "model";  // the tensors alone are fine
+  EXPECT_TRUE(st::torch_checkpoint::open(fixture("opaque.pt").string(), strict).ok());
+}
+
+TEST(PytorchCheckpoint, UnconvertibleTensorsAreSkippedNamingThem) {
+  expect_matches_pytorch("unsupported_tensors.pt");
+  auto c = st::torch_checkpoint::open(fixture("unsupported_tensors.pt").string());
+  ASSERT_TRUE(c.ok()) << c.err().to_string();
+  const std::map<std::string, std::string> why = {
+      {"quantized", "quantized"}, {"sparse", "sparse"}, {"complex128", "ComplexDouble"}};
+  for (const auto& s : c->skipped()) {
+    EXPECT_EQ(s.kind, st::torch_skip_kind::unsupported_tensor) << s.name;
+    ASSERT_TRUE(why.contains(s.name)) << s.name;
+    EXPECT_NE(s.reason.find(why.at(s.name)), std::string::npos) << s.name << ": " << s.reason;
+  }
+  st::torch_open_options strict;
+  strict.strict = true;
+  auto refused = st::torch_checkpoint::open(fixture("unsupported_tensors.pt").string(), strict);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.err().code, st::error_code::unsupported);
+  EXPECT_TRUE(refused.err().tensor == "quantized" || refused.err().tensor == "sparse" ||
+              refused.err().tensor == "complex128")
+      << refused.err().to_string();
+}
+
+TEST(PytorchCheckpoint, KeyEdgeCasesAreInvalidArgumentsSayingWhatTheKeyNames) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"missing", "no entry 'missing' in the checkpoint (top-level keys: state_dict"},
+      {"state_dict.nope", "no entry 'state_dict.nope' in the checkpoint ('state_dict' has no 'nope')"},
+      {"state_dict.head", "--key 'state_dict.head' names a tensor (F32 [2, 2]), not a dict of tensors"},
+      {"state_dict.head.x", "'state_dict.head' is a tensor (F32 [2, 2]), not a dict with an entry 'x'"},
+      {"epoch", "names an int"},
+      {"history", "names a list"},
+  };
+  for (const auto& [key, says] : cases) {
+    st::torch_open_options options;
+    options.key = key;
+    auto c = st::torch_checkpoint::open(fixture("nested.pt").string(), options);
+    ASSERT_FALSE(c.ok()) << key;
+    EXPECT_EQ(c.err().code, st::error_code::invalid_argument) << key;
+    EXPECT_NE(c.err().message.find(says), std::string::npos) << key << ": " << c.err().message;
+  }
+  st::torch_open_options config;
+  config.key = "config";  // {"hidden": 4, "act": "gelu"}
+  auto empty = st::torch_checkpoint::open(fixture("opaque.pt").string(), config);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.err().code, st::error_code::invalid_argument);
+  EXPECT_NE(empty.err().message.find("--key 'config' names a dict that holds no tensor (skipped: hidden, act)"),
+            std::string::npos)
+      << empty.err().message;
 }
 
 TEST(PytorchCheckpoint, NotACheckpoint) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "safetensors/formats/pickle.h"
 
@@ -97,16 +98,62 @@ TEST(PytorchPickle, ScalarsDecodeLikePython) {
   EXPECT_EQ(items[8]->text, "010000000000000000");
 }
 
-TEST(PytorchPickle, DisallowedGlobalsNameTheOpcodeAndOffset) {
-  auto e = expect_error("\x80\x02" + global("os", "system") + "(" + str("id") + "tR.", st::error_code::unsafe_content,
-                        "GLOBAL at pickle byte 2: global 'os.system' is not allowed");
-  EXPECT_EQ(e.offset, 2u);
-  expect_error("\x80\x04" + str("builtins") + str("eval") + "\x93.", st::error_code::unsafe_content,
-               "STACK_GLOBAL at pickle byte 24: global 'builtins.eval'");
-  expect_error("\x80\x02" + global("__builtin__", "eval") + ".", st::error_code::unsafe_content, "'__builtin__.eval'");
+// A global outside the allowlist is never imported: it becomes an inert opaque value, and
+// calling it (REDUCE, NEWOBJ, NEWOBJ_EX), setting its state (BUILD) or filling it
+// (SETITEMS, APPENDS) gives more inert values. Nothing is resolved to code.
+TEST(PytorchPickle, UnknownGlobalsAreInertOpaqueValues) {
+  const std::vector<std::string> pickles = {
+      "\x80\x02" + global("os", "system") + "(" + str("touch /tmp/x") + "tR.",
+      "\x80\x04" + str("builtins") + str("eval") + "\x93(" + str("1") + "tR.",
+      "\x80\x02" + global("argparse", "Namespace") + ")\x81}(" + str("lr") + binint(1) + "ub.",
+      "\x80\x02" + global("collections", "defaultdict") + ")R(" + str("k") + binint(1) + "u.",
+      "\x80\x02" + global("mylib", "Things") + ")R(" + binint(1) + binint(2) + "e.",
+      "\x80\x04" + global("mylib", "Kw") + ")}\x92.",
+      "\x80\x02" + global("pathlib", "PosixPath") + "(" + str("/tmp") + "tR)R.",
+  };
+  for (const auto& p : pickles) {
+    auto doc = st::unpickle(bytes_of(p));
+    ASSERT_TRUE(doc.ok()) << doc.err().message;
+    EXPECT_EQ(doc->root().kind, st::pickle_kind::opaque);
+    EXPECT_TRUE(doc->root().items.empty());
+  }
+  auto doc = st::unpickle(bytes_of("\x80\x02" + global("os", "system") + "(" + str("id") + "tR."));
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(doc->root().text, "os.system");
+  // Instance creation of protocols 0-1 (Python 2 only) stays refused; so do keyword
+  // arguments on an allowlisted class, and an opaque value where a tensor needs a storage.
   expect_error("(" + str("id") + "ios\nsystem\n.", st::error_code::unsafe_content, "INST at pickle byte 8");
   expect_error("\x80\x02(" + global("collections", "OrderedDict") + "o.", st::error_code::unsafe_content,
                "OBJ at pickle byte 28");
+  expect_error("\x80\x04" + global("collections", "OrderedDict") + ")}\x92.", st::error_code::unsafe_content,
+               "NEWOBJ_EX at pickle byte");
+  expect_error("\x80\x02" + global("torch._utils", "_rebuild_tensor_v2") + "(" + global("os", "system") + "NNNNNtR.",
+               st::error_code::invalid_format, "tensor rebuild without a storage");
+}
+
+// Protocols 0-1 spell bools, ints, floats and memo indices as text lines.
+TEST(PytorchPickle, TextOpcodesOfProtocolOne) {
+  auto doc =
+      st::unpickle(bytes_of("(I01\nI00\nI42\nI-7\nL123456789012345678901234567890L\nL-5L\nL255L\nF0.25\np3\ng3\nt."s));
+  ASSERT_TRUE(doc.ok()) << doc.err().message;
+  const auto& items = doc->root().items;
+  ASSERT_EQ(items.size(), 9u);
+  EXPECT_EQ(items[0]->kind, st::pickle_kind::boolean);
+  EXPECT_EQ(items[0]->integer, 1);
+  EXPECT_EQ(items[1]->kind, st::pickle_kind::boolean);
+  EXPECT_EQ(items[1]->integer, 0);
+  EXPECT_EQ(items[2]->integer, 42);
+  EXPECT_EQ(items[3]->integer, -7);
+  EXPECT_EQ(items[4]->kind, st::pickle_kind::big_integer);
+  EXPECT_EQ(items[4]->text, "018ee90ff6c373e0ee4e3f0ad2");  // 123456789012345678901234567890 in hex
+  EXPECT_EQ(items[5]->integer, -5);
+  EXPECT_EQ(items[6]->integer, 255);
+  EXPECT_EQ(items[7]->floating, 0.25);
+  EXPECT_EQ(items[8], items[7]);  // PUT 3, GET 3
+  expect_error("I1x\n."s, st::error_code::invalid_format, "INT at pickle byte 0");
+  expect_error("L--1L\n."s, st::error_code::invalid_format, "LONG at pickle byte 0");
+  expect_error("Fnope\n."s, st::error_code::invalid_format, "FLOAT at pickle byte 0");
+  expect_error("Ng-1\n."s, st::error_code::invalid_format, "GET at pickle byte 1");
 }
 
 TEST(PytorchPickle, SemanticGuards) {

@@ -97,7 +97,12 @@ TEST(ZipReader, RefusesBombsAndTooManyEntries) {
   write_zip(path, {{"zeros.npy", std::string(1 << 20, '\0'), true}, {"b.npy", "b"}});
   zip_limits ratio;
   ratio.max_compression_ratio = 100;
-  EXPECT_EQ(zip_reader::open(path, ratio).err().code, error_code::unsafe_content);
+  EXPECT_TRUE(zip_reader::open(path, ratio)) << "1 MiB is not above the ratio floor";
+  ratio.ratio_floor_bytes = 1000;
+  EXPECT_EQ(zip_reader::open(path, ratio).err().code, error_code::limit_exceeded);
+  zip_limits expanded;
+  expanded.max_expanded_bytes = 1000;
+  EXPECT_EQ(zip_reader::open(path, expanded).err().code, error_code::limit_exceeded);
   zip_limits total;
   total.max_total_uncompressed = 1000;
   EXPECT_EQ(zip_reader::open(path, total).err().code, error_code::unsafe_content);

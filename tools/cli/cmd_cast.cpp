@@ -51,7 +51,10 @@ run_result run_cast(const cast_args& args) {
   options.metadata = f->meta().metadata();
   safetensors::encode_options encode;
   encode.saturate = args.saturate;
-  if (auto s = write_rewritten(args.out, outputs, options, !args.quiet, "cast", encode); !s) return std::move(s).err();
+  if (auto s = write_rewritten(args.out, std::span(&args.in, 1), in_place::allow, outputs, options, !args.quiet, "cast",
+                               encode);
+      !s)
+    return std::move(s).err();
   return exit_ok;
 }
 

@@ -9,8 +9,11 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "convert_paths.h"
+#include "convert_read_options.h"
 #include "count_text.h"
 #include "foreign_formats.h"
+#include "output_path.h"
 #include "progress.h"
 #include "report.h"
 #include "safetensors/sniff.h"
@@ -30,19 +33,21 @@ std::string extension_of(const std::string& path) {
   return ext;
 }
 
-bool names_a_directory(const std::string& path) {
-  std::error_code ec;
-  return std::filesystem::is_directory(path, ec) || path.ends_with('/');
-}
-
-/// The output format: --to, else OUT's extension. A directory (existing, or ending in '/'),
-/// or an extensionless name for a sharded input, is a sharded SafeTensors checkpoint.
-st::result<output_format> choose_output(const convert_args& args, bool sharded_input) {
+/// The output format: --to, else OUT's extension. A directory path (an existing directory,
+/// or a path ending in '/') is a sharded SafeTensors checkpoint; any other name is one file,
+/// a sharded input joined into it.
+st::result<output_format> choose_output(const convert_args& args) {
   const std::string ext = extension_of(args.out);
-  const std::string to = args.to.empty() ? (ext.empty() ? std::string() : ext.substr(1)) : args.to;
-  if (to == "safetensors" || (to.empty() && (names_a_directory(args.out) || sharded_input))) {
-    const bool sharded = names_a_directory(args.out) || (sharded_input && ext != ".safetensors");
-    return sharded ? output_format::safetensors_sharded : output_format::safetensors;
+  const bool directory = is_directory_path(args.out);
+  const std::string to = args.to.empty() ? (ext.empty() || directory ? std::string() : ext.substr(1)) : args.to;
+  if (to == "safetensors" || (to.empty() && directory)) {
+    return directory ? output_format::safetensors_sharded : output_format::safetensors;
+  }
+  if (directory) {
+    return with_path(usage_error(fmt::format("a directory output is a sharded SafeTensors checkpoint, not {}: name "
+                                             "a file for --to {}",
+                                             to, to)),
+                     args.out);
   }
   if (to == "npz") return output_format::npz;
   if (to == "npy") return output_format::npy;
@@ -59,26 +64,36 @@ st::result<output_format> choose_output(const convert_args& args, bool sharded_i
                    args.out);
 }
 
-/// The input's format name as `sniff` tells it, "PyTorch" for a directory (a sharded .bin checkpoint).
-st::result<std::string> input_format(const std::string& path, bool& is_pytorch) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    is_pytorch = true;
-    return std::string("PyTorch (sharded directory)");
-  }
-  auto format = st::sniff_file(path);
-  if (!format) return with_path(std::move(format).err(), path);
-  is_pytorch = *format == st::file_format::pytorch_zip || *format == st::file_format::pickle;
-  return std::string(st::file_format_name(*format));
+/// The input's format as `sniff` tells it ("PyTorch (sharded)" for a checkpoint directory or index).
+struct input_kind {
+  std::string name;
+  bool pytorch = false;
+  bool npz = false;
+};
+
+st::result<input_kind> input_format(const convert_input& input) {
+  if (input.shape == convert_input::kind::pytorch_sharded) return input_kind{"PyTorch (sharded)", true, false};
+  auto format = st::sniff_file(input.path);
+  if (!format) return with_path(std::move(format).err(), input.path);
+  return input_kind{std::string(st::file_format_name(*format)),
+                    *format == st::file_format::pytorch_zip || *format == st::file_format::pickle,
+                    *format == st::file_format::npz};
 }
 
 /// Options that do not apply to this input and output are refused, never ignored.
-st::status check_options(const convert_args& args, output_format out, const std::string& in_format, bool is_pytorch) {
-  if (args.key_given && !is_pytorch) {
-    return usage_error(fmt::format("--key applies to PyTorch input only (the input is {})", in_format));
-  }
-  if (args.shared_given && !is_pytorch) {
-    return usage_error(fmt::format("--shared applies to PyTorch input only (the input is {})", in_format));
+st::status check_options(const convert_args& args, output_format out, const input_kind& in) {
+  const auto pytorch_only = [&](bool given, std::string_view option) -> st::status {
+    if (!given || in.pytorch) return {};
+    return usage_error(fmt::format("{} applies to PyTorch input only (the input is {})", option, in.name));
+  };
+  const auto npz_only = [&](bool given, std::string_view option) -> st::status {
+    if (!given || in.npz) return {};
+    return usage_error(fmt::format("{} applies to .npz input only (the input is {})", option, in.name));
+  };
+  for (auto s : {pytorch_only(args.key_given, "--key"), pytorch_only(args.shared_given, "--shared"),
+                 pytorch_only(args.strict, "--strict"), npz_only(args.max_expanded_size_given, "--max-expanded-size"),
+                 npz_only(args.max_ratio_given, "--max-ratio")}) {
+    if (!s) return s;
   }
   if (args.compress && out != output_format::npz) {
     return usage_error(
@@ -100,23 +115,40 @@ void print_summary(const tensor_source& source, output_format out, const std::st
   for (const auto& note : source.notes()) fmt::print(stderr, "  {}\n", note);
 }
 
-run_result run_convert(const convert_args& args) {
-  bool is_pytorch = false;
-  auto in_format = input_format(args.in, is_pytorch);
+run_result run_convert(convert_args args) {
+  auto input = resolve_convert_input(args.in);
+  if (!input) return std::move(input).err();
+  args.in = input->path;
+  args.input_files = input->files;
+  if (input->shape == convert_input::kind::safetensors_sharded) {
+    return with_path(usage_error(fmt::format("a sharded SafeTensors checkpoint is converted one file at a time: "
+                                             "join it first ('safetensors merge {} ONE.safetensors'), or "
+                                             "reshard it with 'safetensors shard'",
+                                             args.in)),
+                     args.in);
+  }
+  auto in_format = input_format(*input);
   if (!in_format) return std::move(in_format).err();
-  std::error_code ec;
-  auto out_format = choose_output(args, std::filesystem::is_directory(args.in, ec));
+  // First, before any byte is written: the output is a file or absent, not an input, in a writable directory
+  // (a sharded output's files are checked by its sink once their names are known).
+  if (auto s = check_convert_output(args.out, *input); !s) return std::move(s).err();
+  auto out_format = choose_output(args);
   if (!out_format) return std::move(out_format).err();
-  if (auto s = check_options(args, *out_format, *in_format, is_pytorch); !s) return std::move(s).err();
+  if (auto s = check_options(args, *out_format, *in_format); !s) return std::move(s).err();
 
-  auto source = open_tensor_source(args.in, {.key = args.key, .shared = args.shared});
+  auto npz_limits = npz_limits_of(args);
+  if (!npz_limits) return with_path(std::move(npz_limits).err(), args.in);
+  const source_options read_options{.key = args.key, .shared = args.shared, .strict = args.strict, .npz = *npz_limits};
+  auto source = input->shape == convert_input::kind::pytorch_sharded ? open_pytorch_source(args.in, read_options)
+                                                                     : open_tensor_source(args.in, read_options);
   if (!source) return std::move(source).err();
   source_ptr pipeline = std::move(source).value();
   if (args.dtype != "keep") pipeline = cast_source(std::move(pipeline), *st::parse_dtype(args.dtype));
 
   progress bar("convert", total_bytes(*pipeline), !args.quiet);
   pipeline = progress_source(std::move(pipeline), bar);
-  auto sink = make_sink(*out_format, args.out, {.compress = args.compress, .rename_long = args.rename_long});
+  auto sink = make_sink(*out_format, args.out,
+                        {.compress = args.compress, .rename_long = args.rename_long, .inputs = args.input_files});
   if (auto s = sink->write(*pipeline); !s) return with_path(std::move(s).err(), args.out);
   bar.finish();
   if (!args.quiet) print_summary(*pipeline, *out_format, args.out);
@@ -127,11 +159,13 @@ const command_registrar registrar{
     "convert", "Convert between SafeTensors, PyTorch (.pt/.bin, read only), NumPy (.npy/.npz) and GGUF",
     [](CLI::App& app) -> runner {
       auto args = std::make_shared<convert_args>();
-      app.add_option("input", args->in, "Input file (format sniffed from its bytes) or sharded PyTorch directory")
+      app.add_option("input", args->in,
+                     "Input file (format sniffed from its bytes), or a sharded checkpoint: its directory or index file")
           ->required();
       app.add_option("output", args->out,
-                     "Output file; its extension (.safetensors, .npz, .npy, .gguf) picks the format. A directory: "
-                     "sharded SafeTensors")
+                     "Output file; its extension (.safetensors, .npz, .npy, .gguf) or --to picks the format (a "
+                     "sharded input is joined into it). A directory path (existing, or ending in '/'): sharded "
+                     "SafeTensors")
           ->required();
       app.add_option("--to", args->to, "Output format, whatever the output's name: safetensors, npz, npy or gguf")
           ->check(CLI::IsMember({"safetensors", "npz", "npy", "gguf"}));
@@ -147,11 +181,26 @@ const command_registrar registrar{
       app.add_option("--rename-long", args->rename_long, "GGUF output: 'hash' shortens names over 63 bytes")
           ->check(CLI::IsMember({"hash"}));
       app.add_flag("--compress", args->compress, ".npz output: deflate the members (default: stored)");
+      app.add_flag("--strict", args->strict,
+                   "PyTorch input: refuse objects outside the allowlist and unconvertible tensors instead of "
+                   "skipping them");
+      auto* max_expanded =
+          app.add_option("--max-expanded-size", args->max_expanded_size,
+                         ".npz input: most that deflated members may expand to in total (zip-bomb limit)")
+              ->capture_default_str();
+      auto* max_ratio =
+          app.add_option("--max-ratio", args->max_ratio,
+                         ".npz input: highest compression ratio of a deflated member over 1 MiB (zip-bomb limit)")
+              ->check(CLI::PositiveNumber)
+              ->capture_default_str();
       app.add_flag("-q,--quiet", args->quiet, "No progress bar and no summary line");
-      return [args, key, shared] {
+      return [args, key, shared, max_expanded, max_ratio] {
         args->key_given = key->count() > 0;
         args->shared_given = shared->count() > 0;
-        return run_convert(*args);
+        args->max_expanded_size_given = max_expanded->count() > 0;
+        args->max_ratio_given = max_ratio->count() > 0;
+        // Running out of memory anywhere in the pipeline is a LimitExceeded error, not an internal error.
+        return without_bad_alloc(args->in, [&] { return run_convert(*args); });
       };
     }};
 
@@ -170,8 +219,8 @@ std::string_view output_format_name(output_format f) noexcept {
 
 sink_ptr make_sink(output_format format, const std::string& path, const sink_options& options) {
   switch (format) {
-    case output_format::safetensors: return make_safetensors_sink(path, false);
-    case output_format::safetensors_sharded: return make_safetensors_sink(path, true);
+    case output_format::safetensors: return make_safetensors_sink(path, false, options.inputs);
+    case output_format::safetensors_sharded: return make_safetensors_sink(path, true, options.inputs);
     case output_format::npz: return make_npz_sink(path, options.compress);
     case output_format::npy: return make_npy_sink(path);
     case output_format::gguf: return make_gguf_sink(path, options.rename_long);

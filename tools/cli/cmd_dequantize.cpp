@@ -123,9 +123,7 @@ run_result run_dequantize(const dequantize_args& args) {
   }
   if (!in->directory_output()) {
     const std::vector<std::string> inputs = input_files(in->checkpoint());
-    for (auto s : {check_output_file(args.out), check_not_an_input(args.out, inputs)}) {
-      if (!s) return with_path(s.err(), args.out);
-    }
+    if (auto s = check_output(args.out, inputs); !s) return std::move(s).err();
   }
   progress bar("dequantize", in->meta().data_size(), !args.quiet);
   auto produce = [&](std::string_view name, dtype type, const safetensors::chunk_sink& sink) -> safetensors::status {

@@ -1,20 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 // `safetensors dump FILE TENSOR [--slice "0:8, ::2"] [--limit N] [--json]`: prints a
 // tensor's values (or a numpy-style slice of them) as nested lists, like numpy.
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "checkpoint_tensors.h"
 #include "command.h"
+#include "input.h"
 #include "report.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/convert.h"
 #include "safetensors/json_text.h"
 #include "safetensors/slice.h"
+#include "values.h"
 
 namespace st_cli {
 namespace {
@@ -70,57 +75,178 @@ std::string shortest_in_type(safetensors::dtype t, double v) {
   return fmt::format("{}", static_cast<float>(v));
 }
 
-/// Nested brackets, last dimension on one line, at most `limit` values (0: all). In JSON
-/// mode: nested arrays on one line, cut off without a "..." marker (see truncated()).
+/// Text to stdout through a buffer, so memory stays bounded however much is printed. After
+/// a failed write (the reader went away: EPIPE when SIGPIPE is ignored) the rest is dropped
+/// and the printer stops.
+class text_sink {
+ public:
+  text_sink() { buffer_.reserve(capacity); }
+  text_sink(const text_sink&) = delete;
+  text_sink& operator=(const text_sink&) = delete;
+  ~text_sink() { flush(); }
+
+  void append(std::string_view text) {
+    if (failed_) return;
+    buffer_.append(text);
+    if (buffer_.size() >= capacity) flush();
+  }
+  void flush() {
+    if (failed_) return;
+    if (!buffer_.empty() && std::fwrite(buffer_.data(), 1, buffer_.size(), stdout) != buffer_.size()) failed_ = true;
+    if (std::fflush(stdout) != 0) failed_ = true;
+    buffer_.clear();
+  }
+  [[nodiscard]] bool failed() const { return failed_; }
+
+ private:
+  static constexpr std::size_t capacity = std::size_t{1} << 16;
+  std::string buffer_;
+  bool failed_ = false;
+};
+
+/// The slice's elements in order, read and decoded a window at a time (at most
+/// chunk_elements): only the part being printed is in memory.
+class value_stream {
+ public:
+  value_stream(const safetensors::file& f, const safetensors::slice_plan& plan, std::uint64_t wanted, bool json)
+      : file_(f), plan_(plan), json_(json) {
+    const safetensors::dtype t = plan.type;
+    // Whole groups of 8 elements, so sub-byte windows are whole bytes; no more than printed.
+    const std::uint64_t elements = std::min<std::uint64_t>(chunk_elements, (wanted + 8) / 8 * 8);
+    window_bytes_ = static_cast<std::size_t>(elements * safetensors::dtype_bits(t) / 8);
+    bits_ = safetensors::dtype_bits(t);
+  }
+
+  /// Element `i` as text; `i` only grows. Empty after a read error (see error()).
+  std::string at(std::size_t i) {
+    while (i >= end_ && !error_) next_window();
+    if (error_ || i < start_) return {};
+    return format(i - start_);
+  }
+  [[nodiscard]] const std::optional<safetensors::error>& error() const { return error_; }
+
+ private:
+  std::string format(std::size_t i) const {
+    using safetensors::dtype;
+    const dtype type = plan_.type;
+    if (!safetensors::dtype_is_float(type)) return integer_text(type, bytes_, i, json_);
+    // JSON has no NaN or infinity: null, as everywhere in our JSON.
+    const auto number = [this](std::string text, double v) {
+      return json_ && !std::isfinite(v) ? std::string("null") : text;
+    };
+    if (type == dtype::C64) {
+      const double re = decoded_[2 * i];
+      const double im = decoded_[2 * i + 1];
+      if (json_) {
+        return fmt::format("[{},{}]", number(fmt::format("{}", static_cast<float>(re)), re),
+                           number(fmt::format("{}", static_cast<float>(im)), im));
+      }
+      return fmt::format("{}{:+}j", static_cast<float>(re), static_cast<float>(im));
+    }
+    const double v = decoded_[i];
+    // The precision of the type itself: the shortest text that reads back as the same F16/BF16/F8 value.
+    if (bits_ < 32) return number(shortest_in_type(type, v), v);
+    if (bits_ == 32) return number(fmt::format("{}", static_cast<float>(v)), v);
+    return number(fmt::format("{}", v), v);
+  }
+
+  /// Reads the next window of the slice's ranges (read_slice on the part of the plan it covers).
+  void next_window() {
+    safetensors::slice_plan part;
+    part.type = plan_.type;
+    while (part.byte_size < window_bytes_ && range_ < plan_.ranges.size()) {
+      const safetensors::byte_range& r = plan_.ranges[range_];
+      const std::uint64_t n = std::min<std::uint64_t>(r.length - in_range_, window_bytes_ - part.byte_size);
+      part.ranges.push_back({r.offset + in_range_, n});
+      part.byte_size += n;
+      in_range_ += n;
+      if (in_range_ == r.length) {
+        ++range_;
+        in_range_ = 0;
+      }
+    }
+    if (part.byte_size == 0) {
+      error_ = safetensors::make_error(safetensors::error_code::invalid_argument, "read past the end of the slice");
+      return;
+    }
+    bytes_.resize(static_cast<std::size_t>(part.byte_size));
+    if (auto s = safetensors::read_slice(file_, part, bytes_); !s) {
+      error_ = std::move(s).err();
+      return;
+    }
+    if (safetensors::dtype_is_float(plan_.type)) {
+      if (auto s = decode_values(plan_.type, bytes_, decoded_); !s) {
+        error_ = std::move(s).err();
+        return;
+      }
+    }
+    start_ = end_;
+    end_ += static_cast<std::size_t>(part.byte_size * 8 / bits_);
+  }
+
+  const safetensors::file& file_;
+  const safetensors::slice_plan& plan_;
+  bool json_;
+  std::size_t window_bytes_ = 0;
+  std::size_t bits_ = 8;
+  std::size_t range_ = 0;
+  std::uint64_t in_range_ = 0;
+  std::vector<std::byte> bytes_;
+  std::vector<double> decoded_;
+  std::size_t start_ = 0;  // elements [start_, end_) are in the window
+  std::size_t end_ = 0;
+  std::optional<safetensors::error> error_;
+};
+
+/// Nested brackets, last dimension on one line, at most `limit` values (0: all), written
+/// to `out` as they are formatted. In JSON mode: nested arrays on one line, cut off
+/// without a "..." marker. Stops early when `out` fails or `values` cannot be read.
 class nested_printer {
  public:
-  nested_printer(std::span<const std::uint64_t> shape, std::uint64_t limit,
-                 std::function<std::string(std::size_t)> value, bool json = false)
-      : shape_(shape), limit_(limit), value_(std::move(value)), json_(json) {}
+  nested_printer(std::span<const std::uint64_t> shape, std::uint64_t limit, value_stream& values, text_sink& out,
+                 bool json)
+      : shape_(shape), limit_(limit), values_(values), out_(out), json_(json) {}
 
-  std::string run() {
-    emit(0);
-    return out_;
-  }
-  [[nodiscard]] bool truncated() const { return truncated_; }
+  void run() { emit(0); }
 
  private:
   [[nodiscard]] std::string separator(std::size_t dim) const {
     if (json_) return ",";
     return dim + 1 == shape_.size() ? ", " : ",\n" + std::string(dim + 1, ' ');
   }
+  [[nodiscard]] bool stopped() const { return out_.failed() || values_.error().has_value(); }
 
   void emit(std::size_t dim) {
     if (dim == shape_.size()) {
-      out_ += value_(index_++);
+      out_.append(values_.at(index_++));
       return;
     }
-    out_ += "[";
-    for (std::uint64_t i = 0; i < shape_[dim]; ++i) {
+    out_.append("[");
+    for (std::uint64_t i = 0; i < shape_[dim] && !stopped(); ++i) {
       const bool cut = limit_ != 0 && index_ == limit_;
       if (cut && json_) {
-        truncated_ = true;
+        cut_ = true;
         break;
       }
-      if (i > 0) out_ += separator(dim);
+      if (i > 0) out_.append(separator(dim));
       if (cut) {
-        out_ += "...";
-        truncated_ = true;
+        out_.append("...");
+        cut_ = true;
         break;
       }
       emit(dim + 1);
-      if (truncated_) break;
+      if (cut_) break;
     }
-    out_ += "]";
+    out_.append("]");
   }
 
   std::span<const std::uint64_t> shape_;
   std::uint64_t limit_;
-  std::function<std::string(std::size_t)> value_;
+  value_stream& values_;
+  text_sink& out_;
   bool json_;
   std::size_t index_ = 0;
-  bool truncated_ = false;
-  std::string out_;
+  bool cut_ = false;
 };
 
 run_result run_dump(const dump_args& args) {
@@ -138,60 +264,30 @@ run_result run_dump(const dump_args& args) {
   if (!spec) return std::move(spec).err();
   auto plan = safetensors::plan_slice(f, args.tensor, *spec);
   if (!plan) return std::move(plan).err();
-  std::vector<std::byte> bytes(plan->byte_size);
-  if (auto s = safetensors::read_slice(f, *plan, bytes); !s) return std::move(s).err();
 
   const safetensors::dtype type = where->info->type;
   std::uint64_t count = 1;
   for (auto d : plan->shape) count *= d;
-  std::function<std::string(std::size_t)> value;
-  std::vector<double> decoded;
-  if (safetensors::dtype_is_float(type)) {
-    const bool complex = type == safetensors::dtype::C64;
-    decoded.resize(complex ? count * 2 : count);
-    if (auto s = safetensors::decode_to_f64(complex ? safetensors::dtype::F32 : type, bytes, decoded); !s) {
-      return std::move(s).err();
-    }
-    // JSON has no NaN or infinity: null, as everywhere in our JSON.
-    const auto number = [json = args.json](std::string text, double v) {
-      return json && !std::isfinite(v) ? std::string("null") : text;
-    };
-    if (complex) {
-      value = [&, number](std::size_t i) {
-        const double re = decoded[2 * i];
-        const double im = decoded[2 * i + 1];
-        if (args.json) {
-          return fmt::format("[{},{}]", number(fmt::format("{}", static_cast<float>(re)), re),
-                             number(fmt::format("{}", static_cast<float>(im)), im));
-        }
-        return fmt::format("{}{:+}j", static_cast<float>(re), static_cast<float>(im));
-      };
-    } else if (safetensors::dtype_bits(type) < 32) {
-      // The precision of the type itself: the shortest text that reads back as the same F16/BF16/F8 value.
-      value = [&, number](std::size_t i) { return number(shortest_in_type(type, decoded[i]), decoded[i]); };
-    } else if (safetensors::dtype_bits(type) == 32) {
-      value = [&, number](std::size_t i) {
-        return number(fmt::format("{}", static_cast<float>(decoded[i])), decoded[i]);
-      };
-    } else {
-      value = [&, number](std::size_t i) { return number(fmt::format("{}", decoded[i]), decoded[i]); };
-    }
-  } else {
-    value = [&](std::size_t i) { return integer_text(type, bytes, i, args.json); };
-  }
+  const bool truncated = args.limit != 0 && count > args.limit;
+  value_stream values(f, *plan, args.limit == 0 ? count : std::min(count, args.limit), args.json);
+  text_sink out;
   if (args.json) {
-    nested_printer printer(plan->shape, args.limit, value, true);
-    const std::string values = printer.run();
-    fmt::print(R"({{"tensor":{},"dtype":"{}","shape":[{}],"slice":{},"slice_shape":[{}],"truncated":{},"values":{}}})"
-               "\n",
-               safetensors::json_quote(args.tensor), safetensors::dtype_name(type), fmt::join(where->info->shape, ","),
-               args.slice.empty() ? "null" : safetensors::json_quote(args.slice), fmt::join(plan->shape, ","),
-               printer.truncated(), values);
-    return exit_ok;
+    out.append(fmt::format(
+        R"({{"tensor":{},"dtype":"{}","shape":[{}],"slice":{},"slice_shape":[{}],"truncated":{},)"
+        R"("values":)",
+        safetensors::json_quote(args.tensor), safetensors::dtype_name(type), fmt::join(where->info->shape, ","),
+        args.slice.empty() ? "null" : safetensors::json_quote(args.slice), fmt::join(plan->shape, ","), truncated));
+  } else {
+    out.append(
+        fmt::format("{}: {} [{}]", args.tensor, safetensors::dtype_name(type), fmt::join(where->info->shape, ", ")));
+    if (!args.slice.empty()) out.append(fmt::format(" [{}] -> [{}]", args.slice, fmt::join(plan->shape, ", ")));
+    out.append("\n");
   }
-  fmt::print("{}: {} [{}]", args.tensor, safetensors::dtype_name(type), fmt::join(where->info->shape, ", "));
-  if (!args.slice.empty()) fmt::print(" [{}] -> [{}]", args.slice, fmt::join(plan->shape, ", "));
-  fmt::print("\n{}\n", nested_printer(plan->shape, args.limit, value).run());
+  nested_printer(plan->shape, args.limit, values, out, args.json).run();
+  if (values.error()) return *values.error();
+  out.append(args.json ? "}\n" : "\n");
+  out.flush();
+  // A reader that went away (`| head`) wanted no more: stop quietly, as the printer did.
   return exit_ok;
 }
 

@@ -104,7 +104,10 @@ run_result run_extract(const extract_args& args) {
       return usage_error(
           fmt::format("{}: --rename: no selected tensor matches '{}'", args.in, r.from + (r.prefix ? "*" : "")));
   }
-  if (auto s = write_rewritten(args.out, outputs, options, !args.quiet, "extract"); !s) return std::move(s).err();
+  if (auto s =
+          write_rewritten(args.out, std::span(&args.in, 1), in_place::allow, outputs, options, !args.quiet, "extract");
+      !s)
+    return std::move(s).err();
   return exit_ok;
 }
 

@@ -22,12 +22,13 @@ run_result run_merge(const merge_args& args) {
   auto c = open_streamed(args.input);
   if (!c) return std::move(c).err();
   print_checkpoint_warnings(*c);
-  if (auto s = check_not_an_input(args.output, input_files(*c)); !s) return with_path(s.err(), args.output);
   std::vector<output_tensor> tensors;
   append_tensors(*c, tensors);
   safetensors::write_options options;
   options.metadata = common_metadata(std::span(&c.value(), 1));
-  if (auto s = write_rewritten(args.output, tensors, options, !args.quiet, "merge"); !s) return std::move(s).err();
+  if (auto s = write_rewritten(args.output, input_files(*c), in_place::refuse, tensors, options, !args.quiet, "merge");
+      !s)
+    return std::move(s).err();
   fmt::print("wrote {} tensors ({} bytes) from {} shard{} to {}\n", tensors.size(), c->data_size(), c->shards().size(),
              c->shards().size() == 1 ? "" : "s", args.output);
   return exit_ok;

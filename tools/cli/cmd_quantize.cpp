@@ -179,14 +179,10 @@ run_result run_quantize(const quantize_args& args) {
   // Every output is checked before any is written.
   const std::vector<std::string> inputs = input_files(in->checkpoint());
   if (!args.config_out.empty()) {
-    for (auto s : {check_output_file(args.config_out), check_not_an_input(args.config_out, inputs)}) {
-      if (!s) return with_path(s.err(), args.config_out);
-    }
+    if (auto s = check_output(args.config_out, inputs); !s) return std::move(s).err();
   }
   if (!in->directory_output()) {
-    for (auto s : {check_output_file(args.out), check_not_an_input(args.out, inputs)}) {
-      if (!s) return with_path(s.err(), args.out);
-    }
+    if (auto s = check_output(args.out, inputs); !s) return std::move(s).err();
   }
   safetensors::metadata_map metadata = in->meta().metadata().value_or(safetensors::metadata_map{});
   metadata["format"] = "mlx";

@@ -54,10 +54,6 @@ run_result run_shard(const shard_args& args) {
   options.max_shard_bytes = *max;
   options.prefix = args.prefix;
   options.file.metadata = common_metadata(inputs);
-  if (auto s = check_checkpoint_outputs(out_dir, specs, options, input_paths); !s) return with_path(s.err(), out_dir);
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) return with_path(os_failure("cannot create the output directory", ec.value(), out_dir), out_dir);
   std::uint64_t total = 0;
   for (const auto& t : tensors) total += t.source->byte_size();
   progress bar("shard", total, !args.quiet);
@@ -69,8 +65,8 @@ run_result run_shard(const shard_args& args) {
                             return sink(chunk);
                           });
   };
-  auto plan = safetensors::write_checkpoint(out_dir, specs, produce, options);
-  if (!plan) return std::move(plan).err();
+  auto plan = write_checkpoint_output(out_dir, specs, produce, options, input_paths);
+  if (!plan) return with_path(std::move(plan).err(), out_dir);
   bar.finish();
   fmt::print("wrote {} tensors ({} bytes) in {} shard{} to {}\n", tensors.size(), total, plan->shards.size(),
              plan->shards.size() == 1 ? "" : "s", out_dir);

@@ -2,6 +2,7 @@
 // NumPy files (.npy, .npz) as a tensor_source for `convert`, and `inspect` of NumPy files.
 // Names map 1:1 (an .npz member `w.npy` is tensor `w`; a lone .npy takes its file's stem).
 #include <filesystem>
+#include <functional>
 #include <numeric>
 #include <optional>
 #include <vector>
@@ -10,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "command.h"
+#include "convert_read_options.h"
 #include "foreign_formats.h"
 #include "input.h"
 #include "json_util.h"
@@ -32,7 +34,7 @@ class numpy_input {
     const safetensors::npz_array* member = nullptr;  // null for an .npy
   };
 
-  static safetensors::result<numpy_input> open(const std::string& path) {
+  static safetensors::result<numpy_input> open(const std::string& path, const safetensors::npz_options& options = {}) {
     auto format = safetensors::sniff_file(path);
     if (!format) return std::move(format).err();
     numpy_input in;
@@ -43,7 +45,7 @@ class numpy_input {
       in.arrays_.push_back({std::filesystem::path(path).stem().string(), &in.npy_->header(), nullptr});
       return in;
     }
-    auto npz = safetensors::npz_archive::open(path);
+    auto npz = safetensors::npz_archive::open(path, options);
     if (!npz) return std::move(npz).err();
     in.npz_.emplace(std::move(*npz));
     for (const auto& a : in.npz_->arrays()) in.arrays_.push_back({a.name, &a.header, &a});
@@ -52,6 +54,20 @@ class numpy_input {
 
   [[nodiscard]] const std::vector<array>& arrays() const { return arrays_; }
   [[nodiscard]] bool is_npz() const { return npz_.has_value(); }
+
+  /// Passes the array's SafeTensors bytes to `sink` in chunks (an .npz member is inflated
+  /// as it goes, never held whole).
+  safetensors::status stream(const array& a, const std::function<safetensors::status(std::span<const std::byte>)>& sink,
+                             std::vector<std::byte>& buffer) const {
+    if (npz_) return npz_->read_chunks(*a.member, sink);
+    auto bytes = this->bytes(a, buffer);
+    if (!bytes) return std::move(bytes).err();
+    constexpr std::size_t chunk = std::size_t{1} << 20;
+    for (std::size_t at = 0; at < bytes->size(); at += chunk) {
+      if (auto s = sink(bytes->subspan(at, std::min(chunk, bytes->size() - at))); !s) return s;
+    }
+    return {};
+  }
 
   /// The array's SafeTensors bytes: a view into the input when possible, else `buffer`.
   safetensors::result<std::span<const std::byte>> bytes(const array& a, std::vector<std::byte>& buffer) const {
@@ -78,14 +94,11 @@ class numpy_source final : public tensor_source {
     for (const auto& a : in_.arrays()) tensors_.push_back({a.name, a.header->type, a.header->shape});
   }
 
+  // Chunk by chunk: an .npz member is inflated as it is read (within the zip-bomb limits
+  // the archive was opened with), never held whole.
   safetensors::status read(std::size_t index, const chunk_consumer& consume) const override {
     std::vector<std::byte> buffer;
-    auto bytes = in_.bytes(in_.arrays()[index], buffer);
-    if (!bytes) return std::move(bytes).err();
-    for (std::size_t done = 0; done < bytes->size(); done += chunk_bytes) {
-      if (auto s = consume(bytes->subspan(done, std::min(chunk_bytes, bytes->size() - done))); !s) return s;
-    }
-    return {};
+    return in_.stream(in_.arrays()[index], consume, buffer);
   }
 
  private:
@@ -94,8 +107,8 @@ class numpy_source final : public tensor_source {
 
 }  // namespace
 
-safetensors::result<source_ptr> open_numpy_source(const std::string& path) {
-  auto in = numpy_input::open(path);
+safetensors::result<source_ptr> open_numpy_source(const std::string& path, const safetensors::npz_options& npz) {
+  auto in = numpy_input::open(path, npz);
   if (!in) return with_path(in.err(), path);
   return source_ptr(std::make_unique<numpy_source>(path, std::move(in).value()));
 }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "convert_read_options.h"
 #include "count_text.h"
 #include "foreign_formats.h"
 #include "progress.h"
@@ -71,6 +72,7 @@ std::vector<bool> plan_shared(const st::torch_checkpoint& c, bool dedup, convers
 st::status add_checkpoint(const std::string& path, const source_options& args, conversion& out) {
   st::torch_open_options options;
   options.key = args.key;
+  options.strict = args.strict;
   auto opened = st::torch_checkpoint::open(path, options);
   if (!opened) return std::move(opened).err();
   out.inputs.push_back(std::make_unique<st::torch_checkpoint>(std::move(opened).value()));
@@ -83,7 +85,10 @@ st::status add_checkpoint(const std::string& path, const source_options& args, c
     out.sources.push_back({&c, i});
     out.total_bytes += st::byte_size(t.type, t.shape).bytes;
   }
-  for (const auto& s : c.skipped()) out.notes.push_back(fmt::format("skipped {}: {}", s.name, s.reason));
+  warn_about_skipped(c.skipped());
+  for (const auto& s : c.skipped()) {
+    if (s.kind == st::torch_skip_kind::not_tensor) out.notes.push_back(fmt::format("skipped {}: {}", s.name, s.reason));
+  }
   return {};
 }
 
@@ -137,7 +142,8 @@ st::result<source_ptr> open_directory(const std::string& path, const source_opti
 
 st::result<source_ptr> open_pytorch_source(const std::string& path, const source_options& options) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) return open_directory(path, options);
+  // A sharded checkpoint: its directory or its index file (convert_paths.h).
+  if (std::filesystem::is_directory(path, ec) || path.ends_with(".index.json")) return open_directory(path, options);
   conversion c;
   if (auto ok = add_checkpoint(path, options, c); !ok) return with_path(ok.err(), path);
   return source_ptr(std::make_unique<pytorch_source>(path, std::move(c), 0));

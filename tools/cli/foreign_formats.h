@@ -4,7 +4,9 @@
 // (convert_pytorch.cpp, convert_numpy.cpp, convert_gguf.cpp) implements its part.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "report.h"
 #include "tensor_table.h"
@@ -24,8 +26,14 @@ struct convert_args {
   std::string rename_long;      ///< GGUF output: "hash" shortens names over 63 bytes
   bool compress = false;        ///< .npz output: deflate members
   bool quiet = false;
-  bool key_given = false;     ///< --key was on the command line
-  bool shared_given = false;  ///< --shared was on the command line
+  bool key_given = false;                  ///< --key was on the command line
+  bool shared_given = false;               ///< --shared was on the command line
+  std::vector<std::string> input_files;    ///< every file read (shards and index): no output may be one
+  bool strict = false;                     ///< PyTorch: refuse skipped objects and tensors instead of warning
+  std::string max_expanded_size = "4GiB";  ///< .npz input: deflated members' total expanded size
+  std::uint64_t max_ratio = 200;           ///< .npz input: compression ratio of a member over 1 MiB
+  bool max_expanded_size_given = false;    ///< --max-expanded-size was on the command line
+  bool max_ratio_given = false;            ///< --max-ratio was on the command line
 };
 
 /// A non-SafeTensors file as inspect's table and tree show it (tensor_table.h).

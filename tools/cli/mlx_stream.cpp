@@ -84,11 +84,7 @@ safetensors::status write_sharded(const std::string& out, const mlx_input& in,
   options.file.metadata = metadata;
   options.index_metadata = in.checkpoint().index_metadata();
   options.index_metadata.erase("total_size");  // recomputed for the new tensors
-  if (auto s = check_checkpoint_outputs(out, specs, options, input_files(in.checkpoint())); !s) return s;
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec) return os_failure("cannot create the output directory", ec.value(), out);
-  auto written = safetensors::write_checkpoint(out, specs, produce, options);
+  auto written = write_checkpoint_output(out, specs, produce, options, input_files(in.checkpoint()));
   if (!written) return std::move(written).err();
   return {};
 }

@@ -27,45 +27,80 @@ std::string parent_of(const std::string& path) {
   return parent.empty() ? "." : parent;
 }
 
+/// "a character device", ... for what is not a regular file or a directory.
+const char* kind_of(mode_t mode) {
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "a special file";
+}
+
 safetensors::status check_writable_dir(const std::string& dir, const std::string& output) {
   struct stat st {};
   if (::stat(dir.c_str(), &st) != 0) {
     return os_failure(fmt::format("cannot write here: directory '{}'", dir), errno, output);
   }
   if (!S_ISDIR(st.st_mode)) return os_failure(fmt::format("cannot write here: '{}'", dir), ENOTDIR, output);
+  // The caller's own permissions (and EROFS for a read-only file system).
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
     return os_failure(fmt::format("cannot write in directory '{}'", dir), errno, output);
   }
   return {};
 }
 
+safetensors::status check_not_an_input(const std::string& output, const struct stat& out,
+                                       std::span<const std::string> inputs) {
+  for (const auto& in : inputs) {
+    struct stat st {};
+    if (::stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino) {
+      safetensors::error e = safetensors::make_error(
+          safetensors::error_code::invalid_argument,
+          fmt::format("the output is the input '{}' (same file): refusing to overwrite an input", in));
+      e.path = output;
+      return e;
+    }
+  }
+  return {};
+}
+
+/// `path` without trailing slashes ("/" stays "/").
+std::string without_trailing_slashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
 }  // namespace
 
-safetensors::status check_output_file(const std::string& path) {
+safetensors::status check_output(const std::string& path, std::span<const std::string> inputs, in_place rule) {
   if (path.empty()) return os_failure("empty output path", ENOENT, path);
-  std::string target = path;
+  std::string landing = path;  // the temporary is made beside the file a symlink leads to
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return os_failure("cannot write the output", EISDIR, path);
     if (!S_ISREG(st.st_mode)) {
-      safetensors::error e =
-          safetensors::make_error(safetensors::error_code::io, "cannot replace the output: it is not a regular file");
+      safetensors::error e = safetensors::make_error(
+          safetensors::error_code::io,
+          fmt::format("cannot replace the output: it is {}, not a regular file", kind_of(st.st_mode)));
       e.path = path;
       return e;
     }
+    if (rule == in_place::refuse) {
+      if (auto s = check_not_an_input(path, st, inputs); !s) return s;
+    }
     std::error_code ec;
-    const auto resolved = std::filesystem::canonical(path, ec);  // the file a symlink leads to
-    if (!ec) target = resolved.string();
+    const auto resolved = std::filesystem::canonical(path, ec);
+    if (!ec) landing = resolved.string();
   } else if (errno != ENOENT) {
     return os_failure("cannot check the output path", errno, path);
   } else if (path.back() == '/') {
     return os_failure("cannot write the output", EISDIR, path);
   }
-  return check_writable_dir(parent_of(target), path);
+  return check_writable_dir(parent_of(landing), path);
 }
 
 safetensors::status check_output_dir(const std::string& path) {
-  std::filesystem::path p(path.empty() ? "." : path);
+  std::filesystem::path p(path.empty() ? "." : without_trailing_slashes(path));
   struct stat st {};
   if (::stat(p.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) return os_failure("cannot write the output directory", ENOTDIR, path);
@@ -81,20 +116,9 @@ safetensors::status check_output_dir(const std::string& path) {
   return check_writable_dir(".", path);
 }
 
-safetensors::status check_not_an_input(const std::string& output, const std::vector<std::string>& inputs) {
-  struct stat out {};
-  if (::stat(output.c_str(), &out) != 0) return {};
-  for (const auto& in : inputs) {
-    struct stat st {};
-    if (::stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino) {
-      safetensors::error e = safetensors::make_error(
-          safetensors::error_code::invalid_argument,
-          fmt::format("the output is the input '{}' (same file): refusing to overwrite an input", in));
-      e.path = output;
-      return e;
-    }
-  }
-  return {};
+bool is_directory_path(const std::string& path) {
+  std::error_code ec;
+  return (!path.empty() && path.back() == '/') || std::filesystem::is_directory(path, ec);
 }
 
 std::vector<std::string> input_files(const safetensors::checkpoint& c) {
@@ -104,20 +128,71 @@ std::vector<std::string> input_files(const safetensors::checkpoint& c) {
   return files;
 }
 
+safetensors::result<std::vector<std::string>> checkpoint_output_names(std::span<const safetensors::tensor_spec> specs,
+                                                                      const safetensors::shard_write_options& options) {
+  auto assignment = safetensors::assign_shards(specs, options);
+  if (!assignment) return std::move(assignment).err();
+  std::vector<std::string> names = std::move(assignment->file_names);
+  if (names.size() > 1) names.push_back(options.prefix + ".safetensors.index.json");
+  return names;
+}
+
 safetensors::status check_checkpoint_outputs(const std::string& directory,
                                              std::span<const safetensors::tensor_spec> specs,
                                              const safetensors::shard_write_options& options,
-                                             const std::vector<std::string>& inputs) {
+                                             std::span<const std::string> inputs) {
   if (auto s = check_output_dir(directory); !s) return s;
-  auto assignment = safetensors::assign_shards(specs, options);
-  if (!assignment) return std::move(assignment).err();
-  std::vector<std::string> files;
-  for (const auto& name : assignment->file_names) files.push_back(directory + "/" + name);
-  if (assignment->file_names.size() > 1) files.push_back(directory + "/" + options.prefix + ".safetensors.index.json");
-  for (const auto& file : files) {
-    if (auto s = check_not_an_input(file, inputs); !s) return s;
+  auto names = checkpoint_output_names(specs, options);
+  if (!names) return std::move(names).err();
+  const std::string dir = without_trailing_slashes(directory);
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) return {};  // created later: nothing there to collide with
+  for (const auto& name : *names) {
+    if (auto s = check_output(dir + "/" + name, inputs); !s) return s;
   }
   return {};
+}
+
+safetensors::result<safetensors::shard_assignment> write_checkpoint_output(
+    const std::string& directory, std::span<const safetensors::tensor_spec> specs,
+    const safetensors::tensor_producer& produce, const safetensors::shard_write_options& options,
+    std::span<const std::string> inputs) {
+  if (auto s = check_checkpoint_outputs(directory, specs, options, inputs); !s) return std::move(s).err();
+  auto names = checkpoint_output_names(specs, options);
+  if (!names) return std::move(names).err();
+  auto created = created_directory::create(directory);
+  if (!created) return std::move(created).err();
+  created->remember(std::move(names).value());
+  auto written = safetensors::write_checkpoint(without_trailing_slashes(directory), specs, produce, options);
+  if (written) created->keep();
+  return written;
+}
+
+safetensors::result<created_directory> created_directory::create(const std::string& path) {
+  created_directory d;
+  d.path_ = without_trailing_slashes(path);
+  std::error_code ec;
+  for (std::filesystem::path p(d.path_); !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path()) {
+    d.created_.push_back(p.string());
+    if (p == p.root_path()) break;
+  }
+  std::filesystem::create_directories(d.path_, ec);
+  if (ec) return os_failure("cannot create the output directory", ec.value(), path);
+  return d;
+}
+
+created_directory::created_directory(created_directory&& other) noexcept
+    : path_(std::move(other.path_)), created_(std::move(other.created_)), files_(std::move(other.files_)) {
+  other.created_.clear();
+}
+
+created_directory::~created_directory() {
+  if (created_.empty()) return;
+  // The output directory is new: whatever the write left there is its own.
+  for (const auto& name : files_) ::unlink((path_ + "/" + name).c_str());
+  for (const auto& dir : created_) {
+    if (::rmdir(dir.c_str()) != 0) break;  // not empty: someone else's files stay
+  }
 }
 
 }  // namespace st_cli

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Checks on output paths made before anything is written, so a command that cannot finish
-// fails without touching any output, and never overwrites one of its own inputs.
+// The one check every writing command makes on its outputs before it writes any byte, so a
+// command that cannot finish fails without touching any output, never replaces a device or
+// a FIFO, and never overwrites one of its own inputs; and the output directories that a
+// failed command created are removed again.
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -14,28 +17,76 @@ namespace st_cli {
 /// An IoError "<what>: <strerror(err)>" about `path`.
 [[nodiscard]] safetensors::error os_failure(const std::string& what, int err, const std::string& path);
 
-/// IoError (with the system's reason) when `path` cannot become a file: its directory is
-/// missing, not a directory or not writable, or `path` is a directory or not a regular file.
-/// A symlink is judged by its target (outputs are written through symlinks).
-[[nodiscard]] safetensors::status check_output_file(const std::string& path);
+/// Whether an output may be the same file as an input. Only `cast` and `extract` allow it:
+/// their documented in-place rewrite goes through a temporary renamed over the input.
+enum class in_place : bool { refuse, allow };
+
+/// The check on one output file, made before anything is written:
+/// - `path` is absent, or a regular file (a symlink is judged by its target, which is what
+///   gets written); a directory, device, FIFO or socket is refused, naming what it is;
+/// - it is not the same file (st_dev and st_ino: also through symlinks and hard links) as
+///   any of `inputs`, unless `in_place::allow`;
+/// - the directory it lands in exists and the caller may write there (access(2)).
+/// Errors: IoError for the first two and the directory (with the system's reason),
+/// InvalidArgument for an output that is an input. The error's path is `path`.
+[[nodiscard]] safetensors::status check_output(const std::string& path, std::span<const std::string> inputs,
+                                               in_place rule = in_place::refuse);
 
 /// The same for an output directory: an existing writable directory, or a path whose
 /// nearest existing ancestor is a writable directory (the rest is created).
 [[nodiscard]] safetensors::status check_output_dir(const std::string& path);
 
-/// InvalidArgument when `output` is the same file (device and inode, so also through
-/// symlinks and hard links) as one of `inputs`. A missing `output` is fine.
-[[nodiscard]] safetensors::status check_not_an_input(const std::string& output, const std::vector<std::string>& inputs);
+/// True when `path` names a directory: an existing one, or a path ending in '/'.
+[[nodiscard]] bool is_directory_path(const std::string& path);
 
 /// Every file a checkpoint was read from: its shards and its index.
 [[nodiscard]] std::vector<std::string> input_files(const safetensors::checkpoint& c);
 
-/// check_output_dir on `directory`, then check_not_an_input on every file
-/// `write_checkpoint(directory, specs, options)` would write (shards, and the index when
-/// there are several).
+/// The file names (in `directory`) that `write_checkpoint(directory, specs, options)` writes:
+/// the shards, then the index when there are several.
+[[nodiscard]] safetensors::result<std::vector<std::string>> checkpoint_output_names(
+    std::span<const safetensors::tensor_spec> specs, const safetensors::shard_write_options& options);
+
+/// check_output_dir on `directory`, then check_output on every file `write_checkpoint`
+/// would write there.
 [[nodiscard]] safetensors::status check_checkpoint_outputs(const std::string& directory,
                                                            std::span<const safetensors::tensor_spec> specs,
                                                            const safetensors::shard_write_options& options,
-                                                           const std::vector<std::string>& inputs);
+                                                           std::span<const std::string> inputs);
+
+/// The one way the CLI writes a sharded checkpoint: check_checkpoint_outputs, then
+/// `directory` is created (with its parents) and `write_checkpoint` fills it; when that
+/// fails, the directories this call created are removed again (created_directory).
+[[nodiscard]] safetensors::result<safetensors::shard_assignment> write_checkpoint_output(
+    const std::string& directory, std::span<const safetensors::tensor_spec> specs,
+    const safetensors::tensor_producer& produce, const safetensors::shard_write_options& options,
+    std::span<const std::string> inputs);
+
+/// An output directory created for a sharded write, with its missing parents. Unless
+/// `keep()` is called (after a successful write), the destructor removes what this object
+/// created, and only that: the files named by `remember` in a directory it created (they
+/// cannot be anyone else's), then each directory it created, deepest first, when empty.
+class created_directory {
+ public:
+  /// Creates `path` and its missing parents. IoError naming `path` when it cannot.
+  [[nodiscard]] static safetensors::result<created_directory> create(const std::string& path);
+
+  created_directory(created_directory&& other) noexcept;
+  created_directory& operator=(created_directory&&) = delete;
+  created_directory(const created_directory&) = delete;
+  created_directory& operator=(const created_directory&) = delete;
+  ~created_directory();
+
+  /// Files the write may leave in the directory (e.g. a shard renamed before a failure).
+  void remember(std::vector<std::string> file_names) { files_ = std::move(file_names); }
+  /// The write succeeded: leave everything in place.
+  void keep() noexcept { created_.clear(); }
+
+ private:
+  created_directory() = default;
+  std::string path_;
+  std::vector<std::string> created_;  // deepest first
+  std::vector<std::string> files_;
+};
 
 }  // namespace st_cli

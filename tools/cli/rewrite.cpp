@@ -17,10 +17,11 @@ safetensors::error in_file(safetensors::error e, const std::string& path, std::s
 
 }  // namespace
 
-safetensors::status write_rewritten(const std::string& out_path, const std::vector<output_tensor>& tensors,
+safetensors::status write_rewritten(const std::string& out_path, std::span<const std::string> inputs, in_place rule,
+                                    const std::vector<output_tensor>& tensors,
                                     const safetensors::write_options& options, bool show_progress,
                                     const std::string& label, const safetensors::encode_options& encode) {
-  if (auto s = check_output_file(out_path); !s) return s;
+  if (auto s = check_output(out_path, inputs, rule); !s) return s;
   std::vector<safetensors::tensor_spec> specs;
   std::uint64_t total = 0;
   for (const auto& t : tensors) {

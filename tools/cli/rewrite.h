@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "output_path.h"
 #include "safetensors/convert.h"
 #include "safetensors/file.h"
 #include "safetensors/writer.h"
@@ -21,9 +22,10 @@ struct output_tensor {
 };
 
 /// Writes `tensors` (read from their files, converted where the dtype differs) to
-/// `out_path`. Progress counts source bytes. Errors carry the file and tensor concerned.
-[[nodiscard]] safetensors::status write_rewritten(const std::string& out_path,
-                                                  const std::vector<output_tensor>& tensors,
+/// `out_path`, after check_output(out_path, inputs, rule). Progress counts source bytes.
+/// Errors carry the file and tensor concerned.
+[[nodiscard]] safetensors::status write_rewritten(const std::string& out_path, std::span<const std::string> inputs,
+                                                  in_place rule, const std::vector<output_tensor>& tensors,
                                                   const safetensors::write_options& options, bool show_progress,
                                                   const std::string& label,
                                                   const safetensors::encode_options& encode = {});

@@ -2,6 +2,9 @@
 // SafeTensors outputs: one file through the streaming writer, or a sharded directory
 // (shards about as large as a sharded input's, else the 5GB default) with its index.
 #include <filesystem>
+#include <vector>
+
+#include "output_path.h"
 
 #include "safetensors/checkpoint.h"
 #include "safetensors/writer.h"
@@ -50,7 +53,8 @@ class safetensors_file_sink final : public tensor_sink {
 
 class safetensors_directory_sink final : public tensor_sink {
  public:
-  explicit safetensors_directory_sink(std::string path) : path_(std::move(path)) {}
+  safetensors_directory_sink(std::string path, std::vector<std::string> inputs)
+      : path_(std::move(path)), inputs_(std::move(inputs)) {}
 
   st::status write(const tensor_source& source) override {
     st::shard_write_options options;
@@ -58,23 +62,23 @@ class safetensors_directory_sink final : public tensor_sink {
     options.file.metadata = source.metadata();
     const auto specs = specs_of(source);
     if (auto plan = st::assign_shards(specs, options); !plan) return as_usage(std::move(plan).err());
-    std::error_code ec;
-    std::filesystem::create_directories(path_, ec);
-    if (ec) return st::make_error(st::error_code::io, "cannot create the output directory: " + ec.message());
+    // Checks every shard file and the index against the inputs, creates the directory, and
+    // removes what it created when the write fails.
     auto produce = [&](std::size_t i, const st::chunk_sink& sink) { return source.read(i, sink); };
-    auto written = st::write_checkpoint(path_, specs, produce, options);
+    auto written = write_checkpoint_output(path_, specs, produce, options, inputs_);
     if (!written) return std::move(written).err();
     return {};
   }
 
  private:
   std::string path_;
+  std::vector<std::string> inputs_;
 };
 
 }  // namespace
 
-sink_ptr make_safetensors_sink(const std::string& path, bool sharded) {
-  if (sharded) return std::make_unique<safetensors_directory_sink>(path);
+sink_ptr make_safetensors_sink(const std::string& path, bool sharded, std::vector<std::string> inputs) {
+  if (sharded) return std::make_unique<safetensors_directory_sink>(path, std::move(inputs));
   return std::make_unique<safetensors_file_sink>(path);
 }
 

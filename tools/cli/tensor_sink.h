@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "safetensors/error.h"
 #include "tensor_source.h"
@@ -22,8 +23,9 @@ enum class output_format { safetensors, safetensors_sharded, npz, npy, gguf };
 
 /// The options of `convert` that shape what is written.
 struct sink_options {
-  bool compress = false;    ///< .npz: deflate members
-  std::string rename_long;  ///< GGUF: "hash" shortens names over 63 bytes
+  bool compress = false;            ///< .npz: deflate members
+  std::string rename_long;          ///< GGUF: "hash" shortens names over 63 bytes
+  std::vector<std::string> inputs;  ///< every file read: no output file may be one (output_path.h)
 };
 
 class tensor_sink {
@@ -40,7 +42,9 @@ using sink_ptr = std::unique_ptr<tensor_sink>;
 /// The writer for `format` at `path`.
 [[nodiscard]] sink_ptr make_sink(output_format format, const std::string& path, const sink_options& options);
 /// The writers make_sink chooses from (sink_<format>.cpp, convert_gguf_out.cpp).
-[[nodiscard]] sink_ptr make_safetensors_sink(const std::string& path, bool sharded);
+/// A sharded output writes through write_checkpoint_output: each shard file and the index
+/// are checked against `inputs` first, and directories it created are removed on failure.
+[[nodiscard]] sink_ptr make_safetensors_sink(const std::string& path, bool sharded, std::vector<std::string> inputs);
 [[nodiscard]] sink_ptr make_npz_sink(const std::string& path, bool compress);
 [[nodiscard]] sink_ptr make_npy_sink(const std::string& path);
 [[nodiscard]] sink_ptr make_gguf_sink(const std::string& path, const std::string& rename_long);

@@ -31,7 +31,7 @@ st::result<source_ptr> open_tensor_source(const std::string& path, const source_
     case st::file_format::pytorch_zip:
     case st::file_format::pickle: return open_pytorch_source(path, options);
     case st::file_format::npy:
-    case st::file_format::npz: return open_numpy_source(path);
+    case st::file_format::npz: return open_numpy_source(path, options.npz);
     case st::file_format::gguf: return open_gguf_source(path);
     case st::file_format::unknown:
       return with_path(

@@ -18,6 +18,7 @@
 
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
+#include "safetensors/formats/npz.h"
 #include "safetensors/header.h"
 
 namespace st_cli {
@@ -71,8 +72,10 @@ using source_ptr = std::unique_ptr<tensor_source>;
 
 /// The options of `convert` that shape what is read.
 struct source_options {
-  std::string key;              ///< PyTorch: the nested dict holding the tensors ("state_dict")
-  std::string shared = "keep";  ///< PyTorch: tensors sharing storage: "keep" (copy each) or "dedup"
+  std::string key;               ///< PyTorch: the nested dict holding the tensors ("state_dict")
+  std::string shared = "keep";   ///< PyTorch: tensors sharing storage: "keep" (copy each) or "dedup"
+  bool strict = false;           ///< PyTorch: refuse skipped objects and tensors instead of warning
+  safetensors::npz_options npz;  ///< .npz: zip-bomb limits (--max-expanded-size, --max-ratio)
 };
 
 /// Opens `path` as the source its bytes say it is (a directory: a sharded PyTorch checkpoint).
@@ -82,7 +85,8 @@ struct source_options {
 [[nodiscard]] safetensors::result<source_ptr> open_safetensors_source(const std::string& path);
 [[nodiscard]] safetensors::result<source_ptr> open_pytorch_source(const std::string& path,
                                                                   const source_options& options);
-[[nodiscard]] safetensors::result<source_ptr> open_numpy_source(const std::string& path);
+[[nodiscard]] safetensors::result<source_ptr> open_numpy_source(const std::string& path,
+                                                                const safetensors::npz_options& npz);
 [[nodiscard]] safetensors::result<source_ptr> open_gguf_source(const std::string& path);
 
 /// `inner` with every floating tensor (complex excepted) cast to `to`, chunk by chunk;

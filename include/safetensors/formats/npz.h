@@ -4,14 +4,15 @@
 /// `np.savez_compressed` deflates them; NumPy marks every entry ZIP64).
 ///
 /// Reading goes through the shared zip reader, with its limits against zip bombs
-/// (entry count, total uncompressed size, compression ratio) and its confinement of
-/// member names (no absolute paths, no `..`). Every member must be a `.npy` array; the
+/// (entry count, total expanded size, compression ratio: `npz_options`) and its
+/// confinement of member names (no absolute paths, no `..`). Data is streamed. Every member must be a `.npy` array; the
 /// array's name is the member name without `.npy` (`arr_0` for positional arrays).
 /// Writing is atomic (temporary file + rename) and streams each array's data.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -25,8 +26,17 @@
 
 namespace safetensors {
 
+/// Limits against zip bombs. A deflated member is refused up front (LimitExceeded naming
+/// the member and the limit) when its declared size breaks one of them, and no member is
+/// ever inflated past its declared size, so lying headers cannot get around them.
 struct npz_options {
   npy_options npy;
+  /// Deflated members together may expand to at most this many bytes.
+  std::uint64_t max_expanded_bytes = std::uint64_t{4} << 30;
+  /// A deflated member above `ratio_floor_bytes` may expand at most this many times its
+  /// compressed size (deflate reaches about 1032:1 on constant data; tensors rarely 2:1).
+  std::uint64_t max_compression_ratio = 200;
+  std::uint64_t ratio_floor_bytes = std::uint64_t{1} << 20;
 };
 
 /// One array of an archive: its name and parsed `.npy` header.
@@ -60,10 +70,21 @@ class npz_archive {
   /// Copies the array's data into `out` (size `header.data_bytes`) in C order,
   /// little-endian, inflating, transposing and byteswapping as needed.
   [[nodiscard]] status read(const npz_array& array, std::span<std::byte> out) const;
+  /// Passes the array's data, C order and little-endian, to `sink` in chunks of at most
+  /// `chunk_bytes`, inflating as it goes: memory stays at about one chunk, except for a
+  /// Fortran-order array, which is reordered whole (at most its member's size, within the
+  /// limits above). Allocation failure is LimitExceeded, never an exception.
+  [[nodiscard]] status read_chunks(const npz_array& array,
+                                   const std::function<status(std::span<const std::byte>)>& sink,
+                                   std::size_t chunk_bytes = std::size_t{1} << 20) const;
 
  private:
   struct state;
   explicit npz_archive(std::unique_ptr<state> s) noexcept;
+  [[nodiscard]] static result<npz_archive> open_archive(const std::string& path, const npz_options& options);
+  [[nodiscard]] status read_into(const npz_array& array, std::span<std::byte> out) const;
+  [[nodiscard]] status stream(const npz_array& array, const std::function<status(std::span<const std::byte>)>& sink,
+                              std::size_t chunk_bytes) const;
   std::unique_ptr<state> state_;
 };
 

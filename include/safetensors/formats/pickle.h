@@ -3,15 +3,19 @@
 /// A restricted pickle reader for PyTorch checkpoints that executes nothing.
 ///
 /// `unpickle` runs a symbolic pickle machine: opcodes build a tree of `pickle_value`s
-/// instead of Python objects. Globals resolve only against an allowlist (the tensor
+/// instead of Python objects. Protocols 0-5 are read (protocol 1's text INT/LONG/FLOAT
+/// and PUT/GET included). Globals are understood only against an allowlist (the tensor
 /// rebuild functions, storage classes, dtypes, OrderedDict and a few builtins a
 /// state_dict needs); calling them (REDUCE) builds tensor and storage descriptions, never
-/// runs code. Everything else is refused with an error naming the opcode and its byte
-/// offset in the pickle stream:
-///   - UnsafeContent: a global off the allowlist (GLOBAL, STACK_GLOBAL, INST), OBJ,
-///     REDUCE/NEWOBJ on a non-callable, BUILD on anything but a tensor or dict,
-///     SETITEM(S) on a non-dict, APPEND(S) on a non-list, a persistent id that is not a
-///     ('storage', class, key, location, numel) tuple, extension registry opcodes.
+/// runs code. Any other global is never imported: it becomes an inert `opaque` value
+/// (`text` = its dotted name), and REDUCE, NEWOBJ, NEWOBJ_EX and BUILD on it give more
+/// opaque values, SETITEM(S)/APPEND(S) on it drop their items. Refused, with an error
+/// naming the opcode and its byte offset in the pickle stream:
+///   - UnsafeContent: INST, OBJ, calling an allowlisted non-callable (a dtype) or a
+///     non-global, NEWOBJ/NEWOBJ_EX of an allowlisted class other than OrderedDict/set,
+///     BUILD on anything but a tensor, dict or opaque value, SETITEM(S) on a non-dict,
+///     APPEND(S) on a non-list, a persistent id that is not a ('storage', class, key,
+///     location, numel) tuple, text persistent ids, extension registry opcodes.
 ///   - LimitExceeded: memo entries, stack depth, string length, container size, value
 ///     count (`pickle_limits`); nesting depth is capped by whoever walks the tree.
 ///   - InvalidFormat: truncated input, unknown opcodes, wrong argument shapes.
@@ -62,7 +66,7 @@ enum class pickle_kind : std::uint8_t {
   global,   ///< an allowlisted global not (yet) called: a dtype, a class
   storage,  ///< a persistent-id storage reference
   tensor,   ///< a rebuilt tensor
-  opaque,   ///< an allowlisted object with no meaning here (torch.device, ...)
+  opaque,   ///< an object with no meaning here: torch.device, or anything off the allowlist (never loaded)
 };
 
 /// A storage a tensor views: `data/<key>` in a zip checkpoint.

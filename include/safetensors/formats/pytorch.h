@@ -4,21 +4,25 @@
 ///
 /// Two containers are read:
 ///   - zip (torch >= 1.6): `<dir>/data.pkl`, storages in `<dir>/data/<key>`, optional
-///     `<dir>/byteorder` ("little" or "big"). Stored (uncompressed) storages are viewed
-///     in place in a read-only mapping of the file; compressed ones are inflated with
-///     the zip reader's size and ratio caps.
+///     `<dir>/byteorder` ("little" or "big"). Stored (uncompressed) storages are read
+///     with pread in chunks; compressed ones are inflated with the zip reader's caps.
 ///   - legacy (torch < 1.6): magic, protocol and sys-info pickles, the object pickle,
 ///     the list of storage keys, then per storage a u64 element count and its bytes.
-/// The object pickle runs through the restricted machine of pickle.h. Nested dicts are
-/// flattened with '.' (`a.b.weight`); values that are not tensors are listed in
-/// `skipped()` with the reason. Each tensor is checked against its storage (offset,
-/// sizes, strides in elements) when the checkpoint opens; `read_tensor` then yields its
-/// bytes contiguous (views materialised in C order) and little-endian.
+/// The object pickle (protocols 1-5 in both containers) runs through the restricted
+/// machine of pickle.h. Nested dicts are flattened with '.' (`a.b.weight`); values that
+/// are not tensors are listed in `skipped()` with the reason and a `torch_skip_kind`:
+/// plain data, an entry that is or holds an object outside the allowlist, or a tensor
+/// SafeTensors cannot hold (quantized, sparse, complex128); `strict` refuses the last two.
+/// Each tensor is checked against its storage (offset, sizes, strides in elements) when
+/// the checkpoint opens; `read_tensor` then yields its bytes contiguous (views
+/// materialised in C order) and little-endian.
 ///
-/// Errors: InvalidFormat (malformed container or pickle, out-of-bounds view), Unsupported
-/// (a dtype SafeTensors lacks: complex128, quantized; TorchScript archives), UnsafeContent
-/// (see pickle.h; zip entries escaping the archive; zip bombs), LimitExceeded, Io;
-/// InvalidArgument for a `key` the checkpoint lacks. `path` is always set.
+/// Errors: InvalidFormat (malformed or truncated container, malformed pickle,
+/// out-of-bounds view, no tensor at all), Unsupported (TorchScript archives; with `strict`,
+/// an unconvertible tensor), UnsafeContent (see pickle.h; zip entries escaping the archive;
+/// with `strict`, an object outside the allowlist), LimitExceeded (caps, zip bombs, out of
+/// memory), Io; InvalidArgument for a `key` that is missing, names no dict, or whose dict
+/// holds no tensor. `path` is always set.
 #pragma once
 
 #include <cstddef>
@@ -45,6 +49,9 @@ struct torch_open_options {
   pickle_limits limits;
   /// The object pickle may not be larger than this.
   std::uint64_t max_pickle_bytes = std::uint64_t{1} << 30;
+  /// Refuse instead of skipping: an entry that is or holds an object outside the
+  /// allowlist (UnsafeContent), a tensor SafeTensors cannot hold (Unsupported).
+  bool strict = false;
 };
 
 /// One tensor: a strided view of one storage, in elements.
@@ -59,10 +66,18 @@ struct torch_tensor {
   [[nodiscard]] bool contiguous() const noexcept;
 };
 
+/// Why a value is not converted.
+enum class torch_skip_kind : std::uint8_t {
+  not_tensor,          ///< plain data: an int, a string, a list of numbers (epoch, lr, ...)
+  opaque_object,       ///< is or holds an object outside the allowlist (argparse.Namespace, ...), never loaded
+  unsupported_tensor,  ///< a tensor SafeTensors cannot hold: quantized, sparse, complex128, ...
+};
+
 /// A value that is not converted, and why ("not a tensor: int", ...).
 struct torch_skipped {
   std::string name;
   std::string reason;
+  torch_skip_kind kind = torch_skip_kind::not_tensor;
 };
 
 struct torch_storage {
@@ -89,15 +104,22 @@ class torch_checkpoint {
   [[nodiscard]] const std::string& path() const noexcept;
 
   /// Passes tensor `index`'s bytes, contiguous and little-endian, to `sink` in chunks of
-  /// at most `chunk_bytes` (a contiguous little-endian stored tensor is passed straight
-  /// from the mapping). One thread at a time: a compressed storage is inflated through
-  /// the checkpoint's one zip reader.
+  /// at most `chunk_bytes`. Storages are read from the file with pread, never mapped: a
+  /// contiguous tensor needs one chunk of memory, a strided view the bytes it spans in its
+  /// storage, a (rare) compressed storage its inflated size (64 MiB at most). One thread
+  /// at a time: a compressed storage is inflated through the checkpoint's one zip reader.
+  /// Allocation failure is LimitExceeded.
   [[nodiscard]] status read_tensor(std::size_t index, const std::function<status(std::span<const std::byte>)>& sink,
                                    std::size_t chunk_bytes = std::size_t{1} << 22) const;
 
  private:
   struct impl;
   explicit torch_checkpoint(std::unique_ptr<impl> state) noexcept;
+  [[nodiscard]] static result<torch_checkpoint> open_checkpoint(const std::string& path,
+                                                                const torch_open_options& options);
+  [[nodiscard]] status read_tensor_bytes(const torch_tensor& t,
+                                         const std::function<status(std::span<const std::byte>)>& sink,
+                                         std::size_t chunk_bytes) const;
   std::unique_ptr<impl> impl_;
 };
 

@@ -3,6 +3,7 @@
 // access to stored members, and every member's .npy header is parsed up front.
 #include <fmt/format.h>
 
+#include <new>
 #include <set>
 
 #include "formats/numpy/mapped_bytes.h"
@@ -55,6 +56,52 @@ result<std::vector<std::byte>> read_preamble(detail::zip_reader& zip, const deta
   return bytes;
 }
 
+error out_of_memory(const std::string& path, std::string_view doing) {
+  error e = make_error(error_code::limit_exceeded, fmt::format("out of memory while {}", doing));
+  e.path = path;
+  return e;
+}
+
+/// Hands data to a sink in chunks whose size is a multiple of the element width, so that
+/// big-endian elements can be swapped whole whatever the sizes of the chunks coming in.
+class aligned_emitter {
+ public:
+  aligned_emitter(const npy_header& header, std::size_t chunk_bytes,
+                  const std::function<status(std::span<const std::byte>)>& sink)
+      : header_(header), sink_(sink) {
+    const std::size_t width = std::max<std::size_t>(1, dtype_bits(header.type) / 8);
+    capacity_ = std::max(width, chunk_bytes / width * width);
+    if (header.big_endian) buffer_.reserve(std::min<std::uint64_t>(capacity_, header.data_bytes));
+  }
+
+  status add(std::span<const std::byte> bytes) {
+    if (!header_.big_endian) return bytes.empty() ? status{} : sink_(bytes);
+    while (!bytes.empty()) {
+      const std::size_t n = std::min(bytes.size(), capacity_ - buffer_.size());
+      buffer_.insert(buffer_.end(), bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n));
+      bytes = bytes.subspan(n);
+      if (buffer_.size() == capacity_) {
+        if (auto s = flush(); !s) return s;
+      }
+    }
+    return {};
+  }
+
+  status flush() {
+    if (buffer_.empty()) return {};
+    detail::npy_swap_in_place(header_, buffer_);
+    auto s = sink_(buffer_);
+    buffer_.clear();
+    return s;
+  }
+
+ private:
+  const npy_header& header_;
+  const std::function<status(std::span<const std::byte>)>& sink_;
+  std::size_t capacity_ = 1;
+  std::vector<std::byte> buffer_;
+};
+
 }  // namespace
 
 npz_archive::npz_archive(std::unique_ptr<state> s) noexcept : state_(std::move(s)) {}
@@ -63,7 +110,19 @@ npz_archive& npz_archive::operator=(npz_archive&&) noexcept = default;
 npz_archive::~npz_archive() = default;
 
 result<npz_archive> npz_archive::open(const std::string& path, const npz_options& options) {
-  auto zip = detail::zip_reader::open(path);
+  try {
+    return open_archive(path, options);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory(path, "opening the archive");
+  }
+}
+
+result<npz_archive> npz_archive::open_archive(const std::string& path, const npz_options& options) {
+  detail::zip_limits limits;
+  limits.max_expanded_bytes = options.max_expanded_bytes;
+  limits.max_compression_ratio = options.max_compression_ratio;
+  limits.ratio_floor_bytes = options.ratio_floor_bytes;
+  auto zip = detail::zip_reader::open(path, limits);
   if (!zip) return std::move(zip).err();
   auto mapping = detail::mapped_bytes::open(path);
   if (!mapping) return std::move(mapping).err();
@@ -132,6 +191,58 @@ std::optional<std::span<const std::byte>> npz_archive::view(const npz_array& arr
 }
 
 status npz_archive::read(const npz_array& array, std::span<std::byte> out) const {
+  try {
+    return read_into(array, out);
+  } catch (const std::bad_alloc&) {
+    return state_->fail(out_of_memory(state_->path, "reading an array"), array.name);
+  }
+}
+
+status npz_archive::read_chunks(const npz_array& array, const std::function<status(std::span<const std::byte>)>& sink,
+                                std::size_t chunk_bytes) const {
+  try {
+    return stream(array, sink, std::max<std::size_t>(chunk_bytes, 64));
+  } catch (const std::bad_alloc&) {
+    return state_->fail(out_of_memory(state_->path, fmt::format("reading a {}-byte array", array.header.data_bytes)),
+                        array.name);
+  }
+}
+
+status npz_archive::stream(const npz_array& array, const std::function<status(std::span<const std::byte>)>& sink,
+                           std::size_t chunk_bytes) const {
+  state& s = *state_;
+  const auto index = static_cast<std::size_t>(&array - s.arrays.data());
+  if (index >= s.arrays.size()) return make_error(error_code::invalid_argument, "array of another archive");
+  const npy_header& h = array.header;
+  if (h.needs_transpose()) {  // reordering needs the whole array
+    std::vector<std::byte> whole(h.data_bytes);
+    if (auto ok = read_into(array, whole); !ok) return ok;
+    for (std::size_t at = 0; at < whole.size(); at += chunk_bytes) {
+      if (auto ok = sink(std::span<const std::byte>(whole).subspan(at, std::min(chunk_bytes, whole.size() - at))); !ok)
+        return ok;
+    }
+    return {};
+  }
+  aligned_emitter emit(h, chunk_bytes, sink);
+  if (s.stored_at[index]) {
+    auto raw = s.mapping.bytes().subspan(*s.stored_at[index] + h.data_offset, h.data_bytes);
+    for (std::size_t at = 0; at < raw.size(); at += chunk_bytes) {
+      if (auto ok = emit.add(raw.subspan(at, std::min(chunk_bytes, raw.size() - at))); !ok) return ok;
+    }
+    return emit.flush();
+  }
+  std::uint64_t skip = h.data_offset;
+  auto inflated =
+      s.zip.read_chunks(s.zip.entries()[array.member], chunk_bytes, [&](std::span<const std::byte> chunk) -> status {
+        const auto skipped = static_cast<std::size_t>(std::min<std::uint64_t>(skip, chunk.size()));
+        skip -= skipped;
+        return emit.add(chunk.subspan(skipped));
+      });
+  if (!inflated) return s.fail(std::move(inflated).err(), array.name);
+  return emit.flush();
+}
+
+status npz_archive::read_into(const npz_array& array, std::span<std::byte> out) const {
   state& s = *state_;
   const auto index = static_cast<std::size_t>(&array - s.arrays.data());
   if (index >= s.arrays.size()) return make_error(error_code::invalid_argument, "array of another archive");

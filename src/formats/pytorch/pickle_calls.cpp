@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // REDUCE, NEWOBJ and BUILD of the restricted pickle machine. Only allowlisted globals
-// can be called, and each call builds a description (a tensor, a dict, bytes) instead
-// of running anything.
+// are understood, and each call builds a description (a tensor, a dict, bytes) instead
+// of running anything; calling or building an opaque value (a global outside the
+// allowlist, never imported) gives another opaque value.
 #include <string>
 
 #include "formats/pytorch/pickle_allowlist.h"
@@ -109,7 +110,15 @@ result<pickle_value*> pickle_machine::rebuild_tensor(int version, std::span<cons
   return v;
 }
 
+pickle_value* pickle_machine::opaque_result(const pickle_value& origin) {
+  pickle_value* v = make(pickle_kind::opaque);
+  v->text = origin.text;
+  return v;
+}
+
 result<pickle_value*> pickle_machine::call(const pickle_value& callable, const pickle_value& args) {
+  // Calling an object outside the allowlist runs nothing: the result is as inert as it.
+  if (callable.kind == pickle_kind::opaque) return opaque_result(callable);
   const auto* g = global_of(callable);
   if (g == nullptr) return fail(error_code::unsafe_content, "cannot call a " + kind_name(callable.kind));
   if (args.kind != pickle_kind::tuple) return fail(error_code::invalid_format, "arguments are not a tuple");
@@ -130,10 +139,13 @@ result<pickle_value*> pickle_machine::call(const pickle_value& callable, const p
       }
       return mutable_value(a[0]);
     case global_role::rebuild_from_type_v2: {
-      // (func, new_type, args, state): the tensor is func(*args); type and state are dropped.
+      // (func, new_type, args, state): the tensor is func(*args); type and state are dropped,
+      // so a Tensor subclass outside the allowlist (an opaque new_type) is harmless.
+      if (a.size() == 4 && a[0]->kind == pickle_kind::opaque) return opaque_result(*a[0]);
       const auto* func = a.size() == 4 ? global_of(*a[0]) : nullptr;
       const auto* type = a.size() == 4 ? global_of(*a[1]) : nullptr;
-      if (func == nullptr || type == nullptr || type->role != global_role::tensor_class ||
+      const bool known_type = type != nullptr && type->role == global_role::tensor_class;
+      if (func == nullptr || (!known_type && (a.size() != 4 || a[1]->kind != pickle_kind::opaque)) ||
           (func->role != global_role::rebuild_tensor && func->role != global_role::rebuild_tensor_v2 &&
            func->role != global_role::rebuild_tensor_v3 && func->role != global_role::rebuild_parameter)) {
         return fail(error_code::unsafe_content,
@@ -186,6 +198,7 @@ result<pickle_value*> pickle_machine::call(const pickle_value& callable, const p
 }
 
 result<pickle_value*> pickle_machine::instantiate(const pickle_value& cls, const pickle_value& args) {
+  if (cls.kind == pickle_kind::opaque) return opaque_result(cls);
   const auto* g = global_of(cls);
   if (g != nullptr && (g->role == global_role::ordered_dict || g->role == global_role::make_set) &&
       args.kind == pickle_kind::tuple && args.items.empty()) {
@@ -200,7 +213,9 @@ result<pickle_value*> pickle_machine::instantiate(const pickle_value& cls, const
 status pickle_machine::build(const pickle_value& target, const pickle_value& /*state*/) {
   // A tensor's state (requires_grad, hooks, subclass attributes) and an OrderedDict's
   // _metadata carry nothing SafeTensors stores.
-  if (target.kind == pickle_kind::tensor || target.kind == pickle_kind::dict) return {};
+  if (target.kind == pickle_kind::tensor || target.kind == pickle_kind::dict || target.kind == pickle_kind::opaque) {
+    return {};
+  }
   return fail(error_code::unsafe_content, "cannot set the state of a " + kind_name(target.kind));
 }
 

@@ -2,9 +2,15 @@
 // The restricted pickle machine: a loop over opcodes that builds pickle_values in an
 // arena. Calls (REDUCE, NEWOBJ) go to pickle_calls.cpp, which knows the allowlist.
 #include <bit>
+#include <charconv>
+#include <cstdlib>
 #include <deque>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+
+#include <fmt/format.h>
 
 #include "formats/pytorch/pickle_allowlist.h"
 #include "formats/pytorch/pickle_machine.h"
@@ -60,6 +66,11 @@ std::string opcode_name(unsigned char op) {
     case ')': return "EMPTY_TUPLE";
     case 'u': return "SETITEMS";
     case 'G': return "BINFLOAT";
+    case 'I': return "INT";
+    case 'L': return "LONG";
+    case 'F': return "FLOAT";
+    case 'p': return "PUT";
+    case 'g': return "GET";
     case 'B': return "BINBYTES";
     case 'C': return "SHORT_BINBYTES";
     case 0x80: return "PROTO";
@@ -96,6 +107,50 @@ std::string opcode_name(unsigned char op) {
 }  // namespace
 
 namespace detail {
+
+std::optional<std::vector<std::byte>> decimal_to_le_bytes(std::string_view text, bool allow_long_suffix) {
+  if (allow_long_suffix && !text.empty() && text.back() == 'L') text.remove_suffix(1);
+  bool negative = false;
+  if (!text.empty() && (text.front() == '-' || text.front() == '+')) {
+    negative = text.front() == '-';
+    text.remove_prefix(1);
+  }
+  if (text.empty() || text.size() > 200) return std::nullopt;  // 200 digits: far past any torch value
+  std::vector<unsigned> magnitude;                             // base 256, little-endian
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    unsigned carry = static_cast<unsigned>(c - '0');
+    for (unsigned& digit : magnitude) {
+      const unsigned next = digit * 10 + carry;
+      digit = next & 0xFF;
+      carry = next >> 8;
+    }
+    for (; carry != 0; carry >>= 8) magnitude.push_back(carry & 0xFF);
+  }
+  // Two's complement with one sign bit to spare, so that push_integer reads it back exactly.
+  magnitude.push_back(0);
+  if (negative) {
+    unsigned carry = 1;
+    for (unsigned& digit : magnitude) {
+      const unsigned next = (~digit & 0xFF) + carry;
+      digit = next & 0xFF;
+      carry = next >> 8;
+    }
+  }
+  std::vector<std::byte> out;
+  for (unsigned digit : magnitude) out.push_back(static_cast<std::byte>(digit));
+  // Drop bytes that only repeat the sign.
+  while (out.size() > 1) {
+    const auto top = std::to_integer<unsigned>(out.back());
+    const auto below = std::to_integer<unsigned>(out[out.size() - 2]);
+    if ((top == 0 && (below & 0x80) == 0) || (top == 0xFF && (below & 0x80) != 0)) {
+      out.pop_back();
+    } else {
+      break;
+    }
+  }
+  return out;
+}
 
 error pickle_machine::fail(error_code code, const std::string& what) const {
   return make_error(code, opcode_name(op_) + " at pickle byte " + std::to_string(op_offset_) + ": " + what, op_offset_);
@@ -215,7 +270,10 @@ status pickle_machine::push_integer(std::span<const std::byte> le_bytes) {
 status pickle_machine::push_global(const std::string& module, const std::string& name) {
   const auto* entry = detail::find_allowed_global(module, name);
   if (entry == nullptr) {
-    return fail(error_code::unsafe_content, "global '" + module + "." + name + "' is not allowed");
+    // Never imported: an inert stand-in that calls and state updates leave inert.
+    pickle_value* v = make(pickle_kind::opaque);
+    v->text = module + "." + name;
+    return push(v);
   }
   pickle_value* v = make(pickle_kind::global);
   v->integer = static_cast<std::int64_t>(detail::allowed_global_index(*entry));
@@ -240,6 +298,7 @@ status pickle_machine::memo_get(std::uint64_t index) {
 }
 
 status pickle_machine::append(pickle_value* target, std::span<pickle_value* const> items) {
+  if (target->kind == pickle_kind::opaque) return {};  // a list-like object of unknown type: its items are dropped
   if (target->kind == pickle_kind::set) {
     if (op_ != 0x90) return fail(error_code::unsafe_content, "target is a set, not a list");
   } else if (target->kind != pickle_kind::list || op_ == 0x90) {
@@ -251,6 +310,7 @@ status pickle_machine::append(pickle_value* target, std::span<pickle_value* cons
 }
 
 status pickle_machine::set_items(pickle_value* target, std::span<pickle_value* const> items) {
+  if (target->kind == pickle_kind::opaque) return {};  // a dict-like object of unknown type: its items are dropped
   if (target->kind != pickle_kind::dict) return fail(error_code::unsafe_content, "target is not a dict");
   if (items.size() % 2 != 0) return fail(error_code::invalid_format, "odd number of items for key/value pairs");
   if (auto ok = check_container(target->items.size() / 2 + items.size() / 2); !ok) return ok;
@@ -415,6 +475,29 @@ result<pickle_document> pickle_machine::run() && {
         ST_TRY(push_integer(b));
         break;
       }
+      case 'I':
+      case 'L': {
+        ST_TRY_ASSIGN(line, take_line());
+        ST_TRY(push_decimal(line));
+        break;
+      }
+      case 'F': {
+        ST_TRY_ASSIGN(line, take_line());
+        ST_TRY(push_float_text(line));
+        break;
+      }
+      case 'p': {
+        ST_TRY_ASSIGN(line, take_line());
+        ST_TRY_ASSIGN(i, memo_index(line));
+        ST_TRY(memo_put(i));
+        break;
+      }
+      case 'g': {
+        ST_TRY_ASSIGN(line, take_line());
+        ST_TRY_ASSIGN(i, memo_index(line));
+        ST_TRY(memo_get(i));
+        break;
+      }
       case 'G': {
         ST_TRY_ASSIGN(b, take(8));
         std::uint64_t raw = 0;
@@ -563,7 +646,17 @@ result<pickle_document> pickle_machine::run() && {
         return fail(error_code::unsafe_content, "instance creation ('" + module + "." + name + "') is not allowed");
       }
       case 'o': return fail(error_code::unsafe_content, "instance creation is not allowed");
-      case 0x92: return fail(error_code::unsafe_content, "instance creation with keyword arguments is not allowed");
+      case 0x92: {
+        ST_TRY(pop());  // keyword arguments
+        ST_TRY_ASSIGN(args, pop());
+        ST_TRY_ASSIGN(cls, pop());
+        if (cls->kind != pickle_kind::opaque) {
+          return fail(error_code::unsafe_content, "instance creation with keyword arguments is not allowed");
+        }
+        ST_TRY_ASSIGN(v, instantiate(*cls, *args));
+        ST_TRY(push(v));
+        break;
+      }
       case 0x82:
       case 0x83:
       case 0x84: return fail(error_code::unsafe_content, "the extension registry is not allowed");
@@ -594,6 +687,37 @@ result<pickle_document> pickle_machine::run() && {
   }
 #undef ST_TRY
 #undef ST_TRY_ASSIGN
+}
+
+status pickle_machine::push_decimal(const std::string& line) {
+  // INT: "01"/"00" are True/False (protocols 0-1); INT and LONG ("123L") are decimal.
+  if (op_ == 'I' && (line == "01" || line == "00")) {
+    pickle_value* v = make(pickle_kind::boolean);
+    v->integer = line == "01";
+    return push(v);
+  }
+  auto bytes = decimal_to_le_bytes(line, op_ == 'L');
+  if (!bytes) return fail(error_code::invalid_format, fmt::format("'{}' is not a decimal integer", line.substr(0, 40)));
+  return push_integer(*bytes);
+}
+
+status pickle_machine::push_float_text(const std::string& line) {
+  const char* begin = line.c_str();
+  char* end = nullptr;
+  const double value = std::strtod(begin, &end);
+  if (line.empty() || end != begin + line.size()) return fail(error_code::invalid_format, "not a float");
+  pickle_value* v = make(pickle_kind::floating);
+  v->floating = value;
+  return push(v);
+}
+
+result<std::uint64_t> pickle_machine::memo_index(const std::string& line) const {
+  std::uint64_t index = 0;
+  const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), index);
+  if (ec != std::errc{} || end != line.data() + line.size() || line.empty()) {
+    return fail(error_code::invalid_format, "memo index is not a decimal number");
+  }
+  return index;
 }
 
 status pickle_machine::zero_extend() {

@@ -4,14 +4,20 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "safetensors/formats/pickle.h"
 
 namespace safetensors::detail {
+
+/// The minimal little-endian two's complement bytes of a decimal integer ("-12", and with
+/// `allow_long_suffix` also "12L"), as LONG1 would carry it; nullopt when not a number.
+[[nodiscard]] std::optional<std::vector<std::byte>> decimal_to_le_bytes(std::string_view text, bool allow_long_suffix);
 
 class pickle_machine {
  public:
@@ -37,6 +43,9 @@ class pickle_machine {
   [[nodiscard]] status push_text(pickle_kind kind, std::uint64_t length);
   [[nodiscard]] status push_integer(std::span<const std::byte> le_bytes);
   [[nodiscard]] status zero_extend();
+  [[nodiscard]] status push_decimal(const std::string& line);
+  [[nodiscard]] status push_float_text(const std::string& line);
+  [[nodiscard]] result<std::uint64_t> memo_index(const std::string& line) const;
   [[nodiscard]] status push_global(const std::string& module, const std::string& name);
   [[nodiscard]] status memo_put(std::uint64_t index);
   [[nodiscard]] status memo_get(std::uint64_t index);
@@ -49,6 +58,7 @@ class pickle_machine {
   [[nodiscard]] result<pickle_value*> call(const pickle_value& callable, const pickle_value& args);
   [[nodiscard]] result<pickle_value*> instantiate(const pickle_value& cls, const pickle_value& args);
   [[nodiscard]] status build(const pickle_value& target, const pickle_value& state);
+  [[nodiscard]] pickle_value* opaque_result(const pickle_value& origin);
   [[nodiscard]] result<pickle_value*> rebuild_tensor(int version, std::span<const pickle_value* const> args);
 
   std::span<const std::byte> bytes_;

@@ -5,6 +5,9 @@
 
 #include <fcntl.h>
 
+#include <new>
+#include <string_view>
+
 #include "formats/pytorch/torch_container.h"
 #include "formats/pytorch/torch_legacy.h"
 #include "formats/pytorch/torch_tree.h"
@@ -38,8 +41,8 @@ result<std::unique_ptr<file_mapping>> file_mapping::open(const std::string& path
 
 struct torch_checkpoint::impl {
   std::string path;
-  std::unique_ptr<detail::file_mapping> mapping;
-  detail::torch_storage_source source;  // where each storage's bytes are
+  std::unique_ptr<detail::sys::unique_fd> file;  // storages are read from it with pread
+  detail::torch_storage_source source;           // where each storage's bytes are
   torch_container container = torch_container::zip;
   bool big_endian = false;
   detail::torch_tree tree;
@@ -65,19 +68,36 @@ error with_path(error e, const std::string& path) {
   return e;
 }
 
+error out_of_memory(const std::string& path, std::string_view doing) {
+  error e = make_error(error_code::limit_exceeded, "out of memory while " + std::string(doing));
+  e.path = path;
+  return e;
+}
+
 }  // namespace
 
 result<torch_checkpoint> torch_checkpoint::open(const std::string& path, const torch_open_options& options) {
+  try {
+    return open_checkpoint(path, options);
+  } catch (const std::bad_alloc&) {
+    return out_of_memory(path, "reading the checkpoint's object pickle");
+  }
+}
+
+result<torch_checkpoint> torch_checkpoint::open_checkpoint(const std::string& path, const torch_open_options& options) {
   auto state = std::make_unique<impl>();
   state->path = path;
+  auto fd = detail::sys::open_file(path, O_RDONLY | O_CLOEXEC);
+  if (!fd) return std::move(fd).err();
+  state->file = std::make_unique<detail::sys::unique_fd>(*fd);
+  // Mapped only while parsing: the pickles and record headers are touched, the storages not.
   auto mapping = detail::file_mapping::open(path);
   if (!mapping) return std::move(mapping).err();
-  state->mapping = std::move(mapping).value();
-  const auto bytes = state->mapping->bytes();
+  const auto bytes = (*mapping)->bytes();
 
   pickle_document object;
   if (detail::looks_like_zip(bytes)) {
-    auto zip = detail::open_torch_zip(*state->mapping, path, options);
+    auto zip = detail::open_torch_zip(**mapping, path, options);
     if (!zip) return with_path(std::move(zip).err(), path);
     object = std::move(zip->object);
     state->big_endian = zip->big_endian;
@@ -88,19 +108,15 @@ result<torch_checkpoint> torch_checkpoint::open(const std::string& path, const t
     state->container = torch_container::legacy;
     state->big_endian = legacy->big_endian;
     object = std::move(legacy->object);
-    for (std::size_t i = 0; i < object.storages().size(); ++i) {
-      const auto& s = object.storages()[i];
-      state->source.mapped.push_back(bytes.subspan(static_cast<std::size_t>(legacy->storage_offsets[i]),
-                                                   static_cast<std::size_t>(s.element_count * s.element_bytes)));
-      state->source.member.emplace_back();
-    }
+    state->source.file_offset = legacy->storage_offsets;
+    state->source.member.assign(object.storages().size(), std::string());
   } else {
     return with_path(make_error(error_code::invalid_format,
                                 "not a PyTorch checkpoint (neither a zip archive nor the legacy pickle format)", 0),
                      path);
   }
   for (const auto& s : object.storages()) state->storages.push_back({s.key, s.element_count * s.element_bytes});
-  auto tree = detail::flatten_checkpoint(object, options.key, options.limits.max_nesting);
+  auto tree = detail::flatten_checkpoint(object, options.key, options.limits.max_nesting, options.strict);
   if (!tree) return with_path(std::move(tree).err(), path);
   state->tree = std::move(tree).value();
   return torch_checkpoint(std::move(state));
@@ -109,16 +125,56 @@ result<torch_checkpoint> torch_checkpoint::open(const std::string& path, const t
 status torch_checkpoint::read_tensor(std::size_t index, const std::function<status(std::span<const std::byte>)>& sink,
                                      std::size_t chunk_bytes) const {
   const torch_tensor& t = impl_->tree.tensors.at(index);
-  const std::size_t swap = impl_->big_endian ? detail::swap_unit(t.type) : 1;
-  std::vector<std::byte> inflated;
-  auto storage = detail::storage_bytes(impl_->source, t.storage, impl_->storages[t.storage].byte_size, inflated);
-  if (!storage) {
-    error e = std::move(storage).err();
+  auto named = [&](error e) {
     e.path = impl_->path;
-    e.tensor = t.name;
+    if (!e.tensor) e.tensor = t.name;
     return e;
+  };
+  try {
+    if (auto ok = read_tensor_bytes(t, sink, std::max<std::size_t>(chunk_bytes, 64)); !ok) {
+      return named(std::move(ok).err());
+    }
+    return {};
+  } catch (const std::bad_alloc&) {
+    return named(out_of_memory(impl_->path, "reading a tensor"));
   }
-  return detail::copy_view(*storage, t, swap, std::max<std::size_t>(chunk_bytes, 64), sink);
+}
+
+status torch_checkpoint::read_tensor_bytes(const torch_tensor& t,
+                                           const std::function<status(std::span<const std::byte>)>& sink,
+                                           std::size_t chunk_bytes) const {
+  const impl& s = *impl_;
+  const std::size_t swap = s.big_endian ? detail::swap_unit(t.type) : 1;
+  const std::uint64_t byte_size = s.storages[t.storage].byte_size;
+  std::vector<std::byte> buffer;
+  if (!s.source.member[t.storage].empty()) {  // compressed: inflated whole (a few MiB at most, see torch_zip.cpp)
+    if (auto ok = detail::inflate_storage(s.source, t.storage, byte_size, buffer); !ok) return ok;
+    return detail::copy_view(buffer, t, swap, chunk_bytes, sink);
+  }
+  const std::size_t width = dtype_bits(t.type) / 8;
+  const std::uint64_t count = element_count(t.shape).value_or(0);  // bounds-checked at open
+  if (count == 0) return {};
+  const std::uint64_t start = s.source.file_offset[t.storage] + t.storage_offset * width;
+  if (t.contiguous()) {  // one run: read chunk by chunk, whole elements each time
+    const std::size_t step = std::max(width, chunk_bytes / width * width);
+    buffer.resize(static_cast<std::size_t>(std::min<std::uint64_t>(step, count * width)));
+    for (std::uint64_t done = 0; done < count * width;) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), count * width - done));
+      if (auto ok = detail::sys::pread_exact(s.file->get(), buffer.data(), n, start + done, s.path); !ok) return ok;
+      detail::swap_in_place(std::span(buffer.data(), n), swap);
+      if (auto ok = sink(std::span<const std::byte>(buffer.data(), n)); !ok) return ok;
+      done += n;
+    }
+    return {};
+  }
+  // A strided view: read the part of the storage it spans, then gather from memory.
+  std::uint64_t last = 0;
+  for (std::size_t i = 0; i < t.shape.size(); ++i) last += (t.shape[i] - 1) * t.strides[i];
+  buffer.resize(static_cast<std::size_t>((last + 1) * width));
+  if (auto ok = detail::sys::pread_exact(s.file->get(), buffer.data(), buffer.size(), start, s.path); !ok) return ok;
+  torch_tensor local = t;
+  local.storage_offset = 0;
+  return detail::copy_view(buffer, local, swap, chunk_bytes, sink);
 }
 
 }  // namespace safetensors

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: the file mapping a checkpoint's storages are viewed in, and the zip
-// container of torch.save (>= 1.6): <dir>/data.pkl, <dir>/data/<key>, <dir>/byteorder.
+// Internal: the file mapping a checkpoint is parsed from, and the zip container of
+// torch.save (>= 1.6): <dir>/data.pkl, <dir>/data/<key>, <dir>/byteorder.
 #pragma once
 
 #include <cstddef>
@@ -31,11 +31,12 @@ class file_mapping {
   std::size_t size_ = 0;
 };
 
-/// Where each storage's bytes are: a span of the mapping, or else a compressed zip member.
+/// Where each storage's bytes are: a range of the file (read with pread, never mapped, so
+/// converting does not pull the whole input into memory), or else a compressed zip member.
 struct torch_storage_source {
-  std::vector<std::span<const std::byte>> mapped;  ///< empty span: see `member`
-  std::vector<std::string> member;                 ///< zip member name of a compressed storage
-  std::shared_ptr<zip_reader> zip;                 ///< for compressed members
+  std::vector<std::uint64_t> file_offset;  ///< where the storage starts in the file (empty member)
+  std::vector<std::string> member;         ///< zip member name of a compressed storage
+  std::shared_ptr<zip_reader> zip;         ///< for compressed members
 };
 
 struct torch_zip_checkpoint {
@@ -51,9 +52,8 @@ struct torch_zip_checkpoint {
 [[nodiscard]] result<torch_zip_checkpoint> open_torch_zip(const file_mapping& file, const std::string& path,
                                                           const torch_open_options& options);
 
-/// The bytes of storage `index` (`byte_size` long): a span of the mapping, or the member
-/// inflated into `buffer`.
-[[nodiscard]] result<std::span<const std::byte>> storage_bytes(const torch_storage_source& source, std::size_t index,
-                                                               std::uint64_t byte_size, std::vector<std::byte>& buffer);
+/// Inflates compressed storage `index` (`byte_size` long) into `buffer`.
+[[nodiscard]] status inflate_storage(const torch_storage_source& source, std::size_t index, std::uint64_t byte_size,
+                                     std::vector<std::byte>& buffer);
 
 }  // namespace safetensors::detail

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "formats/pytorch/torch_legacy.h"
 
-#include <array>
+#include <algorithm>
+#include <new>
+#include <string_view>
 #include <unordered_map>
 
 namespace safetensors::detail {
 namespace {
 
-// PROTO 2, LONG1 10 bytes: the magic number 0x1950a86a20f9469cfc6c, little-endian.
-constexpr std::array<unsigned char, 14> legacy_prefix{0x80, 0x02, 0x8a, 0x0a, 0x6c, 0xfc, 0x9c,
-                                                      0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
+// The first pickle holds the magic number 0x1950a86a20f9469cfc6c: LONG1 in protocols 2-5
+// (after a FRAME in 4-5), decimal text LONG in protocol 1. It is a few dozen bytes.
+constexpr std::string_view legacy_magic_hex = "1950a86a20f9469cfc6c";
+constexpr std::size_t magic_pickle_max_bytes = 64;
 
 // Unpickles the pickle at `offset`; errors get file offsets.
 result<pickle_document> pickle_at(std::span<const std::byte> file, std::uint64_t offset, const pickle_limits& limits,
@@ -35,11 +38,18 @@ const pickle_value* dict_get(const pickle_value& dict, std::string_view key) {
 }  // namespace
 
 bool looks_like_legacy_checkpoint(std::span<const std::byte> file) noexcept {
-  if (file.size() < legacy_prefix.size()) return false;
-  for (std::size_t i = 0; i < legacy_prefix.size(); ++i) {
-    if (std::to_integer<unsigned char>(file[i]) != legacy_prefix[i]) return false;
+  pickle_limits tiny;
+  tiny.max_memo = 8;
+  tiny.max_stack = 8;
+  tiny.max_string = 32;
+  tiny.max_container = 8;
+  tiny.max_values = 8;
+  try {
+    auto magic = unpickle(file.first(std::min(file.size(), magic_pickle_max_bytes)), tiny);
+    return magic && magic->root().kind == pickle_kind::big_integer && magic->root().text == legacy_magic_hex;
+  } catch (const std::bad_alloc&) {
+    return false;
   }
-  return true;
 }
 
 result<legacy_checkpoint> read_legacy_checkpoint(std::span<const std::byte> file, const pickle_limits& limits) {

@@ -17,8 +17,9 @@ struct torch_tree {
   std::vector<torch_skipped> skipped;
 };
 
-/// Errors carry no path (the caller adds it).
+/// Errors carry no path (the caller adds it). `strict`: an object outside the allowlist
+/// or a tensor SafeTensors cannot hold is an error instead of a skipped entry.
 [[nodiscard]] result<torch_tree> flatten_checkpoint(const pickle_document& doc, const std::string& key,
-                                                    std::size_t max_nesting);
+                                                    std::size_t max_nesting, bool strict);
 
 }  // namespace safetensors::detail

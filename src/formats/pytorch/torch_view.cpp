@@ -49,6 +49,8 @@ void swap_units(std::byte* data, std::size_t bytes, std::size_t unit) {
 
 }  // namespace
 
+void swap_in_place(std::span<std::byte> data, std::size_t unit) noexcept { swap_units(data.data(), data.size(), unit); }
+
 status copy_view(std::span<const std::byte> storage, const torch_tensor& t, std::size_t swap_bytes,
                  std::size_t chunk_bytes, const byte_sink& sink) {
   const std::size_t eb = dtype_bits(t.type) / 8;

@@ -18,6 +18,9 @@ using byte_sink = std::function<status(std::span<const std::byte>)>;
 [[nodiscard]] status copy_view(std::span<const std::byte> storage, const torch_tensor& t, std::size_t swap_bytes,
                                std::size_t chunk_bytes, const byte_sink& sink);
 
+/// Reverses each `unit`-byte group of `data` in place (unit <= 1: nothing to do).
+void swap_in_place(std::span<std::byte> data, std::size_t unit) noexcept;
+
 /// The byteswap unit of `t` when its storage is big-endian (complex: each half).
 [[nodiscard]] std::size_t swap_unit(dtype t) noexcept;
 

@@ -94,8 +94,7 @@ result<torch_zip_checkpoint> open_torch_zip(const file_mapping& file, const std:
       if (*offset > file.bytes().size() || bytes > file.bytes().size() - *offset) {
         return invalid(name + " runs past the end of the file");
       }
-      out.source.mapped.push_back(
-          file.bytes().subspan(static_cast<std::size_t>(*offset), static_cast<std::size_t>(bytes)));
+      out.source.file_offset.push_back(*offset);
       out.source.member.emplace_back();
     } else {
       if (bytes > max_inflated_storage) {
@@ -104,7 +103,7 @@ result<torch_zip_checkpoint> open_torch_zip(const file_mapping& file, const std:
                                                           std::to_string(max_inflated_storage) +
                                                           " bytes (torch.save stores them uncompressed)");
       }
-      out.source.mapped.emplace_back();
+      out.source.file_offset.push_back(0);
       out.source.member.push_back(name);
     }
   }
@@ -112,14 +111,12 @@ result<torch_zip_checkpoint> open_torch_zip(const file_mapping& file, const std:
   return out;
 }
 
-result<std::span<const std::byte>> storage_bytes(const torch_storage_source& source, std::size_t index,
-                                                 std::uint64_t byte_size, std::vector<std::byte>& buffer) {
-  if (source.member[index].empty()) return source.mapped[index];
+status inflate_storage(const torch_storage_source& source, std::size_t index, std::uint64_t byte_size,
+                       std::vector<std::byte>& buffer) {
   const zip_entry* entry = source.zip->find(source.member[index]);
   if (entry == nullptr || entry->uncompressed_size != byte_size) return invalid("storage record changed");
   buffer.resize(static_cast<std::size_t>(byte_size));
-  if (auto ok = source.zip->read(*entry, buffer); !ok) return std::move(ok).err();
-  return std::span<const std::byte>(buffer);
+  return source.zip->read(*entry, buffer);
 }
 
 }  // namespace safetensors::detail

@@ -152,6 +152,28 @@ class member_inflater {
   std::vector<std::byte> input_;
 };
 
+/// The zip-bomb limits on a deflated entry: its ratio (above the floor) and the running
+/// total of what deflated entries expand to.
+status check_expansion(const zip_entry& entry, const zip_limits& limits, std::uint64_t& expanded) {
+  const std::uint64_t compressed = std::max<std::uint64_t>(entry.compressed_size, 1);
+  std::uint64_t allowed = 0;  // what the ratio lets this member expand to
+  if (__builtin_mul_overflow(compressed, limits.max_compression_ratio, &allowed)) allowed = UINT64_MAX;
+  if (entry.uncompressed_size > limits.ratio_floor_bytes && entry.uncompressed_size > allowed) {
+    return make_error(error_code::limit_exceeded,
+                      fmt::format("zip member inflates {} bytes to {} (ratio {}:1, over the limit of {}:1 for "
+                                  "members above {} bytes): refusing a likely zip bomb",
+                                  entry.compressed_size, entry.uncompressed_size, entry.uncompressed_size / compressed,
+                                  limits.max_compression_ratio, limits.ratio_floor_bytes));
+  }
+  if (__builtin_add_overflow(expanded, entry.uncompressed_size, &expanded) || expanded > limits.max_expanded_bytes) {
+    return make_error(error_code::limit_exceeded,
+                      fmt::format("zip member inflates to {} bytes, which takes the archive's compressed members "
+                                  "over the limit of {} bytes expanded: refusing a likely zip bomb",
+                                  entry.uncompressed_size, limits.max_expanded_bytes));
+  }
+  return {};
+}
+
 }  // namespace
 
 bool is_confined_member_name(std::string_view name) noexcept {
@@ -185,7 +207,7 @@ result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& l
   s->file_size = *size;
   s->handle = unzOpen64(path.c_str());
   if (s->handle == nullptr) {
-    return archive_error(error_code::invalid_format, path, "not a zip archive (no readable central directory)");
+    return archive_error(error_code::invalid_format, path, describe_unreadable_zip(s->file.get(), s->file_size));
   }
   unz_global_info64 global{};
   if (unzGetGlobalInfo64(s->handle, &global) != UNZ_OK) {
@@ -204,6 +226,7 @@ result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& l
   std::vector<char> name(max_name_bytes + 1);
   std::vector<std::byte> extra(max_extra_bytes);
   std::uint64_t total = 0;
+  std::uint64_t expanded = 0;  // declared sizes of the deflated entries so far
   int rc = unzGoToFirstFile(reader.state_->handle);
   while (rc == UNZ_OK) {
     unz_file_info64 info{};
@@ -242,13 +265,10 @@ result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& l
                                 fmt::format("zip member claims {} bytes, more than the {}-byte archive",
                                             entry.compressed_size, reader.state_->file_size));
     }
-    if (!entry.stored && entry.uncompressed_size > 0 &&
-        entry.uncompressed_size / std::max<std::uint64_t>(entry.compressed_size, 1) > limits.max_compression_ratio) {
-      return reader.entry_error(
-          error_code::unsafe_content, entry,
-          fmt::format("zip member inflates {} bytes to {} (ratio over {}:1): refusing a "
-                      "likely zip bomb",
-                      entry.compressed_size, entry.uncompressed_size, limits.max_compression_ratio));
+    if (!entry.stored) {
+      if (auto checked = check_expansion(entry, limits, expanded); !checked) {
+        return naming_entry(std::move(checked).err(), path, entry);
+      }
     }
     total += entry.uncompressed_size;
     if (total > limits.max_total_uncompressed || total < entry.uncompressed_size) {

@@ -21,9 +21,14 @@ namespace safetensors::detail {
 struct zip_limits {
   std::uint64_t max_entries = 1'000'000;
   std::uint64_t max_total_uncompressed = std::uint64_t{1} << 40;  ///< 1 TiB over all entries
-  /// Declared uncompressed / compressed size of a deflated entry; deflate itself cannot
-  /// exceed about 1032:1, so anything above is a lie or a bomb.
-  std::uint64_t max_compression_ratio = 1100;
+  /// Deflated entries together may declare at most this many uncompressed bytes
+  /// (LimitExceeded). Stored entries are not counted: they cannot be larger than the file.
+  std::uint64_t max_expanded_bytes = std::uint64_t{4} << 30;
+  /// Declared uncompressed / compressed size of a deflated entry larger than
+  /// `ratio_floor_bytes` (LimitExceeded above it). Deflate tops out near 1032:1 on
+  /// constant data; real tensors compress a few times at most.
+  std::uint64_t max_compression_ratio = 200;
+  std::uint64_t ratio_floor_bytes = std::uint64_t{1} << 20;
 };
 
 struct zip_entry {
@@ -38,8 +43,12 @@ struct zip_entry {
 class zip_reader {
  public:
   /// Opens `path` and reads its central directory. Errors: IoError (cannot open),
-  /// InvalidFormat (not a zip, encrypted or unknown-method entries), UnsafePath (an entry
-  /// name leaves the archive), UnsafeContent (a limit of `limits` is exceeded).
+  /// InvalidFormat (not a zip, or truncated: the message says so and gives the size the
+  /// archive's own records imply; encrypted or unknown-method entries), UnsafePath (an
+  /// entry name leaves the archive), UnsafeContent (entry count or total size over the
+  /// limits), LimitExceeded (a deflated entry over the expanded-size or ratio limit).
+  /// Entries are never inflated past their declared size, so these up-front checks bound
+  /// what reading can produce even when the sizes in the archive lie.
   [[nodiscard]] static result<zip_reader> open(const std::string& path, const zip_limits& limits = {});
 
   zip_reader(zip_reader&&) noexcept;

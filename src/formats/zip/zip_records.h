@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 
 #include "safetensors/error.h"
 
@@ -33,5 +34,11 @@ struct zip_central_fields {
 /// are kept. InvalidFormat when an extra block overruns `extra` or the ZIP64 block is too
 /// short for the fields it must hold; the message does not name the entry.
 [[nodiscard]] status apply_zip64_extra(std::span<const std::byte> extra, zip_central_fields& fields);
+
+/// Why an archive has no readable central directory, for a file minizip refused: when it
+/// starts with local headers, they are walked to tell a truncated download ("truncated:
+/// the archive's records need at least N bytes, the file has M") from a file that is not
+/// a zip at all. Reads at most a bounded number of headers with pread.
+[[nodiscard]] std::string describe_unreadable_zip(int fd, std::uint64_t file_size);
 
 }  // namespace safetensors::detail

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "convert_paths.h"
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "checkpoint_input.h"
+#include "output_path.h"
+#include "safetensors/checkpoint.h"
+#include "safetensors/formats/pytorch.h"
+
+namespace st_cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_pytorch_index(const std::string& path) {
+  return path.ends_with(".bin.index.json") || path.ends_with(".pt.index.json");
+}
+
+safetensors::result<convert_input> pytorch_sharded(const std::string& path, const std::string& index_path) {
+  auto index = safetensors::read_torch_shard_index(path);
+  if (!index) return with_path(std::move(index).err(), path);
+  convert_input in{convert_input::kind::pytorch_sharded, path, std::move(index->shard_paths)};
+  in.files.push_back(index_path);
+  return in;
+}
+
+}  // namespace
+
+safetensors::result<convert_input> resolve_convert_input(const std::string& path) {
+  std::error_code ec;
+  const bool directory = fs::is_directory(path, ec);
+  if (!directory && !path.ends_with(".index.json")) return convert_input{convert_input::kind::file, path, {path}};
+  if (directory) {
+    const std::string torch_index = (fs::path(path) / "pytorch_model.bin.index.json").string();
+    if (fs::exists(torch_index, ec)) return pytorch_sharded(path, torch_index);
+  } else if (is_pytorch_index(path)) {
+    return pytorch_sharded(path, path);
+  }
+  auto c = open_streamed(path);
+  if (!c) return with_path(std::move(c).err(), path);
+  if (!c->sharded()) {
+    std::string file = c->shards()[0].file.path();
+    return convert_input{convert_input::kind::file, file, {file}};
+  }
+  return convert_input{convert_input::kind::safetensors_sharded, path, input_files(*c)};
+}
+
+safetensors::status check_convert_output(const std::string& out, const convert_input& in) {
+  // A sharded output's file names are known once the conversion is planned: write_checkpoint_output
+  // checks each of them against the inputs before it writes.
+  return is_directory_path(out) ? check_output_dir(out) : check_output(out, in.files);
+}
+
+}  // namespace st_cli

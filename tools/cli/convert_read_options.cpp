@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "convert_read_options.h"
+
+#include <fmt/format.h>
+
+#include "safetensors/checkpoint.h"
+
+namespace st_cli {
+
+safetensors::result<safetensors::npz_options> npz_limits_of(const convert_args& args) {
+  auto expanded = safetensors::parse_byte_size(args.max_expanded_size);
+  if (!expanded) return usage_error("--max-expanded-size: " + expanded.err().message);
+  safetensors::npz_options options;
+  options.max_expanded_bytes = *expanded;
+  options.max_compression_ratio = args.max_ratio;
+  return options;
+}
+
+void warn_about_skipped(std::span<const safetensors::torch_skipped> skipped) {
+  for (const auto& s : skipped) {
+    if (s.kind == safetensors::torch_skip_kind::not_tensor) continue;
+    fmt::print(stderr, "safetensors: warning: skipped '{}': {} (--strict refuses it)\n", s.name, s.reason);
+  }
+}
+
+}  // namespace st_cli
