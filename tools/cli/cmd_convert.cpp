@@ -9,6 +9,7 @@
 
 #include "command.h"
 #include "foreign_formats.h"
+#include "remote_input.h"
 #include "report.h"
 #include "safetensors/sniff.h"
 
@@ -36,7 +37,9 @@ run_result run_convert(const convert_args& args) {
     // A sharded PyTorch checkpoint: pytorch_model.bin.index.json beside its shards.
     return convert_pytorch_to_safetensors(args);
   }
-  auto format = safetensors::sniff_file(args.in);
+  // A URL is read as SafeTensors (remote reading knows no other format).
+  auto format = is_url(args.in) ? safetensors::result<safetensors::file_format>(safetensors::file_format::safetensors)
+                                : safetensors::sniff_file(args.in);
   if (!format) return std::move(format).err();
   using safetensors::error_code;
   using safetensors::file_format;
