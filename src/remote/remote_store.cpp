@@ -128,18 +128,30 @@ class remote_store final : public safetensors::detail::checkpoint_store {
       if (auto it = cache_.find(url); it != cache_.end()) return it->second;
     }
     client net(options_, std::move(origin).value());
-    std::vector<std::byte> body(static_cast<std::size_t>(std::min<std::uint64_t>(max_bytes, std::uint64_t{1} << 30)) +
-                                1);
-    request r;
-    r.sink = body;
-    auto res = net.fetch(url, r);
-    if (!res) return std::move(res).err();
-    if (res->status != 200)
-      return remote_error(url, std::nullopt, fmt::format("HTTP {} for the whole file", res->status));
-    if (res->truncated || res->received > max_bytes) {
+    // A first guess that holds most indexes; a longer one is fetched again at its size.
+    const std::uint64_t cap = std::min<std::uint64_t>(max_bytes, std::uint64_t{1} << 30) + 1;
+    std::vector<std::byte> body(static_cast<std::size_t>(std::min<std::uint64_t>(cap, 256 << 10)));
+    auto too_large = [&] {
       return remote_error(url, std::nullopt, fmt::format("the index is larger than the {} bytes allowed", max_bytes));
+    };
+    for (;;) {
+      request r;
+      r.sink = body;
+      auto res = net.fetch(url, r);
+      if (!res) return std::move(res).err();
+      if (res->status != 200) {
+        return remote_error(url, std::nullopt, fmt::format("HTTP {} for the whole file", res->status));
+      }
+      if (res->received > max_bytes || (res->content_length && *res->content_length > max_bytes)) return too_large();
+      if (!res->truncated) {
+        body.resize(static_cast<std::size_t>(res->received));
+        break;
+      }
+      const std::uint64_t next =
+          std::min<std::uint64_t>(cap, res->content_length ? *res->content_length + 1 : body.size() * 2);
+      if (next <= body.size()) return too_large();
+      body.resize(static_cast<std::size_t>(next));
     }
-    body.resize(static_cast<std::size_t>(res->received));
     std::lock_guard lock(mutex_);
     cache_[url] = body;
     return body;

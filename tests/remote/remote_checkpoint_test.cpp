@@ -48,6 +48,24 @@ TEST(RemoteCheckpoint, IndexUrlAndBaseUrlOpenAsOneNamespace) {
   }
 }
 
+TEST(RemoteCheckpoint, IndexLargerThanTheFirstGuessIsReadWhole) {
+  ST_REMOTE_SERVERS(s);
+  write_sharded(*s, "longindex");
+  std::string index;
+  {
+    std::ifstream in(s->root() / "longindex/model.safetensors.index.json");
+    index.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  const auto at = index.find("\"metadata\": {") + 13;
+  ASSERT_NE(at, std::string::npos + 13) << index;
+  index.insert(at, R"("note": ")" + std::string(600'000, 'x') + "\",");
+  std::ofstream(s->root() / "longindex/long.safetensors.index.json") << index;
+  auto c = remote::open_checkpoint(s->http("longindex/long.safetensors.index.json"));
+  ASSERT_OK(c);
+  EXPECT_EQ(c->index_metadata().at("note").size(), 600'000U);
+  EXPECT_EQ(c->tensors().size(), 6U);
+}
+
 TEST(RemoteCheckpoint, BaseUrlOfASingleFile) {
   ST_REMOTE_SERVERS(s);
   st_test::write_u8_file(s->root() / "single/model.safetensors", {{"a", 10}});
