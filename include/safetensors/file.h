@@ -10,6 +10,8 @@
 /// - `pread`: nothing is mapped; tensor bytes are read on request with pread(2) by
 ///   `read_into` / `load`. A file that shrinks gives a clean `IoError`.
 /// - `memory` (`file::from_buffer`): a caller's buffer, not copied.
+/// - `reader` (`file::open_reader`): bytes fetched by range through a `range_reader`
+///   (remote.h: HTTP(S) Range requests); like `pread`, no in-memory views.
 ///
 /// Lifetime: a `tensor_view` points into its `file`; it must not outlive it. Accessors
 /// are lifetime-bound, and calling `view()` on a temporary `file` does not compile.
@@ -17,6 +19,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -25,12 +28,13 @@
 #include "safetensors/error.h"
 #include "safetensors/header.h"
 #include "safetensors/lifetimebound.h"
+#include "safetensors/range_reader.h"
 
 namespace safetensors {
 
-enum class io_backend : std::uint8_t { mmap, pread, memory };
+enum class io_backend : std::uint8_t { mmap, pread, memory, reader };
 
-/// "mmap", "pread" or "memory".
+/// "mmap", "pread", "memory" or "reader".
 [[nodiscard]] std::string_view backend_name(io_backend b) noexcept;
 
 struct open_options {
@@ -56,6 +60,11 @@ class file {
   /// Validates a whole file held in the caller's memory; the buffer must outlive the result.
   [[nodiscard]] static result<file> from_buffer(std::span<const std::byte> bytes SAFETENSORS_LIFETIMEBOUND,
                                                 const parse_options& options = {});
+  /// Validates the file `source` reads (8 + N header bytes, read as two ranges) with the
+  /// same parser and policy as a local file; `options.backend` is ignored. Errors carry
+  /// `source->name()`.
+  [[nodiscard]] static result<file> open_reader(std::shared_ptr<const range_reader> source,
+                                                const open_options& options = {});
 
   file(file&& other) noexcept;
   file& operator=(file&& other) noexcept;
@@ -77,7 +86,11 @@ class file {
   [[nodiscard]] io_backend backend() const noexcept { return backend_; }
   [[nodiscard]] std::uint64_t file_size() const noexcept { return size_; }
   /// True when the bytes are in memory (mmap or memory backends): `view()` works.
-  [[nodiscard]] bool resident() const noexcept { return backend_ != io_backend::pread; }
+  [[nodiscard]] bool resident() const noexcept {
+    return backend_ == io_backend::mmap || backend_ == io_backend::memory;
+  }
+  /// The range reader of the `reader` backend; null otherwise.
+  [[nodiscard]] const std::shared_ptr<const range_reader>& reader() const noexcept { return reader_; }
 
   /// Zero-copy view of a tensor. Errors: TensorNotFound; InvalidArgument on the pread backend.
   [[nodiscard]] result<tensor_view> view(std::string_view name) const& SAFETENSORS_LIFETIMEBOUND;
@@ -100,6 +113,7 @@ class file {
   void release() noexcept;
   [[nodiscard]] error with_path(error e) const;
   friend result<header> read_header(const std::string& path, const parse_options& options);
+  friend result<header> read_header(std::shared_ptr<const range_reader> source, const parse_options& options);
 
   std::string path_;
   header header_;
@@ -109,11 +123,14 @@ class file {
   std::size_t mapping_length_ = 0;
   std::vector<std::byte> owned_;      // non-regular files read as a stream
   std::span<const std::byte> bytes_;  // the whole file when resident
+  std::shared_ptr<const range_reader> reader_;
   std::uint64_t size_ = 0;
 };
 
 /// Reads and validates only the header: 8 + N bytes, never the data. Stage 7 uses the
 /// file's size from fstat.
 [[nodiscard]] result<header> read_header(const std::string& path, const parse_options& options = {});
+/// The same through a range reader: two reads, the length prefix and the header.
+[[nodiscard]] result<header> read_header(std::shared_ptr<const range_reader> source, const parse_options& options = {});
 
 }  // namespace safetensors

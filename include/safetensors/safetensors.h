@@ -19,6 +19,7 @@
 #include "safetensors/mlx_checkpoint.h"  // IWYU pragma: export
 #include "safetensors/mlx_quant.h"       // IWYU pragma: export
 #include "safetensors/policy.h"          // IWYU pragma: export
+#include "safetensors/range_reader.h"    // IWYU pragma: export
 #include "safetensors/sha256.h"          // IWYU pragma: export
 #include "safetensors/slice.h"           // IWYU pragma: export
 #include "safetensors/sniff.h"           // IWYU pragma: export

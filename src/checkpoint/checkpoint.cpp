@@ -10,8 +10,10 @@
 namespace safetensors {
 
 struct checkpoint_builder {
-  static result<checkpoint> single(const detail::checkpoint_target& target, const checkpoint_options& options) {
-    auto f = file::open(target.single_file, options.shard);
+  static result<checkpoint> single(const detail::checkpoint_target& target, const checkpoint_options& options,
+                                   const detail::checkpoint_store& store) {
+    auto opened = store.open_files(std::span(&target.single_file, 1), options.shard);
+    auto& f = opened.front();
     if (!f) return std::move(f).err();
     checkpoint c;
     c.directory_ = target.directory;
@@ -27,23 +29,28 @@ struct checkpoint_builder {
     return c;
   }
 
-  static result<checkpoint> indexed(const detail::checkpoint_target& target, const checkpoint_options& options) {
-    auto index = detail::read_index(target.index_path, options.max_index_bytes);
+  static result<checkpoint> indexed(const detail::checkpoint_target& target, const checkpoint_options& options,
+                                    const detail::checkpoint_store& store) {
+    auto index = store.read_index(target.index_path, options.max_index_bytes);
     if (!index) return std::move(index).err();
     const auto names = detail::shard_names(*index);
     checkpoint c;
     c.directory_ = target.directory;
     c.index_path_ = target.index_path;
+    std::vector<std::string> paths;
     for (const std::string& name : names) {
-      auto path = detail::confined_shard_path(target.directory, name);
+      auto path = store.shard_path(target.directory, name);
       if (!path) {
         error e = std::move(path).err();
         e.path = target.index_path;
         return e;
       }
-      auto f = file::open(*path, options.shard);
-      if (!f) return std::move(f).err();
-      c.shards_.push_back({name, std::move(f).value()});
+      paths.push_back(std::move(path).value());
+    }
+    auto opened = store.open_files(paths, options.shard);
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (!opened[i]) return std::move(opened[i]).err();
+      c.shards_.push_back({names[i], std::move(opened[i]).value()});
     }
     std::vector<const file*> files;
     for (const auto& s : c.shards_) files.push_back(&s.file);
@@ -72,11 +79,16 @@ struct checkpoint_builder {
   }
 };
 
-result<checkpoint> checkpoint::open(const std::string& path, const checkpoint_options& options) {
-  auto target = detail::resolve_checkpoint_path(path);
+result<checkpoint> detail::open_checkpoint(const std::string& path, const checkpoint_options& options,
+                                           const checkpoint_store& store) {
+  auto target = store.resolve(path);
   if (!target) return std::move(target).err();
-  if (!target->single_file.empty()) return checkpoint_builder::single(*target, options);
-  return checkpoint_builder::indexed(*target, options);
+  if (!target->single_file.empty()) return checkpoint_builder::single(*target, options, store);
+  return checkpoint_builder::indexed(*target, options, store);
+}
+
+result<checkpoint> checkpoint::open(const std::string& path, const checkpoint_options& options) {
+  return detail::open_checkpoint(path, options, detail::local_store());
 }
 
 const tensor_location* checkpoint::find(std::string_view name) const& noexcept {

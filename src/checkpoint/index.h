@@ -29,6 +29,10 @@ struct parsed_index {
 /// Reads and parses an index file of at most `max_bytes`. Errors carry `path`.
 [[nodiscard]] result<parsed_index> read_index(const std::string& path, std::uint64_t max_bytes);
 
+/// The checks on a shard name that need no filesystem: empty, NUL, absolute, backslash,
+/// drive letter, `..` component. Errors: UnsafePath.
+[[nodiscard]] status check_shard_name(std::string_view name);
+
 /// Checks a shard name and returns `directory/name`. Errors: UnsafePath.
 [[nodiscard]] result<std::string> confined_shard_path(const std::string& directory, std::string_view name);
 

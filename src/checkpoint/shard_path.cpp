@@ -22,7 +22,7 @@ std::string parent_directory(const std::string& path) {
   return path.substr(0, slash);
 }
 
-result<std::string> confined_shard_path(const std::string& directory, std::string_view name) {
+status check_shard_name(std::string_view name) {
   if (name.empty()) return unsafe(name, "empty name");
   if (name.find('\0') != std::string_view::npos) return unsafe(name, "contains a NUL byte");
   if (name.front() == '/') return unsafe(name, "absolute path");
@@ -35,6 +35,11 @@ result<std::string> confined_shard_path(const std::string& directory, std::strin
     if (name.substr(begin, end - begin) == "..") return unsafe(name, "'..' component");
     begin = end + 1;
   }
+  return {};
+}
+
+result<std::string> confined_shard_path(const std::string& directory, std::string_view name) {
+  if (auto s = check_shard_name(name); !s) return std::move(s).err();
   std::string full = directory + "/" + std::string(name);
   // Symlinks: the resolved file must still be inside the resolved directory. A name that
   // does not resolve (missing file) is left for open() to report.

@@ -50,6 +50,7 @@ std::string_view backend_name(io_backend b) noexcept {
     case io_backend::mmap: return "mmap";
     case io_backend::pread: return "pread";
     case io_backend::memory: return "memory";
+    case io_backend::reader: return "reader";
   }
   return "mmap";
 }
@@ -63,6 +64,7 @@ file::file(file&& other) noexcept
       mapping_length_(std::exchange(other.mapping_length_, 0)),
       owned_(std::move(other.owned_)),
       bytes_(std::exchange(other.bytes_, {})),
+      reader_(std::move(other.reader_)),
       size_(other.size_) {}
 
 file& file::operator=(file&& other) noexcept {
@@ -76,6 +78,7 @@ file& file::operator=(file&& other) noexcept {
     mapping_length_ = std::exchange(other.mapping_length_, 0);
     owned_ = std::move(other.owned_);
     bytes_ = std::exchange(other.bytes_, {});
+    reader_ = std::move(other.reader_);
     size_ = other.size_;
   }
   return *this;
@@ -98,7 +101,8 @@ error file::with_path(error e) const {
 result<file> file::open(const std::string& path, const open_options& options) {
   file f;
   f.path_ = path;
-  f.backend_ = options.backend == io_backend::memory ? io_backend::mmap : options.backend;
+  f.backend_ = options.backend == io_backend::memory || options.backend == io_backend::reader ? io_backend::mmap
+                                                                                              : options.backend;
   auto fd = detail::sys::open_file(path, O_RDONLY);
   if (!fd) return std::move(fd).err();
   f.fd_ = *fd;
@@ -153,6 +157,27 @@ result<file> file::open(const std::string& path, const open_options& options) {
   return f;
 }
 
+result<file> file::open_reader(std::shared_ptr<const range_reader> source, const open_options& options) {
+  file f;
+  f.path_ = source->name();
+  f.backend_ = io_backend::reader;
+  f.size_ = source->size();
+  f.reader_ = std::move(source);
+  std::array<std::byte, 8> prefix{};
+  if (f.size_ >= 8) {
+    if (auto s = f.reader_->read(0, prefix); !s) return f.with_path(std::move(s).err());
+  }
+  auto n = read_header_length(prefix, f.size_, options.parse);
+  if (!n) return f.with_path(std::move(n).err());
+  const auto json_size = static_cast<std::size_t>(*n);
+  std::vector<std::byte> json(json_size + detail::json_padding);
+  if (auto s = f.reader_->read(8, std::span(json).first(json_size)); !s) return f.with_path(std::move(s).err());
+  auto h = detail::parse_header_padded(std::span(json).first(json_size), f.size_, options.parse);
+  if (!h) return f.with_path(std::move(h).err());
+  f.header_ = std::move(h).value();
+  return f;
+}
+
 result<file> file::from_buffer(std::span<const std::byte> bytes, const parse_options& options) {
   file f;
   f.backend_ = io_backend::memory;
@@ -192,6 +217,10 @@ status file::read_range(std::uint64_t offset, std::span<std::byte> destination) 
   }
   if (resident()) {
     if (!destination.empty()) std::memcpy(destination.data(), bytes_.data() + offset, destination.size());
+    return {};
+  }
+  if (reader_) {
+    if (auto s = reader_->read(offset, destination); !s) return with_path(std::move(s).err());
     return {};
   }
   return detail::sys::pread_exact(fd_, destination.data(), destination.size(), offset, path_);
@@ -234,6 +263,14 @@ result<header> read_header(const std::string& path, const parse_options& options
   auto f = file::open(path, o);
   if (!f) return std::move(f).err();
   // The header is moved out; the file (and its descriptor) closes here.
+  return std::move(f->header_);
+}
+
+result<header> read_header(std::shared_ptr<const range_reader> source, const parse_options& options) {
+  open_options o;
+  o.parse = options;
+  auto f = file::open_reader(std::move(source), o);
+  if (!f) return std::move(f).err();
   return std::move(f->header_);
 }
 

@@ -4,12 +4,14 @@
 
 #include <fmt/format.h>
 
+#include "remote_input.h"
+
 namespace st_cli {
 
 safetensors::result<safetensors::checkpoint> open_streamed(const std::string& path) {
   safetensors::checkpoint_options options;
   options.shard.backend = safetensors::io_backend::pread;
-  return safetensors::checkpoint::open(path, options);
+  return open_checkpoint_at(path, options);
 }
 
 void append_tensors(const safetensors::checkpoint& c, std::vector<output_tensor>& out) {

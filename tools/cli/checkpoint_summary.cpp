@@ -10,6 +10,7 @@
 #include "count_text.h"
 #include "input_diagnosis.h"
 #include "mlx_summary.h"
+#include "remote_input.h"
 #include "report.h"
 #include "safetensors/json_text.h"
 #include "tensor_table.h"
@@ -17,6 +18,7 @@
 namespace st_cli {
 
 bool is_checkpoint_path(const std::string& path) {
+  if (is_url(path) && path.substr(0, path.find_first_of("?#")).ends_with("/")) return true;  // a base URL
   std::error_code ec;
   return std::filesystem::is_directory(path, ec) ||
          (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0);
@@ -80,7 +82,7 @@ int validate_checkpoint(const std::string& path, safetensors::validation_policy 
   safetensors::verify_options options;
   options.open.shard.backend = safetensors::io_backend::pread;
   options.open.shard.parse.policy = policy;
-  auto report = safetensors::verify_checkpoint(path, options);
+  auto report = verify_checkpoint_at(path, options);
   const safetensors::error* first = nullptr;
   if (!report) {
     first = &report.err();

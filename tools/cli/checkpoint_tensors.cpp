@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "remote_input.h"
 #include "select.h"
 
 namespace st_cli {
@@ -12,7 +13,7 @@ namespace st_cli {
 safetensors::result<safetensors::checkpoint> open_checkpoint_input(const std::string& path) {
   safetensors::checkpoint_options options;
   options.shard.backend = safetensors::io_backend::pread;
-  auto c = safetensors::checkpoint::open(path, options);
+  auto c = open_checkpoint_at(path, options);
   if (c) print_checkpoint_warnings(*c);
   return c;
 }

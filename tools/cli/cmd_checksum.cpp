@@ -23,6 +23,7 @@
 #include "count_text.h"
 #include "input.h"
 #include "progress.h"
+#include "remote_input.h"
 #include "report.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/json_text.h"
@@ -65,6 +66,7 @@ safetensors::result<safetensors::sha256_hasher> new_hasher() { return safetensor
 /// regular file, else 0), then `consume(chunk)` for each chunk. A directory is EISDIR.
 safetensors::status read_sequentially(const std::string& path, const std::function<void(std::uint64_t)>& start,
                                       const std::function<void(std::span<const std::byte>)>& consume) {
+  if (is_url(path)) return read_url_sequentially(path, start, consume);
   const bool stdin_input = path == "-";
   const int fd = stdin_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return io_error("cannot open file", errno, path);
@@ -201,7 +203,7 @@ safetensors::status checksum_one(const std::string& path, const checksum_args& a
 safetensors::result<std::vector<std::string>> shard_paths(const std::string& path) {
   safetensors::checkpoint_options options;
   options.shard.backend = safetensors::io_backend::pread;
-  auto c = safetensors::checkpoint::open(path, options);
+  auto c = open_checkpoint_at(path, options);
   if (!c) return std::move(c).err();
   std::vector<std::string> out;
   for (const auto& s : c->shards()) out.push_back(s.file.path());

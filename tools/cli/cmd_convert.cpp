@@ -15,6 +15,7 @@
 #include "foreign_formats.h"
 #include "output_path.h"
 #include "progress.h"
+#include "remote_input.h"
 #include "report.h"
 #include "safetensors/sniff.h"
 #include "tensor_sink.h"
@@ -73,6 +74,7 @@ struct input_kind {
 
 st::result<input_kind> input_format(const convert_input& input) {
   if (input.shape == convert_input::kind::pytorch_sharded) return input_kind{"PyTorch (sharded)", true, false};
+  if (is_url(input.path)) return input_kind{"SafeTensors", false, false};
   auto format = st::sniff_file(input.path);
   if (!format) return with_path(std::move(format).err(), input.path);
   return input_kind{std::string(st::file_format_name(*format)),
@@ -115,8 +117,14 @@ void print_summary(const tensor_source& source, output_format out, const std::st
   for (const auto& note : source.notes()) fmt::print(stderr, "  {}\n", note);
 }
 
+/// A URL is one remote SafeTensors file (remote reading knows no other format).
+st::result<convert_input> resolve_input(const std::string& in) {
+  if (is_url(in)) return convert_input{convert_input::kind::file, in, {}};
+  return resolve_convert_input(in);
+}
+
 run_result run_convert(convert_args args) {
-  auto input = resolve_convert_input(args.in);
+  auto input = resolve_input(args.in);
   if (!input) return std::move(input).err();
   args.in = input->path;
   args.input_files = input->files;

@@ -6,6 +6,7 @@
 #include "checkpoint_input.h"
 #include "command.h"
 #include "count_text.h"
+#include "input.h"
 #include "input_diagnosis.h"
 #include "report.h"
 #include "safetensors/file.h"
@@ -58,7 +59,7 @@ run_result run_validate(const validate_args& args) {
       status = std::max(status, validate_checkpoint(path, *policy, args.json));
       continue;
     }
-    auto h = safetensors::read_header(path, options);
+    auto h = read_input_header(path, options);
     if (!h) h = explain_input_error(std::move(h).err());
     if (args.json) {
       fmt::print("{}\n", json_line(path, h));

@@ -10,6 +10,7 @@
 #include "count_text.h"
 #include "input_diagnosis.h"
 #include "progress.h"
+#include "remote_input.h"
 #include "report.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/json_text.h"
@@ -96,7 +97,7 @@ run_result run_verify(const verify_args& args) {
       bar->advance(done - std::exchange(hashed, done));
     };
   }
-  auto report = safetensors::verify_checkpoint(args.path, options);
+  auto report = verify_checkpoint_at(args.path, options);
   bar.reset();
   if (args.json) return print_json(args, report);
   if (!report) return std::move(report).err();

@@ -6,10 +6,12 @@
 #include <fmt/format.h>
 
 #include "input_diagnosis.h"
+#include "remote_input.h"
 
 namespace st_cli {
 
 safetensors::result<safetensors::file> open_input(const std::string& path) {
+  if (is_url(path)) return open_url(path);
   safetensors::open_options options;
   options.backend = safetensors::io_backend::pread;
   auto f = safetensors::file::open(path, options);
@@ -36,6 +38,12 @@ safetensors::status for_each_chunk(const safetensors::file& f, const safetensors
     done += n;
   }
   return {};
+}
+
+safetensors::result<safetensors::header> read_input_header(const std::string& path,
+                                                           const safetensors::parse_options& options) {
+  if (is_url(path)) return read_url_header(path, options);
+  return safetensors::read_header(path, options);
 }
 
 std::size_t element_chunk_bytes(safetensors::dtype t) { return chunk_elements * safetensors::dtype_bits(t) / 8; }

@@ -17,10 +17,14 @@ namespace st_cli {
 /// falls between whole elements (8-byte types, and 3-byte groups of four F6 values).
 inline constexpr std::size_t chunk_bytes = std::size_t{24} << 17;  // 3 MiB
 
-/// Opens `path` with the pread backend (nothing mapped: memory stays bounded however
-/// large the file). When the file is not SafeTensors but a recognisable other format,
-/// the error says so: "this is a GGUF file, not SafeTensors".
+/// Opens `path` (or an http://, https:// or file:// URL: remote_input.h) with the pread backend (nothing mapped: memory
+/// stays bounded however large the file). When the file is not SafeTensors but a recognisable other format, the error
+/// says so: "this is a GGUF file, not SafeTensors".
 [[nodiscard]] safetensors::result<safetensors::file> open_input(const std::string& path);
+
+/// read_header of a path or URL.
+[[nodiscard]] safetensors::result<safetensors::header> read_input_header(const std::string& path,
+                                                                         const safetensors::parse_options& options);
 
 /// Calls `consume(chunk)` for consecutive pieces of at most `max_bytes` of tensor `t`,
 /// reusing `buffer`. Stops at the first error from reading or from `consume`.

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "remote_input.h"
 #include "report.h"
 #include "safetensors/cleanup.h"
 
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
     for (const command& c : registry()) {
       CLI::App* sub = app.add_subcommand(c.name, c.help);
       runners[sub] = c.setup(*sub);
+      add_remote_options(*sub);  // any input may be a URL
     }
     const std::string_view named = subcommand_word(argc, argv);
     if (!named.empty() && !is_registered(named)) {

@@ -11,6 +11,7 @@
 #include "command.h"
 #include "input.h"
 #include "output_path.h"
+#include "remote_input.h"
 #include "report.h"
 
 namespace st_cli {
@@ -18,7 +19,7 @@ namespace st_cli {
 safetensors::result<mlx_input> mlx_input::open(const std::string& path) {
   safetensors::checkpoint_options options;
   options.shard.backend = safetensors::io_backend::pread;  // nothing mapped: bounded memory
-  auto c = safetensors::checkpoint::open(path, options);
+  auto c = open_checkpoint_at(path, options);
   if (!c) return std::move(c).err();
   mlx_input in;
   in.checkpoint_ = std::move(c).value();

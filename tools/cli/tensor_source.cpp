@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "progress.h"
+#include "remote_input.h"
 #include "report.h"
 #include "safetensors/sniff.h"
 #include "values.h"
@@ -22,6 +23,7 @@ std::uint64_t source_tensor::element_count() const {
 }
 
 st::result<source_ptr> open_tensor_source(const std::string& path, const source_options& options) {
+  if (is_url(path)) return open_safetensors_source(path);  // remote reading knows SafeTensors only
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return open_pytorch_source(path, options);
   auto format = st::sniff_file(path);

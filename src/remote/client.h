@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// Internal: one HTTP exchange with libcurl: a Range (or whole-body) GET written straight
+// into the caller's buffer, redirects followed by hand so credentials stay with their
+// origin, responses checked before a byte is accepted.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "remote/url.h"
+#include "safetensors/error.h"
+#include "safetensors/remote/remote.h"
+
+namespace safetensors::remote::detail {
+
+/// What one request asks for.
+struct request {
+  std::optional<std::uint64_t> begin;  ///< with `begin`: bytes [begin, begin + sink.size()); without: the whole body
+  std::string if_range;                ///< validator sent as If-Range with a range
+  std::span<std::byte> sink;           ///< the body lands here; a longer whole body is cut off (`truncated`)
+  bool whole_allowed = false;          ///< a 200 to a range request is kept (the first request of a file)
+};
+
+/// What came back.
+struct response {
+  long status = 0;
+  std::uint64_t received = 0;  ///< body bytes written into the sink
+  bool truncated = false;      ///< the body went on past the sink: reading stopped there
+  std::string content_range;
+  std::string etag;
+  std::string last_modified;
+  std::optional<std::uint64_t> content_length;
+  std::uint64_t expected = 0;  ///< body bytes a 206 promised
+  std::string url;             ///< after redirects
+};
+
+/// `bytes first-last/total`, or `bytes */total` (unsatisfied).
+struct content_range {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  std::uint64_t total = 0;
+  bool unsatisfied = false;
+};
+[[nodiscard]] std::optional<content_range> parse_content_range(std::string_view text);
+
+/// How a failed attempt may be treated.
+enum class failure : std::uint8_t { none, retryable, fatal };
+
+/// A pool of libcurl handles sharing one configuration and one origin's credentials.
+/// Thread-safe: each exchange takes a handle of its own.
+class client {
+ public:
+  client(const options& opts, url_origin origin);
+  client(const client&) = delete;
+  client& operator=(const client&) = delete;
+  ~client();
+
+  /// One request with redirects followed (to `max_redirects`) and retries of dropped
+  /// connections and 502/503/504 (to `max_retries`, backoff doubling from 100 ms). A
+  /// retried range resumes after the bytes already received. Statuses other than 2xx
+  /// are returned, not errors; transport failures are errors naming URL and range.
+  [[nodiscard]] result<response> fetch(const std::string& url, const request& r);
+
+  [[nodiscard]] const options& settings() const noexcept { return options_; }
+  [[nodiscard]] transfer_stats stats() const noexcept { return {requests_.load(), bytes_.load()}; }
+
+ private:
+  struct attempt;
+  void* acquire();
+  void release(void* handle);
+  [[nodiscard]] status perform_once(void* handle, const std::string& url, const request& r, response& out,
+                                    failure& kind);
+
+  options options_;
+  url_origin origin_;
+  std::mutex mutex_;
+  std::vector<void*> idle_;
+  std::atomic<std::uint64_t> requests_{0};
+  std::atomic<std::uint64_t> bytes_{0};
+};
+
+/// "bytes 0-99" for errors ("the whole file" without a range).
+[[nodiscard]] std::string range_text(const request& r);
+
+/// An error about `url` (shown without credentials) at byte `offset`.
+[[nodiscard]] error remote_error(const std::string& url, std::optional<std::uint64_t> offset, std::string message);
+
+}  // namespace safetensors::remote::detail

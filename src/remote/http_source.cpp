@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: Apache-2.0
+// http_source: a remote file as a range_reader. The first request fetches a speculative
+// head (header and more), later ones exactly the bytes asked for, each checked against the
+// first response's size and validators so two versions of a file are never mixed.
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "remote/client.h"
+#include "safetensors/remote/remote.h"
+
+namespace safetensors::remote {
+
+struct http_source::impl {
+  impl(const options& opts, detail::url_origin origin) : net(opts, std::move(origin)) {}
+
+  detail::client net;
+  std::string url;   // after the first request's redirects
+  std::string name;  // shown in errors
+  std::uint64_t size = 0;
+  std::vector<std::byte> head;  // bytes [0, head.size()) from the first response
+  std::string if_range;         // a strong ETag, else Last-Modified
+  std::string etag;
+
+  [[nodiscard]] status fetch_range(std::uint64_t offset, std::span<std::byte> destination);
+};
+
+namespace {
+
+std::string http_problem(long status) {
+  switch (status) {
+    case 401:
+    case 403: return fmt::format("HTTP {} (access denied: a bearer token may be needed)", status);
+    case 404: return "HTTP 404 (not found)";
+    case 416: return "HTTP 416 (range not satisfiable)";
+    default: return fmt::format("HTTP {}", status);
+  }
+}
+
+}  // namespace
+
+status http_source::impl::fetch_range(std::uint64_t offset, std::span<std::byte> destination) {
+  detail::request r;
+  r.begin = offset;
+  r.if_range = if_range;
+  r.sink = destination;
+  auto res = net.fetch(url, r);
+  if (!res) return std::move(res).err();
+  const std::string where = detail::range_text(r);
+  if (res->status == 200) {
+    return detail::remote_error(url, offset,
+                                fmt::format("the server answered {} with the whole file (200): the file changed since "
+                                            "it was opened, or the server stopped honouring Range; nothing was kept",
+                                            where));
+  }
+  if (res->status != 206)
+    return detail::remote_error(url, offset, fmt::format("{} for {}", http_problem(res->status), where));
+  const auto cr = detail::parse_content_range(res->content_range);
+  const bool other_etag = !etag.empty() && !res->etag.empty() && res->etag != etag;
+  if (!cr || cr->total != size || other_etag) {
+    return detail::remote_error(
+        url, offset,
+        fmt::format("the file changed since it was opened ({}; {} for {}); its parts would "
+                    "not belong together",
+                    other_etag ? "another ETag" : "another size",
+                    cr ? fmt::format("{} bytes now, {} before", cr->total, size) : "no size", where));
+  }
+  return {};
+}
+
+http_source::http_source(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+http_source::~http_source() = default;
+
+const std::string& http_source::name() const noexcept { return impl_->name; }
+std::uint64_t http_source::size() const noexcept { return impl_->size; }
+transfer_stats http_source::stats() const noexcept { return impl_->net.stats(); }
+
+result<std::shared_ptr<http_source>> http_source::open(const std::string& url, const options& opts) {
+  auto origin = detail::origin_of(url);
+  if (!origin) return std::move(origin).err();
+  auto p = std::make_unique<impl>(opts, std::move(origin).value());
+  p->name = display_url(url);
+  p->head.resize(static_cast<std::size_t>(std::max<std::uint64_t>(opts.speculative_header_bytes, 8)));
+  detail::request r;
+  r.begin = 0;
+  r.sink = p->head;
+  r.whole_allowed = true;
+  auto res = p->net.fetch(url, r);
+  if (!res) return std::move(res).err();
+  p->url = res->url;
+  switch (res->status) {
+    case 206: {
+      const auto cr = detail::parse_content_range(res->content_range);
+      if (!cr) return detail::remote_error(url, 0, "the partial response (206) gives no file size in Content-Range");
+      p->size = cr->total;
+      p->head.resize(static_cast<std::size_t>(res->received));
+      break;
+    }
+    case 200:
+      // The server ignores Range. A file that fits in the head arrived whole; a larger one
+      // would have to be downloaded whole for every read: refused after the head.
+      if (res->truncated) {
+        return detail::remote_error(
+            url, 0,
+            fmt::format("the server ignores Range requests (it answered 200 with the whole file{}); remote reading "
+                        "needs Range support, so the transfer was stopped after {} bytes",
+                        res->content_length ? fmt::format(" of {} bytes", *res->content_length) : "", res->received));
+      }
+      if (res->content_length && *res->content_length != res->received) {
+        return detail::remote_error(
+            url, 0, fmt::format("short body: {} of {} bytes received", res->received, *res->content_length));
+      }
+      p->size = res->received;
+      p->head.resize(static_cast<std::size_t>(res->received));
+      break;
+    case 416: {
+      // An empty file satisfies no range; its size still comes as "bytes */0".
+      const auto cr = detail::parse_content_range(res->content_range);
+      if (!cr || !cr->unsatisfied || cr->total != 0) {
+        return detail::remote_error(url, 0, fmt::format("{} for {}", http_problem(416), detail::range_text(r)));
+      }
+      p->size = 0;
+      p->head.clear();
+      break;
+    }
+    default:
+      return detail::remote_error(url, 0, fmt::format("{} for {}", http_problem(res->status), detail::range_text(r)));
+  }
+  p->head.shrink_to_fit();
+  p->etag = res->etag.rfind("W/", 0) == 0 ? std::string() : res->etag;
+  p->if_range = !p->etag.empty() ? p->etag : res->last_modified;
+  return std::shared_ptr<http_source>(new http_source(std::move(p)));
+}
+
+status http_source::read(std::uint64_t offset, std::span<std::byte> destination) const {
+  impl& p = *impl_;
+  std::uint64_t end = 0;
+  if (__builtin_add_overflow(offset, destination.size(), &end) || end > p.size) {
+    error e = make_error(
+        error_code::invalid_argument,
+        fmt::format("range of {} bytes at byte {} is outside the file of {} bytes", destination.size(), offset, p.size),
+        offset);
+    e.path = p.name;
+    return e;
+  }
+  if (offset < p.head.size()) {  // the first response already holds these bytes
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(p.head.size() - offset, destination.size()));
+    std::memcpy(destination.data(), p.head.data() + offset, n);
+    offset += n;
+    destination = destination.subspan(n);
+  }
+  if (destination.empty()) return {};
+  const std::uint64_t part = std::max<std::uint64_t>(p.net.settings().part_bytes, 1);
+  const std::size_t parts = static_cast<std::size_t>((destination.size() + part - 1) / part);
+  const auto workers = static_cast<std::size_t>(std::clamp<std::int64_t>(p.net.settings().connections, 1, 64));
+  if (parts == 1) return p.fetch_range(offset, destination);
+  // Parts of `part` bytes on up to `connections` connections, each written in place: the
+  // bytes in flight never exceed connections x part, and nothing is buffered twice.
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  std::optional<error> first_error;
+  auto work = [&] {
+    for (std::size_t i; !failed && (i = next++) < parts;) {
+      const std::uint64_t at = i * part;
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(part, destination.size() - at));
+      if (auto s = p.fetch_range(offset + at, destination.subspan(static_cast<std::size_t>(at), n)); !s) {
+        std::lock_guard lock(error_mutex);
+        if (!first_error) first_error = std::move(s).err();
+        failed = true;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  const std::size_t count = std::min(workers, parts);
+  threads.reserve(count - 1);
+  for (std::size_t t = 1; t < count; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  if (first_error) return std::move(*first_error);
+  return {};
+}
+
+}  // namespace safetensors::remote
