@@ -123,7 +123,8 @@ TEST(RemoteCli, SliceFetchesOnlyItsRuns) {
   data.insert(data.begin(), {"a_pad", safetensors::dtype::U8, {200'000}, pad});
   ASSERT_TRUE(safetensors::write_file((s->root() / "matrix.safetensors").string(), data).ok());
   const auto mark = s->access_mark();
-  const auto r = run_cli({"dump", s->http("matrix.safetensors"), "m", "--slice", "0:2", "--json"});
+  // --limit 0: every value of the slice (dump reads no more than it prints).
+  const auto r = run_cli({"dump", s->http("matrix.safetensors"), "m", "--slice", "0:2", "--limit", "0", "--json"});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto lines = s->access_since(mark);
   ASSERT_EQ(lines.size(), 2U);
