@@ -5,10 +5,10 @@ install(TARGETS safetensors EXPORT safetensors-targets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# The converters' and remote reader's headers stay out: safetensors::formats and
+# The converters', pipelines' and remote reader's headers stay out: safetensors::formats and
 # safetensors::remote are not part of the installed package yet.
 install(DIRECTORY include/safetensors DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} PATTERN formats EXCLUDE
-  PATTERN remote EXCLUDE)
+  PATTERN pipeline EXCLUDE PATTERN remote EXCLUDE)
 if(TARGET safetensors_cli)
   install(TARGETS safetensors_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()

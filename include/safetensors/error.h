@@ -40,6 +40,7 @@ enum class error_code : std::uint8_t {
   invalid_format,                  ///< a foreign input (PyTorch, pickle, npy/npz, GGUF, zip) is malformed
   unsupported,                     ///< a well-formed input uses something we cannot represent (type, feature)
   unsafe_content,                  ///< an input asks for something refused for safety (pickle global, zip bomb)
+  cancelled,                       ///< the caller's progress callback asked to stop
 };
 
 /// The reference's variant name ("InvalidOffset", ...) or ours ("DuplicateKey", ...).
@@ -56,6 +57,10 @@ struct error {
 
   /// One line: "<path>: <message> (at byte N, tensor 'T')".
   [[nodiscard]] std::string to_string() const;
+
+  /// This error, naming `file` when it names no file yet: the innermost location wins (a
+  /// shard's path is kept when the checkpoint directory is added on the way out).
+  [[nodiscard]] error with_path(std::string_view file) &&;
 };
 
 /// Builds an error; a short helper so call sites stay one line.

@@ -11,5 +11,6 @@ void bind_writer(pybind11::module_& m);
 void bind_validate(pybind11::module_& m);
 void bind_mlx(pybind11::module_& m);
 void bind_header_reader(pybind11::module_& m);
+void bind_pipelines(pybind11::module_& m);
 
 }  // namespace st_python

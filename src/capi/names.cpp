@@ -16,15 +16,15 @@ static_assert(SAFETENSORS_ERR_INVALID_OFFSET == static_cast<int>(st::error_code:
 static_assert(SAFETENSORS_ERR_METADATA_INCOMPLETE_BUFFER ==
               static_cast<int>(st::error_code::metadata_incomplete_buffer) + 1);
 static_assert(SAFETENSORS_ERR_IO == static_cast<int>(st::error_code::io) + 1);
-static_assert(SAFETENSORS_ERR_UNSAFE_CONTENT == static_cast<int>(st::error_code::unsafe_content) + 1);
-static_assert(SAFETENSORS_ERR_UNSAFE_CONTENT < SAFETENSORS_ERR_OUT_OF_MEMORY);
+static_assert(SAFETENSORS_ERR_CANCELLED == static_cast<int>(st::error_code::cancelled) + 1);
+static_assert(SAFETENSORS_ERR_CANCELLED < SAFETENSORS_ERR_OUT_OF_MEMORY);
 static_assert(SAFETENSORS_DTYPE_BOOL == static_cast<int>(st::dtype::BOOL));
 static_assert(SAFETENSORS_DTYPE_F8_E5M2FNUZ == static_cast<int>(st::dtype::F8_E5M2FNUZ));
 static_assert(SAFETENSORS_DTYPE_BF16 == static_cast<int>(st::dtype::BF16));
 static_assert(SAFETENSORS_DTYPE_U64 == static_cast<int>(st::dtype::U64));
 static_assert(SAFETENSORS_DTYPE_U64 + 1 == st::dtype_count);
 
-constexpr int last_library_status = SAFETENSORS_ERR_UNSAFE_CONTENT;
+constexpr int last_library_status = SAFETENSORS_ERR_CANCELLED;
 
 #define SAFETENSORS_C_STRINGIFY2(x) #x
 #define SAFETENSORS_C_STRINGIFY(x) SAFETENSORS_C_STRINGIFY2(x)

@@ -31,8 +31,14 @@ std::string_view error_code_name(error_code code) noexcept {
     case error_code::invalid_format: return "InvalidFormat";
     case error_code::unsupported: return "Unsupported";
     case error_code::unsafe_content: return "UnsafeContent";
+    case error_code::cancelled: return "Cancelled";
   }
   return "Unknown";
+}
+
+error error::with_path(std::string_view file) && {
+  if (path.empty()) path = file;
+  return std::move(*this);
 }
 
 std::string error::to_string() const {

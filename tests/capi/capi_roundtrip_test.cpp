@@ -55,7 +55,8 @@ TEST(CApi, NamesOfStatusesAndDtypes) {
   EXPECT_STREQ(safetensors_status_name(SAFETENSORS_ERR_INVALID_OFFSET), "InvalidOffset");
   EXPECT_STREQ(safetensors_status_name(SAFETENSORS_ERR_UNSAFE_CONTENT), "UnsafeContent");
   EXPECT_STREQ(safetensors_status_name(SAFETENSORS_ERR_OUT_OF_MEMORY), "OutOfMemory");
-  EXPECT_STREQ(safetensors_status_name(24), "Unknown");
+  EXPECT_STREQ(safetensors_status_name(SAFETENSORS_ERR_CANCELLED), "Cancelled");
+  EXPECT_STREQ(safetensors_status_name(25), "Unknown");
   EXPECT_STREQ(safetensors_status_name(-1), "Unknown");
   for (int t = 0; t < 22; ++t) {
     const char* name = safetensors_dtype_name(t);

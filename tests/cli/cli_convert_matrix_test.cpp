@@ -179,8 +179,9 @@ TEST(CliConvertMatrix, AnOutputNameWithoutAFormatIsRefusedNamingTheChoices) {
     const auto out = dir / name;
     auto r = st_test::run_cli({"convert", in.string(), out.string()});
     EXPECT_EQ(r.status, 2) << name;
-    EXPECT_NE(r.err.find("end it in .safetensors, .npz, .npy or .gguf, or give --to safetensors, npz, npy or gguf"),
-              std::string::npos)
+    EXPECT_NE(
+        r.err.find("end it in .safetensors, .npz, .npy or .gguf, or give the format (safetensors, npz, npy or gguf)"),
+        std::string::npos)
         << r.err;
     EXPECT_FALSE(fs::exists(out));
   }

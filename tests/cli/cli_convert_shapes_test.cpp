@@ -70,13 +70,19 @@ TEST(CliConvertShapes, SafetensorsCheckpointInputs) {
       st_test::run_cli({"shard", (dir / "model.safetensors").string(), (dir / "ck").string(), "--max-shard-size", "20"})
           .status,
       0);
-  // Sharded: refused with the way to do it, nothing written.
+  // Sharded: read as one namespace, shard after shard (the library's checkpoint source).
   for (const auto& input : {dir / "ck", dir / "ck" / "model.safetensors.index.json"}) {
-    auto r = st_test::run_cli({"convert", input.string(), (dir / "out.npz").string()});
-    EXPECT_EQ(r.status, 2) << r.err;
-    EXPECT_NE(r.err.find("safetensors merge"), std::string::npos) << r.err;
-    EXPECT_EQ(r.err.find("pytorch"), std::string::npos) << r.err;
-    EXPECT_FALSE(fs::exists(dir / "out.npz"));
+    const fs::path out = dir / (input == dir / "ck" ? "joined-dir.safetensors" : "joined-index.safetensors");
+    auto r = st_test::run_cli({"convert", input.string(), out.string()});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.err.find("from SafeTensors (sharded)"), std::string::npos) << r.err;
+    auto f = safetensors::file::open(out.string());
+    ASSERT_TRUE(f.ok()) << f.err().to_string();
+    std::vector<float> values(4);
+    for (const auto& [name, first] : {std::pair{"a", 1.0F}, std::pair{"b", 5.0F}}) {
+      ASSERT_TRUE(f->read_into(name, std::as_writable_bytes(std::span(values))).ok()) << name;
+      EXPECT_EQ(values, (std::vector<float>{first, first + 1, first + 2, first + 3})) << name;
+    }
   }
   // A directory holding one SafeTensors file is that file.
   fs::create_directory(dir / "single");

@@ -72,8 +72,8 @@ TEST(CliErrorReport, FailuresThatAreNotTheInputsArePrintedOnceWithTheirExitStatu
       {{"convert", in, (dir / "out.txt").string()},
        2,
        "safetensors: error: " + (dir / "out.txt").string() +
-           ": cannot tell the output format from the name: end it in .safetensors, .npz, .npy or .gguf, or give --to "
-           "safetensors, npz, npy or gguf\n"},
+           ": cannot tell the output format from the name: end it in .safetensors, .npz, .npy or .gguf, or give the "
+           "format (safetensors, npz, npy or gguf)\n"},
       {{"dump", in, "absent"}, 2, "safetensors: error: " + in + ": tensor 'absent' not found\n"},
       {{"extract", in, missing_dir}, 2, ""},  // an I/O error naming the output; its text is the OS's
       {{"shard", in}, 2, ""},

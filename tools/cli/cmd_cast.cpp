@@ -10,8 +10,8 @@
 #include "input.h"
 #include "report.h"
 #include "rewrite.h"
+#include "safetensors/pipeline/chunk_cast.h"
 #include "select.h"
-#include "values.h"
 
 namespace st_cli {
 namespace {
@@ -28,7 +28,7 @@ struct cast_args {
 
 run_result run_cast(const cast_args& args) {
   const auto target = safetensors::parse_dtype(args.dtype);
-  if (!target || !castable(*target)) {
+  if (!target || !safetensors::pipeline::castable(*target)) {
     return usage_error(
         fmt::format("--dtype '{}': expected a floating-point dtype (F64, F32, F16, BF16, F8_E4M3, "
                     "F8_E5M2, F8_E4M3FNUZ, F8_E5M2FNUZ, F8_E8M0, F6_E2M3, F6_E3M2, F4)",
@@ -44,7 +44,7 @@ run_result run_cast(const cast_args& args) {
   std::vector<output_tensor> outputs;
   for (std::size_t i = 0; i < f->tensors().size(); ++i) {
     const auto& t = f->tensors()[i];
-    const bool convert = selected[i] && castable(t.type);
+    const bool convert = selected[i] && safetensors::pipeline::castable(t.type);
     outputs.push_back({&*f, &t, std::string(t.name), convert ? *target : t.type});
   }
   safetensors::write_options options;

@@ -140,7 +140,7 @@ safetensors::result<file_digest> digest_tensors(const std::string& path, bool qu
   auto s = hash_range(*f, 0, h.data_start(), buffer, *whole, bar);
   for (const auto& t : f->tensors()) {
     if (!s) break;
-    s = for_each_chunk(*f, t, buffer, [&](std::span<const std::byte> chunk) -> safetensors::status {
+    s = read_tensor_chunks(*f, t, buffer, [&](std::span<const std::byte> chunk) -> safetensors::status {
       whole->update(chunk);
       per->update(chunk);
       bar.advance(chunk.size());

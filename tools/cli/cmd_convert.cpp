@@ -1,89 +1,53 @@
 // SPDX-License-Identifier: Apache-2.0
 // `safetensors convert IN OUT [options]`: any input format (SafeTensors, PyTorch .pt/.bin,
 // NumPy .npy/.npz, GGUF; sniffed from its bytes) to any output format the project writes
-// (SafeTensors, .npz, .npy for one tensor, GGUF; chosen by OUT's extension or --to). One
-// pipeline: the input's tensor_source, an optional --dtype cast, the output's tensor_sink.
-#include <filesystem>
+// (SafeTensors, .npz, .npy for one tensor, GGUF; chosen by OUT's extension or --to). The
+// conversion is the library's pipeline (safetensors/pipeline/convert.h); this file maps
+// the options onto it and prints what happened.
 #include <memory>
 
 #include <fmt/format.h>
 
 #include "command.h"
-#include "convert_paths.h"
 #include "convert_read_options.h"
 #include "count_text.h"
 #include "foreign_formats.h"
-#include "output_path.h"
 #include "progress.h"
 #include "remote_input.h"
 #include "report.h"
+#include "safetensors/pipeline/convert.h"
+#include "safetensors/pipeline/convert_input.h"
 #include "safetensors/sniff.h"
-#include "tensor_sink.h"
-#include "tensor_source.h"
 
 namespace st_cli {
 namespace {
 
 namespace st = safetensors;
+namespace sp = safetensors::pipeline;
 
-constexpr std::string_view output_choices = "safetensors, npz, npy or gguf";
-
-std::string extension_of(const std::string& path) {
-  std::string ext = std::filesystem::path(path).extension().string();
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return ext;
-}
-
-/// The output format: --to, else OUT's extension. A directory path (an existing directory,
-/// or a path ending in '/') is a sharded SafeTensors checkpoint; any other name is one file,
-/// a sharded input joined into it.
-st::result<output_format> choose_output(const convert_args& args) {
-  const std::string ext = extension_of(args.out);
-  const bool directory = is_directory_path(args.out);
-  const std::string to = args.to.empty() ? (ext.empty() || directory ? std::string() : ext.substr(1)) : args.to;
-  if (to == "safetensors" || (to.empty() && directory)) {
-    return directory ? output_format::safetensors_sharded : output_format::safetensors;
-  }
-  if (directory) {
-    return with_path(usage_error(fmt::format("a directory output is a sharded SafeTensors checkpoint, not {}: name "
-                                             "a file for --to {}",
-                                             to, to)),
-                     args.out);
-  }
-  if (to == "npz") return output_format::npz;
-  if (to == "npy") return output_format::npy;
-  if (to == "gguf") return output_format::gguf;
-  if (to == "pt" || to == "pth" || to == "bin" || to == "ckpt") {
-    return with_path(usage_error(fmt::format("PyTorch files are read, not written: write {} (end the name in "
-                                             ".safetensors, .npz, .npy or .gguf, or give --to)",
-                                             output_choices)),
-                     args.out);
-  }
-  return with_path(usage_error(fmt::format("cannot tell the output format from the name: end it in .safetensors, "
-                                           ".npz, .npy or .gguf, or give --to {}",
-                                           output_choices)),
-                   args.out);
-}
-
-/// The input's format as `sniff` tells it ("PyTorch (sharded)" for a checkpoint directory or index).
+/// The input's format for the option checks ("PyTorch (sharded)" for a PyTorch checkpoint directory or index).
 struct input_kind {
   std::string name;
   bool pytorch = false;
   bool npz = false;
 };
 
-st::result<input_kind> input_format(const convert_input& input) {
-  if (input.shape == convert_input::kind::pytorch_sharded) return input_kind{"PyTorch (sharded)", true, false};
-  if (is_url(input.path)) return input_kind{"SafeTensors", false, false};
-  auto format = st::sniff_file(input.path);
-  if (!format) return with_path(std::move(format).err(), input.path);
+st::result<input_kind> input_format(const std::string& in) {
+  if (is_url(in)) return input_kind{"SafeTensors", false, false};
+  auto resolved = sp::resolve_convert_input(in);
+  if (!resolved) return std::move(resolved).err();
+  if (resolved->shape == sp::convert_input::kind::pytorch_sharded) return input_kind{"PyTorch (sharded)", true, false};
+  if (resolved->shape == sp::convert_input::kind::safetensors_sharded) return input_kind{"SafeTensors (sharded)"};
+  auto format = st::sniff_file(resolved->path);
+  if (!format) return with_path(std::move(format).err(), resolved->path);
   return input_kind{std::string(st::file_format_name(*format)),
                     *format == st::file_format::pytorch_zip || *format == st::file_format::pickle,
                     *format == st::file_format::npz};
 }
 
-/// Options that do not apply to this input and output are refused, never ignored.
-st::status check_options(const convert_args& args, output_format out, const input_kind& in) {
+/// Options that do not apply to this input and output are refused, never ignored, naming the
+/// option as typed (the library refuses them too, but cannot tell a default from a choice).
+st::status check_options(const convert_args& args, const input_kind& in) {
   const auto pytorch_only = [&](bool given, std::string_view option) -> st::status {
     if (!given || in.pytorch) return {};
     return usage_error(fmt::format("{} applies to PyTorch input only (the input is {})", option, in.name));
@@ -97,69 +61,66 @@ st::status check_options(const convert_args& args, output_format out, const inpu
                  npz_only(args.max_ratio_given, "--max-ratio")}) {
     if (!s) return s;
   }
-  if (args.compress && out != output_format::npz) {
-    return usage_error(
-        fmt::format("--compress applies to .npz output only (the output is {})", output_format_name(out)));
-  }
-  if (!args.rename_long.empty() && out != output_format::gguf) {
-    return usage_error(
-        fmt::format("--rename-long applies to GGUF output only (the output is {})", output_format_name(out)));
+  if (args.compress || !args.rename_long.empty()) {
+    auto out = sp::output_format_for(args.out, args.to);
+    if (!out) return std::move(out).err();
+    if (args.compress && *out != sp::output_format::npz) {
+      return usage_error(
+          fmt::format("--compress applies to .npz output only (the output is {})", sp::output_format_name(*out)));
+    }
+    if (!args.rename_long.empty() && *out != sp::output_format::gguf) {
+      return usage_error(
+          fmt::format("--rename-long applies to GGUF output only (the output is {})", sp::output_format_name(*out)));
+    }
   }
   return {};
 }
 
 /// "converted 3 tensors (1,234 params, 4.8 KiB) from PyTorch to SafeTensors: out.safetensors"
-void print_summary(const tensor_source& source, output_format out, const std::string& out_path) {
-  std::uint64_t params = 0;
-  for (const auto& t : source.tensors()) params += t.element_count();
-  fmt::print(stderr, "converted {} ({} params, {}) from {} to {}: {}\n", count_of(source.tensors().size(), "tensor"),
-             with_commas(params), human_bytes(total_bytes(source)), source.format(), output_format_name(out), out_path);
-  for (const auto& note : source.notes()) fmt::print(stderr, "  {}\n", note);
+void print_summary(const sp::convert_summary& s, const std::string& out_path) {
+  fmt::print(stderr, "converted {} ({} params, {}) from {} to {}: {}\n", count_of(s.tensors, "tensor"),
+             with_commas(s.parameters), human_bytes(s.bytes), s.input_format, sp::output_format_name(s.output),
+             out_path);
+  for (const auto& note : s.notes) fmt::print(stderr, "  {}\n", note);
 }
 
-/// A URL is one remote SafeTensors file (remote reading knows no other format).
-st::result<convert_input> resolve_input(const std::string& in) {
-  if (is_url(in)) return convert_input{convert_input::kind::file, in, {}};
-  return resolve_convert_input(in);
-}
+void print_warning(std::string_view message) { fmt::print(stderr, "safetensors: warning: {}\n", message); }
 
-run_result run_convert(convert_args args) {
-  auto input = resolve_input(args.in);
-  if (!input) return std::move(input).err();
-  args.in = input->path;
-  args.input_files = input->files;
-  if (input->shape == convert_input::kind::safetensors_sharded) {
-    return with_path(usage_error(fmt::format("a sharded SafeTensors checkpoint is converted one file at a time: "
-                                             "join it first ('safetensors merge {} ONE.safetensors'), or "
-                                             "reshard it with 'safetensors shard'",
-                                             args.in)),
-                     args.in);
-  }
-  auto in_format = input_format(*input);
-  if (!in_format) return std::move(in_format).err();
-  // First, before any byte is written: the output is a file or absent, not an input, in a writable directory
-  // (a sharded output's files are checked by its sink once their names are known).
-  if (auto s = check_convert_output(args.out, *input); !s) return std::move(s).err();
-  auto out_format = choose_output(args);
-  if (!out_format) return std::move(out_format).err();
-  if (auto s = check_options(args, *out_format, *in_format); !s) return std::move(s).err();
-
+run_result run_convert(const convert_args& args) {
+  auto in = input_format(args.in);
+  if (!in) return with_path(std::move(in).err(), args.in);
+  if (auto s = check_options(args, *in); !s) return std::move(s).err();
   auto npz_limits = npz_limits_of(args);
   if (!npz_limits) return with_path(std::move(npz_limits).err(), args.in);
-  const source_options read_options{.key = args.key, .shared = args.shared, .strict = args.strict, .npz = *npz_limits};
-  auto source = input->shape == convert_input::kind::pytorch_sharded ? open_pytorch_source(args.in, read_options)
-                                                                     : open_tensor_source(args.in, read_options);
-  if (!source) return std::move(source).err();
-  source_ptr pipeline = std::move(source).value();
-  if (args.dtype != "keep") pipeline = cast_source(std::move(pipeline), *st::parse_dtype(args.dtype));
 
-  progress bar("convert", total_bytes(*pipeline), !args.quiet);
-  pipeline = progress_source(std::move(pipeline), bar);
-  auto sink = make_sink(*out_format, args.out,
-                        {.compress = args.compress, .rename_long = args.rename_long, .inputs = args.input_files});
-  if (auto s = sink->write(*pipeline); !s) return with_path(std::move(s).err(), args.out);
-  bar.finish();
-  if (!args.quiet) print_summary(*pipeline, *out_format, args.out);
+  sp::convert_options options;
+  options.to = args.to;
+  if (args.dtype != "keep") options.cast = st::parse_dtype(args.dtype);
+  options.read = {.key = args.key,
+                  .shared = args.shared == "dedup" ? sp::shared_tensors::dedup : sp::shared_tensors::keep,
+                  .strict = args.strict,
+                  .npz = *npz_limits};
+  options.compress = args.compress;
+  options.hash_long_names = args.rename_long == "hash";
+  options.on_warning = print_warning;
+  std::unique_ptr<progress> bar;  // made on the first chunk, when the total is known
+  std::uint64_t bar_done = 0;
+  options.progress = [&](std::uint64_t done, std::uint64_t total) {
+    if (!bar) bar = std::make_unique<progress>("convert", total, !args.quiet);
+    bar->advance(done - bar_done);
+    bar_done = done;
+    return true;
+  };
+
+  st::result<sp::convert_summary> summary = [&]() -> st::result<sp::convert_summary> {
+    if (!is_url(args.in)) return sp::convert(args.in, args.out, options);
+    auto remote = open_url(args.in);  // remote reading knows SafeTensors only
+    if (!remote) return std::move(remote).err();
+    return sp::convert(sp::safetensors_source(std::move(remote).value()), args.out, options);
+  }();
+  if (bar) bar->finish();
+  if (!summary) return std::move(summary).err();
+  if (!args.quiet) print_summary(*summary, args.out);
   return exit_ok;
 }
 
@@ -213,29 +174,5 @@ const command_registrar registrar{
     }};
 
 }  // namespace
-
-std::string_view output_format_name(output_format f) noexcept {
-  switch (f) {
-    case output_format::safetensors: return "SafeTensors";
-    case output_format::safetensors_sharded: return "SafeTensors (sharded)";
-    case output_format::npz: return "NumPy .npz";
-    case output_format::npy: return "NumPy .npy";
-    case output_format::gguf: return "GGUF";
-  }
-  return "?";
-}
-
-sink_ptr make_sink(output_format format, const std::string& path, const sink_options& options) {
-  switch (format) {
-    case output_format::safetensors: return make_safetensors_sink(path, false, options.inputs);
-    case output_format::safetensors_sharded: return make_safetensors_sink(path, true, options.inputs);
-    case output_format::npz: return make_npz_sink(path, options.compress);
-    case output_format::npy: return make_npy_sink(path);
-    case output_format::gguf: return make_gguf_sink(path, options.rename_long);
-  }
-  return nullptr;
-}
-
-void print_warning(std::string_view message) { fmt::print(stderr, "safetensors: warning: {}\n", message); }
 
 }  // namespace st_cli

@@ -11,15 +11,18 @@
 
 #include "command.h"
 #include "mlx_stream.h"
-#include "output_path.h"
 #include "progress.h"
 #include "report.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/file.h"
 #include "safetensors/mlx_checkpoint.h"
+#include "safetensors/pipeline/output_check.h"
 #include "safetensors/writer.h"
 
 namespace st_cli {
+
+using safetensors::pipeline::check_output;
+using safetensors::pipeline::input_files;
 namespace {
 
 namespace mlx = safetensors::mlx;

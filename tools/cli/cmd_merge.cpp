@@ -5,11 +5,13 @@
 #include "checkpoint_input.h"
 #include "checkpoint_tensors.h"
 #include "command.h"
-#include "output_path.h"
 #include "report.h"
 #include "rewrite.h"
+#include "safetensors/pipeline/output_check.h"
 
 namespace st_cli {
+
+using safetensors::pipeline::input_files;
 namespace {
 
 struct merge_args {

@@ -15,17 +15,21 @@
 
 #include "command.h"
 #include "mlx_stream.h"
-#include "output_path.h"
 #include "progress.h"
 #include "report.h"
 #include "safetensors/file.h"
 #include "safetensors/glob.h"
 #include "safetensors/json_text.h"
 #include "safetensors/mlx_checkpoint.h"
+#include "safetensors/pipeline/output_check.h"
 #include "safetensors/writer.h"
 #include "select.h"
 
 namespace st_cli {
+
+using safetensors::pipeline::check_output;
+using safetensors::pipeline::input_files;
+using safetensors::pipeline::os_failure;
 namespace {
 
 namespace mlx = safetensors::mlx;

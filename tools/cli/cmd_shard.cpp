@@ -9,11 +9,14 @@
 #include "checkpoint_tensors.h"
 #include "command.h"
 #include "input.h"
-#include "output_path.h"
 #include "progress.h"
 #include "report.h"
+#include "safetensors/pipeline/output_check.h"
 
 namespace st_cli {
+
+using safetensors::pipeline::input_files;
+using safetensors::pipeline::write_checkpoint_output;
 namespace {
 
 struct shard_args {
@@ -59,11 +62,11 @@ run_result run_shard(const shard_args& args) {
   progress bar("shard", total, !args.quiet);
   std::vector<std::byte> buffer;
   auto produce = [&](std::size_t i, const safetensors::chunk_sink& sink) -> safetensors::status {
-    return for_each_chunk(*tensors[i].file, *tensors[i].source, buffer,
-                          [&](std::span<const std::byte> chunk) -> safetensors::status {
-                            bar.advance(chunk.size());
-                            return sink(chunk);
-                          });
+    return read_tensor_chunks(*tensors[i].file, *tensors[i].source, buffer,
+                              [&](std::span<const std::byte> chunk) -> safetensors::status {
+                                bar.advance(chunk.size());
+                                return sink(chunk);
+                              });
   };
   auto plan = write_checkpoint_output(out_dir, specs, produce, options, input_paths);
   if (!plan) return with_path(std::move(plan).err(), out_dir);

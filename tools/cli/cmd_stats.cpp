@@ -44,7 +44,7 @@ run_result run_stats(const stats_args& args) {
       const safetensors::file* f = chosen_one.file;
       const safetensors::tensor_info* t = chosen_one.info;
       safetensors::stats_accumulator acc;
-      auto s = for_each_chunk(
+      auto s = read_tensor_chunks(
           *f, *t, buffer,
           [&](std::span<const std::byte> chunk) -> safetensors::status {
             if (auto d = decode_values(t->type, chunk, values); !d) {

@@ -16,11 +16,4 @@ safetensors::result<safetensors::npz_options> npz_limits_of(const convert_args& 
   return options;
 }
 
-void warn_about_skipped(std::span<const safetensors::torch_skipped> skipped) {
-  for (const auto& s : skipped) {
-    if (s.kind == safetensors::torch_skip_kind::not_tensor) continue;
-    fmt::print(stderr, "safetensors: warning: skipped '{}': {} (--strict refuses it)\n", s.name, s.reason);
-  }
-}
-
 }  // namespace st_cli

@@ -16,11 +16,6 @@ namespace st_cli {
 /// --max-expanded-size and --max-ratio as npz_options. InvalidArgument for a bad size.
 [[nodiscard]] safetensors::result<safetensors::npz_options> npz_limits_of(const convert_args& args);
 
-/// One warning line on stderr per entry skipped because it is or holds an object outside
-/// the pickle allowlist, or is a tensor SafeTensors cannot hold (--strict refuses them).
-/// Plain values (epoch, lr) are not warned about: the summary lists them.
-void warn_about_skipped(std::span<const safetensors::torch_skipped> skipped);
-
 /// Runs `convert` and turns std::bad_alloc from anywhere inside it into LimitExceeded
 /// naming `path`, so that running out of memory is an error like any other, never an
 /// "internal error".

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The CLI's side of the other formats: `convert` between SafeTensors, PyTorch, NumPy and
-// GGUF files, and `inspect` of those files. One source file per format
-// (convert_pytorch.cpp, convert_numpy.cpp, convert_gguf.cpp) implements its part.
+// The CLI's side of the other formats: the options of `convert` (the library's pipeline,
+// safetensors/pipeline/convert.h) and `inspect` of PyTorch, NumPy and GGUF files
+// (inspect_<format>.cpp).
 #pragma once
 
 #include <cstdint>
@@ -13,9 +13,7 @@
 
 namespace st_cli {
 
-/// What `safetensors convert` was asked. The converter is one pipeline: a tensor_source
-/// for the input (tensor_source.h), an optional cast, a tensor_sink for the output
-/// (tensor_sink.h); options that do not apply to the pair are refused.
+/// What `safetensors convert` was asked; options that do not apply to the pair are refused.
 struct convert_args {
   std::string in;
   std::string out;
@@ -28,7 +26,6 @@ struct convert_args {
   bool quiet = false;
   bool key_given = false;                  ///< --key was on the command line
   bool shared_given = false;               ///< --shared was on the command line
-  std::vector<std::string> input_files;    ///< every file read (shards and index): no output may be one
   bool strict = false;                     ///< PyTorch: refuse skipped objects and tensors instead of warning
   std::string max_expanded_size = "4GiB";  ///< .npz input: deflated members' total expanded size
   std::uint64_t max_ratio = 200;           ///< .npz input: compression ratio of a member over 1 MiB

@@ -19,27 +19,6 @@ safetensors::result<safetensors::file> open_input(const std::string& path) {
   return explain_input_error(std::move(f).err());
 }
 
-safetensors::status for_each_chunk(const safetensors::file& f, const safetensors::tensor_info& t,
-                                   std::vector<std::byte>& buffer,
-                                   const std::function<safetensors::status(std::span<const std::byte>)>& consume,
-                                   std::size_t max_bytes) {
-  const std::uint64_t start = f.meta().data_start() + t.begin;
-  const std::uint64_t size = t.byte_size();
-  buffer.resize(static_cast<std::size_t>(std::min<std::uint64_t>(size, max_bytes)));
-  for (std::uint64_t done = 0; done < size;) {
-    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(size - done, max_bytes));
-    std::span<std::byte> piece(buffer.data(), n);
-    if (auto s = f.read_range(start + done, piece); !s) {
-      safetensors::error e = std::move(s).err();
-      e.tensor = std::string(t.name);
-      return e;
-    }
-    if (auto s = consume(piece); !s) return s;
-    done += n;
-  }
-  return {};
-}
-
 safetensors::result<safetensors::header> read_input_header(const std::string& path,
                                                            const safetensors::parse_options& options) {
   if (is_url(path)) return read_url_header(path, options);

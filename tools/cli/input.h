@@ -10,12 +10,11 @@
 #include <vector>
 
 #include "safetensors/file.h"
+#include "safetensors/pipeline/tensor_source.h"
 
 namespace st_cli {
 
-/// Bytes per chunk when streaming tensor data: a multiple of 24, so every chunk boundary
-/// falls between whole elements (8-byte types, and 3-byte groups of four F6 values).
-inline constexpr std::size_t chunk_bytes = std::size_t{24} << 17;  // 3 MiB
+using safetensors::pipeline::chunk_bytes;  // every chunked read of a tensor
 
 /// Opens `path` (or an http://, https:// or file:// URL: remote_input.h) with the pread backend (nothing mapped: memory
 /// stays bounded however large the file). When the file is not SafeTensors but a recognisable other format, the error
@@ -26,12 +25,7 @@ inline constexpr std::size_t chunk_bytes = std::size_t{24} << 17;  // 3 MiB
 [[nodiscard]] safetensors::result<safetensors::header> read_input_header(const std::string& path,
                                                                          const safetensors::parse_options& options);
 
-/// Calls `consume(chunk)` for consecutive pieces of at most `max_bytes` of tensor `t`,
-/// reusing `buffer`. Stops at the first error from reading or from `consume`.
-/// `max_bytes` must hold whole elements (whole groups of sub-byte elements).
-[[nodiscard]] safetensors::status for_each_chunk(
-    const safetensors::file& f, const safetensors::tensor_info& t, std::vector<std::byte>& buffer,
-    const std::function<safetensors::status(std::span<const std::byte>)>& consume, std::size_t max_bytes = chunk_bytes);
+using safetensors::pipeline::read_tensor_chunks;
 
 /// Elements per chunk when decoding values (a multiple of 8, so sub-byte chunks fill whole bytes).
 inline constexpr std::size_t chunk_elements = std::size_t{1} << 19;

@@ -10,11 +10,14 @@
 #include "checkpoint_input.h"
 #include "command.h"
 #include "input.h"
-#include "output_path.h"
 #include "remote_input.h"
 #include "report.h"
+#include "safetensors/pipeline/output_check.h"
 
 namespace st_cli {
+
+using safetensors::pipeline::input_files;
+using safetensors::pipeline::write_checkpoint_output;
 
 safetensors::result<mlx_input> mlx_input::open(const std::string& path) {
   safetensors::checkpoint_options options;
@@ -73,7 +76,7 @@ safetensors::status mlx_input::copy(std::string_view name, const safetensors::ch
                                    fmt::format("tensor '{}' not found", name), std::nullopt, std::string(name));
   }
   std::vector<std::byte> buffer;
-  return for_each_chunk(checkpoint_.file_of(*t), *t->info, buffer, sink);
+  return read_tensor_chunks(checkpoint_.file_of(*t), *t->info, buffer, sink);
 }
 
 safetensors::status write_sharded(const std::string& out, const mlx_input& in,

@@ -2,11 +2,14 @@
 #include "rewrite.h"
 
 #include "input.h"
-#include "output_path.h"
 #include "progress.h"
+#include "safetensors/pipeline/chunk_cast.h"
+#include "safetensors/pipeline/output_check.h"
 #include "values.h"
 
 namespace st_cli {
+
+using safetensors::pipeline::check_output;
 namespace {
 
 safetensors::error in_file(safetensors::error e, const std::string& path, std::string_view tensor) {
@@ -43,17 +46,16 @@ safetensors::status write_rewritten(const std::string& out_path, std::span<const
   progress bar(label, total, show_progress);
   std::vector<std::byte> buffer;
   std::vector<std::byte> converted;
-  std::vector<float> scratch32;
-  std::vector<double> scratch64;
+  safetensors::pipeline::chunk_caster caster;
   // Input file order: the reads are sequential whatever order the writer lays tensors out in.
   for (const auto& t : tensors) {
     const safetensors::dtype from = t.source->type;
     const bool convert = from != t.type;
-    auto s = for_each_chunk(
+    auto s = read_tensor_chunks(
         *t.file, *t.source, buffer,
         [&](std::span<const std::byte> chunk) -> safetensors::status {
           if (convert) {
-            if (auto c = convert_chunk(from, t.type, chunk, scratch32, scratch64, converted, encode); !c) {
+            if (auto c = caster.cast(from, t.type, chunk, converted, encode); !c) {
               return in_file(std::move(c).err(), t.file->path(), t.source->name);
             }
             if (auto a = writer->append(t.name, converted); !a) return a;

@@ -7,12 +7,14 @@
 #include <string>
 #include <vector>
 
-#include "output_path.h"
 #include "safetensors/convert.h"
 #include "safetensors/file.h"
+#include "safetensors/pipeline/output_check.h"
 #include "safetensors/writer.h"
 
 namespace st_cli {
+
+using safetensors::pipeline::in_place;
 
 struct output_tensor {
   const safetensors::file* file = nullptr;  ///< where `source` is read from

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "output_path.h"
+#include "safetensors/pipeline/output_check.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-namespace st_cli {
+namespace safetensors::pipeline {
 
 safetensors::error os_failure(const std::string& what, int err, const std::string& path) {
   safetensors::error e =
@@ -195,4 +195,4 @@ created_directory::~created_directory() {
   }
 }
 
-}  // namespace st_cli
+}  // namespace safetensors::pipeline

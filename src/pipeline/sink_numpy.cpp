@@ -5,12 +5,11 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "report.h"
 #include "safetensors/formats/npy.h"
 #include "safetensors/formats/npz.h"
-#include "tensor_sink.h"
+#include "safetensors/pipeline/tensor_sink.h"
 
-namespace st_cli {
+namespace safetensors::pipeline {
 namespace {
 
 namespace st = safetensors;
@@ -29,7 +28,8 @@ st::status check_numpy_dtypes(const tensor_source& source) {
   return {};
 }
 
-void warn_about_losses(const tensor_source& source) {
+void warn_about_losses(const tensor_source& source, const warning_handler& print_warning) {
+  if (!print_warning) return;
   if (const auto& meta = source.metadata(); meta && !meta->empty()) {
     std::vector<std::string> keys;
     for (const auto& [k, v] : *meta) keys.push_back(k);
@@ -46,11 +46,12 @@ void warn_about_losses(const tensor_source& source) {
 
 class npz_sink final : public tensor_sink {
  public:
-  npz_sink(std::string path, bool compress) : path_(std::move(path)), compress_(compress) {}
+  npz_sink(std::string path, bool compress, warning_handler on_warning)
+      : path_(std::move(path)), compress_(compress), on_warning_(std::move(on_warning)) {}
 
   st::status write(const tensor_source& source) override {
     if (auto s = check_numpy_dtypes(source); !s) return s;
-    warn_about_losses(source);
+    warn_about_losses(source, on_warning_);
     auto writer = st::npz_writer::create(path_, {.compress = compress_});
     if (!writer) return std::move(writer).err();
     for (std::size_t i = 0; i < source.tensors().size(); ++i) {
@@ -66,11 +67,12 @@ class npz_sink final : public tensor_sink {
  private:
   std::string path_;
   bool compress_;
+  warning_handler on_warning_;
 };
 
 class npy_sink final : public tensor_sink {
  public:
-  explicit npy_sink(std::string path) : path_(std::move(path)) {}
+  npy_sink(std::string path, warning_handler on_warning) : path_(std::move(path)), on_warning_(std::move(on_warning)) {}
 
   st::status write(const tensor_source& source) override {
     if (source.tensors().size() != 1) {
@@ -80,7 +82,7 @@ class npy_sink final : public tensor_sink {
                       source.tensors().size()));
     }
     if (auto s = check_numpy_dtypes(source); !s) return s;
-    warn_about_losses(source);
+    warn_about_losses(source, on_warning_);
     const auto& t = source.tensors().front();
     auto writer = st::npy_writer::create(path_, t.type, t.shape);
     if (!writer) return std::move(writer).err();
@@ -92,12 +94,17 @@ class npy_sink final : public tensor_sink {
 
  private:
   std::string path_;
+  warning_handler on_warning_;
 };
 
 }  // namespace
 
-sink_ptr make_npz_sink(const std::string& path, bool compress) { return std::make_unique<npz_sink>(path, compress); }
+sink_ptr make_npz_sink(const std::string& path, bool compress, warning_handler on_warning) {
+  return std::make_unique<npz_sink>(path, compress, std::move(on_warning));
+}
 
-sink_ptr make_npy_sink(const std::string& path) { return std::make_unique<npy_sink>(path); }
+sink_ptr make_npy_sink(const std::string& path, warning_handler on_warning) {
+  return std::make_unique<npy_sink>(path, std::move(on_warning));
+}
 
-}  // namespace st_cli
+}  // namespace safetensors::pipeline

@@ -4,13 +4,12 @@
 #include <filesystem>
 #include <vector>
 
-#include "output_path.h"
-
 #include "safetensors/checkpoint.h"
+#include "safetensors/pipeline/output_check.h"
+#include "safetensors/pipeline/tensor_sink.h"
 #include "safetensors/writer.h"
-#include "tensor_sink.h"
 
-namespace st_cli {
+namespace safetensors::pipeline {
 namespace {
 
 namespace st = safetensors;
@@ -82,4 +81,4 @@ sink_ptr make_safetensors_sink(const std::string& path, bool sharded, std::vecto
   return std::make_unique<safetensors_file_sink>(path);
 }
 
-}  // namespace st_cli
+}  // namespace safetensors::pipeline

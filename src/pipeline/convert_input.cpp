@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "convert_paths.h"
+#include "safetensors/pipeline/convert_input.h"
 
 #include <filesystem>
 
-#include <fmt/format.h>
-
-#include "checkpoint_input.h"
-#include "output_path.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/formats/pytorch.h"
+#include "safetensors/pipeline/output_check.h"
 
-namespace st_cli {
+namespace safetensors::pipeline {
 namespace {
 
 namespace fs = std::filesystem;
@@ -21,7 +18,7 @@ bool is_pytorch_index(const std::string& path) {
 
 safetensors::result<convert_input> pytorch_sharded(const std::string& path, const std::string& index_path) {
   auto index = safetensors::read_torch_shard_index(path);
-  if (!index) return with_path(std::move(index).err(), path);
+  if (!index) return std::move(index).err().with_path(path);
   convert_input in{convert_input::kind::pytorch_sharded, path, std::move(index->shard_paths)};
   in.files.push_back(index_path);
   return in;
@@ -39,8 +36,10 @@ safetensors::result<convert_input> resolve_convert_input(const std::string& path
   } else if (is_pytorch_index(path)) {
     return pytorch_sharded(path, path);
   }
-  auto c = open_streamed(path);
-  if (!c) return with_path(std::move(c).err(), path);
+  checkpoint_options options;
+  options.shard.backend = io_backend::pread;
+  auto c = checkpoint::open(path, options);
+  if (!c) return std::move(c).err().with_path(path);
   if (!c->sharded()) {
     std::string file = c->shards()[0].file.path();
     return convert_input{convert_input::kind::file, file, {file}};
@@ -54,4 +53,4 @@ safetensors::status check_convert_output(const std::string& out, const convert_i
   return is_directory_path(out) ? check_output_dir(out) : check_output(out, in.files);
 }
 
-}  // namespace st_cli
+}  // namespace safetensors::pipeline

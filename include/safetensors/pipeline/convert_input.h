@@ -1,17 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// The shapes of `convert`'s input and output: a file, or a sharded checkpoint (its
+// The shapes of a conversion's input and output: a file, or a sharded checkpoint (its
 // directory or its index file), and the output checks made before anything is written.
 #pragma once
 
 #include <string>
 #include <vector>
 
-#include "foreign_formats.h"
-#include "report.h"
+#include "safetensors/error.h"
 
-namespace st_cli {
+namespace safetensors::pipeline {
 
-/// What `convert` reads.
+/// What a conversion reads.
 struct convert_input {
   enum class kind { file, pytorch_sharded, safetensors_sharded };
   kind shape = kind::file;
@@ -27,9 +26,9 @@ struct convert_input {
 /// else SafeTensors; anything else is a file. Errors: the index's or the directory's.
 [[nodiscard]] safetensors::result<convert_input> resolve_convert_input(const std::string& path);
 
-/// Checks `args.out` against `in` before anything is written (check_output / check_output_dir):
+/// Checks `out` against `in` before anything is written (check_output / check_output_dir):
 /// a directory path (an existing directory, or a path ending in '/') is a sharded output,
 /// anything else one file, which must not be one of `in.files`.
 [[nodiscard]] safetensors::status check_convert_output(const std::string& out, const convert_input& in);
 
-}  // namespace st_cli
+}  // namespace safetensors::pipeline

@@ -12,13 +12,13 @@
 #include "safetensors/checkpoint.h"
 #include "safetensors/error.h"
 
-namespace st_cli {
+namespace safetensors::pipeline {
 
 /// An IoError "<what>: <strerror(err)>" about `path`.
 [[nodiscard]] safetensors::error os_failure(const std::string& what, int err, const std::string& path);
 
-/// Whether an output may be the same file as an input. Only `cast` and `extract` allow it:
-/// their documented in-place rewrite goes through a temporary renamed over the input.
+/// Whether an output may be the same file as an input. Only the CLI's `cast` and `extract`
+/// allow it: their documented in-place rewrite goes through a temporary renamed over the input.
 enum class in_place : bool { refuse, allow };
 
 /// The check on one output file, made before anything is written:
@@ -54,7 +54,7 @@ enum class in_place : bool { refuse, allow };
                                                            const safetensors::shard_write_options& options,
                                                            std::span<const std::string> inputs);
 
-/// The one way the CLI writes a sharded checkpoint: check_checkpoint_outputs, then
+/// The one way a pipeline writes a sharded checkpoint: check_checkpoint_outputs, then
 /// `directory` is created (with its parents) and `write_checkpoint` fills it; when that
 /// fails, the directories this call created are removed again (created_directory).
 [[nodiscard]] safetensors::result<safetensors::shard_assignment> write_checkpoint_output(
@@ -89,4 +89,4 @@ class created_directory {
   std::vector<std::string> files_;
 };
 
-}  // namespace st_cli
+}  // namespace safetensors::pipeline

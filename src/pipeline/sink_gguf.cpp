@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// GGUF output for `convert ... OUT.gguf [--rename-long hash]`: unquantized tensors (F32,
+// GGUF output: unquantized tensors (F32,
 // F16, BF16, F64, I8..I64) in the source's order with general.alignment 32; metadata comes
 // back typed when it records GGUF types (gguf_metadata.h), else as STRING values.
 #include <fmt/format.h>
@@ -7,13 +7,12 @@
 #include <set>
 #include <vector>
 
-#include "report.h"
 #include "safetensors/formats/gguf_metadata.h"
 #include "safetensors/formats/gguf_writer.h"
+#include "safetensors/pipeline/tensor_sink.h"
 #include "safetensors/sha256.h"
-#include "tensor_sink.h"
 
-namespace st_cli {
+namespace safetensors::pipeline {
 namespace {
 
 namespace gguf = safetensors::gguf;
@@ -40,8 +39,8 @@ struct renames {
   std::vector<std::string> to;
 };
 
-/// GGUF names for every tensor; over-long ones are an error unless `rename_long` is "hash".
-safetensors::result<std::vector<std::string>> gguf_names(const tensor_source& source, const std::string& rename_long,
+/// GGUF names for every tensor; over-long ones are an error unless `hash_long_names`.
+safetensors::result<std::vector<std::string>> gguf_names(const tensor_source& source, bool hash_long_names,
                                                          renames& renamed) {
   std::vector<std::string> names;
   std::set<std::string, std::less<>> taken;
@@ -51,11 +50,12 @@ safetensors::result<std::vector<std::string>> gguf_names(const tensor_source& so
       names.emplace_back(t.name);
       continue;
     }
-    if (rename_long != "hash") {
-      return make_error(error_code::invalid_argument,
-                        fmt::format("tensor name is {} bytes, GGUF allows {} (--rename-long hash shortens it)",
-                                    t.name.size(), gguf_max_name),
-                        std::nullopt, t.name);
+    if (!hash_long_names) {
+      return make_error(
+          error_code::invalid_argument,
+          fmt::format("tensor name is {} bytes, GGUF allows {} (hashing long names shortens it: --rename-long hash)",
+                      t.name.size(), gguf_max_name),
+          std::nullopt, t.name);
     }
     auto short_name = hashed_name(t.name);
     if (!short_name) return std::move(short_name).err();
@@ -77,9 +77,9 @@ gguf::metadata_entry string_array(std::string key, std::vector<std::string> item
   return {std::move(key), gguf::value(std::in_place_index<9>, std::move(a))};
 }
 
-safetensors::result<gguf::write_plan> plan_output(const tensor_source& source, const std::string& rename_long) {
+safetensors::result<gguf::write_plan> plan_output(const tensor_source& source, bool hash_long_names) {
   renames renamed;
-  auto names = gguf_names(source, rename_long, renamed);
+  auto names = gguf_names(source, hash_long_names, renamed);
   if (!names) return std::move(names).err();
   std::vector<gguf::tensor_spec> specs;
   std::size_t i = 0;
@@ -109,10 +109,10 @@ safetensors::result<gguf::write_plan> plan_output(const tensor_source& source, c
 
 class gguf_sink final : public tensor_sink {
  public:
-  gguf_sink(std::string path, std::string rename_long) : path_(std::move(path)), rename_long_(std::move(rename_long)) {}
+  gguf_sink(std::string path, bool hash_long_names) : path_(std::move(path)), hash_long_names_(hash_long_names) {}
 
   safetensors::status write(const tensor_source& source) override {
-    auto plan = plan_output(source, rename_long_);
+    auto plan = plan_output(source, hash_long_names_);
     if (!plan) {
       safetensors::error e = std::move(plan).err();
       if (e.code != error_code::invalid_argument) e.code = error_code::invalid_argument;
@@ -130,13 +130,13 @@ class gguf_sink final : public tensor_sink {
 
  private:
   std::string path_;
-  std::string rename_long_;
+  bool hash_long_names_;
 };
 
 }  // namespace
 
-sink_ptr make_gguf_sink(const std::string& path, const std::string& rename_long) {
-  return std::make_unique<gguf_sink>(path, rename_long);
+sink_ptr make_gguf_sink(const std::string& path, bool hash_long_names) {
+  return std::make_unique<gguf_sink>(path, hash_long_names);
 }
 
-}  // namespace st_cli
+}  // namespace safetensors::pipeline

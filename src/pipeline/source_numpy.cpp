@@ -1,28 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-// NumPy files (.npy, .npz) as a tensor_source for `convert`, and `inspect` of NumPy files.
-// Names map 1:1 (an .npz member `w.npy` is tensor `w`; a lone .npy takes its file's stem).
+// NumPy files (.npy, .npz) as a tensor_source. Names map 1:1 (an .npz member `w.npy` is
+// tensor `w`; a lone .npy takes its file's stem).
 #include <filesystem>
 #include <functional>
-#include <numeric>
 #include <optional>
 #include <vector>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
-#include "command.h"
-#include "convert_read_options.h"
-#include "foreign_formats.h"
-#include "input.h"
-#include "json_util.h"
-#include "progress.h"
-#include "report.h"
 #include "safetensors/formats/npy.h"
 #include "safetensors/formats/npz.h"
+#include "safetensors/pipeline/tensor_source.h"
 #include "safetensors/sniff.h"
-#include "tensor_source.h"
 
-namespace st_cli {
+namespace safetensors::pipeline {
 namespace {
 
 // The arrays of an .npy or .npz input behind one interface.
@@ -107,53 +96,10 @@ class numpy_source final : public tensor_source {
 
 }  // namespace
 
-safetensors::result<source_ptr> open_numpy_source(const std::string& path, const safetensors::npz_options& npz) {
+result<source_ptr> open_numpy_source(const std::string& path, const npz_options& npz) {
   auto in = numpy_input::open(path, npz);
-  if (!in) return with_path(in.err(), path);
+  if (!in) return std::move(in).err().with_path(path);
   return source_ptr(std::make_unique<numpy_source>(path, std::move(in).value()));
 }
 
-safetensors::result<file_listing> list_numpy(const std::string& path) {
-  auto in = numpy_input::open(path);
-  if (!in) return with_path(in.err(), path);
-  file_listing out;
-  out.format = in->is_npz() ? "NumPy .npz" : "NumPy .npy";
-  out.extra_title = "descr";
-  for (const auto& a : in->arrays()) {
-    const auto& h = *a.header;
-    const std::uint64_t elements =
-        std::accumulate(h.shape.begin(), h.shape.end(), std::uint64_t{1}, std::multiplies<>());
-    out.rows.push_back({{a.name, std::string(safetensors::dtype_name(h.type)), h.shape, h.data_bytes, elements},
-                        h.descr + (h.fortran_order ? " (fortran order)" : "")});
-  }
-  return out;
-}
-
-run_result inspect_numpy(const std::string& path, bool json) {
-  if (!json) {
-    auto listing = list_numpy(path);
-    if (!listing) return std::move(listing).err();
-    print_listing(path, *listing);
-    return exit_ok;
-  }
-  auto in = numpy_input::open(path);
-  if (!in) return with_path(in.err(), path);
-  std::uint64_t total = 0;
-  for (const auto& a : in->arrays()) total += a.header->data_bytes;
-  std::string out = fmt::format("{{\"format\":\"{}\",\"arrays\":[", in->is_npz() ? "npz" : "npy");
-  bool first = true;
-  for (const auto& a : in->arrays()) {
-    const auto& h = *a.header;
-    out += fmt::format(
-        "{}{{\"name\":{},\"dtype\":\"{}\",\"descr\":{},\"shape\":[{}],\"bytes\":{},"
-        "\"fortran_order\":{},\"version\":\"{}.{}\"}}",
-        first ? "" : ",", safetensors::json_quote(a.name), safetensors::dtype_name(h.type),
-        safetensors::json_quote(h.descr), fmt::join(h.shape, ","), h.data_bytes, h.fortran_order ? "true" : "false",
-        h.major_version, h.minor_version);
-    first = false;
-  }
-  fmt::print("{}],\"total_bytes\":{}}}\n", out, total);
-  return exit_ok;
-}
-
-}  // namespace st_cli
+}  // namespace safetensors::pipeline

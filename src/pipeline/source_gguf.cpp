@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// A GGUF file as a tensor_source for `convert`: tensors keep their names, shapes become
+// A GGUF file as a tensor_source: tensors keep their names, shapes become
 // row-major, plain types keep theirs and quantized blocks are dequantized to F32 (exact
 // for every supported block type) chunk by chunk. GGUF metadata becomes `__metadata__`
 // text with its types recorded (gguf_metadata.h), so converting back to GGUF restores it.
@@ -9,15 +9,12 @@
 #include <optional>
 #include <vector>
 
-#include "count_text.h"
-#include "input.h"
-#include "report.h"
 #include "safetensors/formats/gguf.h"
 #include "safetensors/formats/gguf_dequantize.h"
 #include "safetensors/formats/gguf_metadata.h"
-#include "tensor_source.h"
+#include "safetensors/pipeline/tensor_source.h"
 
-namespace st_cli {
+namespace safetensors::pipeline {
 namespace {
 
 namespace gguf = safetensors::gguf;
@@ -36,7 +33,8 @@ class gguf_source final : public tensor_source {
       if (!plain) ++dequantized;
       tensors_.push_back({t.name, plain.value_or(dtype::F32), t.shape});
     }
-    if (dequantized > 0) notes_.push_back(fmt::format("dequantized {} to F32", count_of(dequantized, "tensor")));
+    if (dequantized > 0)
+      notes_.push_back(fmt::format("dequantized {} tensor{} to F32", dequantized, dequantized == 1 ? "" : "s"));
   }
 
   /// Raw bytes for plain types; else whole blocks at a time, dequantized to float32.
@@ -79,21 +77,20 @@ class gguf_source final : public tensor_source {
 
 }  // namespace
 
-safetensors::result<source_ptr> open_gguf_source(const std::string& path) {
+result<source_ptr> open_gguf_source(const std::string& path) {
   auto in = gguf::reader::open(path);
-  if (!in) return with_path(in.err(), path);
+  if (!in) return std::move(in).err().with_path(path);
   for (const gguf::tensor_info& t : in->info().tensors) {
     const gguf::type_traits& tr = gguf::traits(t.type);
     if (!tr.dequantizable) {
-      return with_path(
-          safetensors::make_error(safetensors::error_code::unsupported,
-                                  fmt::format("GGUF type {} cannot be dequantized", tr.name), std::nullopt, t.name),
-          path);
+      return make_error(error_code::unsupported, fmt::format("GGUF type {} cannot be dequantized", tr.name),
+                        std::nullopt, t.name)
+          .with_path(path);
     }
   }
   auto metadata = gguf::to_safetensors_metadata(in->info().metadata);
-  if (!metadata) return with_path(metadata.err(), path);
+  if (!metadata) return std::move(metadata).err().with_path(path);
   return source_ptr(std::make_unique<gguf_source>(std::move(in).value(), std::move(metadata).value()));
 }
 
-}  // namespace st_cli
+}  // namespace safetensors::pipeline

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// Casting tensor bytes between floating dtypes a chunk at a time, as `cast` and the dtype
+// option of every pipeline do: through float32, or float64 when the target is F64.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include "safetensors/convert.h"
+#include "safetensors/dtype.h"
+#include "safetensors/error.h"
+
+namespace safetensors::pipeline {
+
+/// True for the dtypes a cast converts: floating point, complex excluded.
+[[nodiscard]] bool castable(dtype t) noexcept;
+
+/// Converts chunks of whole elements, reusing its scratch memory from chunk to chunk.
+class chunk_caster {
+ public:
+  /// `chunk` (whole elements of `from`) as `to` in `out` (resized).
+  [[nodiscard]] status cast(dtype from, dtype to, std::span<const std::byte> chunk, std::vector<std::byte>& out,
+                            const encode_options& options = {});
+
+ private:
+  std::vector<float> f32_;
+  std::vector<double> f64_;
+};
+
+}  // namespace safetensors::pipeline

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// The conversion pipeline: any input the library reads (SafeTensors file or sharded
+// checkpoint, PyTorch .pt/.bin or sharded directory, NumPy .npy/.npz, GGUF) to any output it
+// writes (SafeTensors file or sharded directory, .npz, .npy, GGUF), in bounded memory:
+// source -> optional cast -> progress -> sink. The output is checked before any byte is
+// written (never an input, a device or a directory where a file goes) and appears complete
+// or not at all. The CLI's `convert`, Python's `safetensors.cxx.convert` and the C API call it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "safetensors/dtype.h"
+#include "safetensors/error.h"
+#include "safetensors/pipeline/tensor_sink.h"
+#include "safetensors/pipeline/tensor_source.h"
+
+namespace safetensors::pipeline {
+
+struct convert_options {
+  /// "safetensors", "npz", "npy" or "gguf"; empty: from the output's name (output_format_for).
+  std::string to;
+  /// Floating tensors (complex excepted) become this type; nullopt keeps each tensor's own
+  /// (quantized GGUF blocks always become F32).
+  std::optional<dtype> cast;
+  /// PyTorch and .npz reading options; PyTorch ones given for another input are refused.
+  source_options read;
+  bool compress = false;         ///< .npz output: deflate members (refused for other outputs)
+  bool hash_long_names = false;  ///< GGUF output: shorten names over 63 bytes (refused for others)
+  progress_callback progress;    ///< bytes done / total; returning false cancels (error_code::cancelled)
+  warning_handler on_warning;    ///< each warning as it happens; they are in the summary too
+};
+
+/// What a conversion did.
+struct convert_summary {
+  std::string input_format;  ///< "PyTorch", "SafeTensors (sharded)", ...
+  output_format output = output_format::safetensors;
+  std::size_t tensors = 0;
+  std::uint64_t parameters = 0;  ///< elements of every tensor written
+  std::uint64_t bytes = 0;       ///< tensor bytes written
+  std::vector<std::string> notes;
+  std::vector<std::string> warnings;
+};
+
+/// Converts the file, directory or index `in` into `out`. Errors name the file they are
+/// about; nothing is left at `out` after a failure or a cancellation.
+[[nodiscard]] result<convert_summary> convert(const std::string& in, const std::string& out,
+                                              const convert_options& options = {});
+
+/// Converts an opened source (a remote SafeTensors file, a custom reader) into `out`;
+/// `inputs` are the files it reads (none may be overwritten). `options.read` is not used.
+[[nodiscard]] result<convert_summary> convert(source_ptr source, const std::string& out,
+                                              const convert_options& options = {},
+                                              std::vector<std::string> inputs = {});
+
+}  // namespace safetensors::pipeline

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+// Where a pipeline writes: every output format (SafeTensors file or sharded directory, NumPy
+// .npz / .npy, GGUF) consumes any tensor_source. A sink checks what it can before it
+// creates anything (dtypes the format lacks, names, tensor count), then streams the
+// source's tensors into its format's atomic writer: the output appears complete or not
+// at all.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "safetensors/error.h"
+#include "safetensors/pipeline/tensor_source.h"
+
+namespace safetensors::pipeline {
+
+enum class output_format : std::uint8_t { safetensors, safetensors_sharded, npz, npy, gguf };
+
+/// "SafeTensors", "SafeTensors (sharded)", "NumPy .npz", "NumPy .npy", "GGUF".
+[[nodiscard]] std::string_view output_format_name(output_format f) noexcept;
+
+/// The output format for `path`: `to` when given ("safetensors", "npz", "npy", "gguf"), else
+/// the name's extension. A directory path (an existing directory, or one ending in '/') is
+/// a sharded SafeTensors checkpoint. InvalidArgument, naming `path`, when the name says
+/// nothing we write (a PyTorch extension: those are read, not written).
+[[nodiscard]] result<output_format> output_format_for(const std::string& path, std::string_view to = {});
+
+/// What shapes writing. Fields that do not apply to the chosen format are ignored here:
+/// the pipelines refuse them (convert.h).
+struct sink_options {
+  bool compress = false;            ///< .npz: deflate members
+  bool hash_long_names = false;     ///< GGUF: shorten names over 63 bytes with a hash suffix
+  std::vector<std::string> inputs;  ///< every file read: no output file may be one (output_check.h)
+  warning_handler on_warning;       ///< told of losses (metadata NumPy cannot hold, BF16 as '<V2')
+};
+
+class tensor_sink {
+ public:
+  virtual ~tensor_sink() = default;
+  /// Writes every tensor of `source` to the output and commits it. Errors found before
+  /// writing (a dtype or name the format cannot hold) are InvalidArgument naming the tensor
+  /// and what the format takes.
+  [[nodiscard]] virtual status write(const tensor_source& source) = 0;
+};
+
+using sink_ptr = std::unique_ptr<tensor_sink>;
+
+/// The writer for `format` at `path`.
+[[nodiscard]] sink_ptr make_sink(output_format format, const std::string& path, const sink_options& options = {});
+/// The writers make_sink chooses from (sink_<format>.cpp). A sharded output writes through
+/// write_checkpoint_output: each shard file and the index are checked against `inputs`
+/// first, and directories it created are removed on failure.
+[[nodiscard]] sink_ptr make_safetensors_sink(const std::string& path, bool sharded, std::vector<std::string> inputs);
+[[nodiscard]] sink_ptr make_npz_sink(const std::string& path, bool compress, warning_handler on_warning);
+[[nodiscard]] sink_ptr make_npy_sink(const std::string& path, warning_handler on_warning);
+[[nodiscard]] sink_ptr make_gguf_sink(const std::string& path, bool hash_long_names);
+
+}  // namespace safetensors::pipeline

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: Apache-2.0
+// PyTorch checkpoints (.pt/.bin, zip or legacy; a sharded directory with
+// pytorch_model.bin.index.json) as a tensor_source. Nothing in the input is executed: the
+// restricted unpickler only describes tensors.
+#include <filesystem>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "safetensors/formats/pytorch.h"
+#include "safetensors/pipeline/tensor_source.h"
+#include "safetensors/writer.h"
+
+namespace safetensors::pipeline {
+namespace {
+
+// One tensor to write, and where its bytes come from.
+struct tensor_origin {
+  const torch_checkpoint* checkpoint = nullptr;
+  std::size_t index = 0;
+};
+
+// Everything the inputs hold, after --shared is applied.
+struct conversion {
+  std::vector<std::unique_ptr<torch_checkpoint>> inputs;
+  std::vector<tensor_spec> specs;
+  std::vector<tensor_origin> sources;
+  metadata_map metadata{{"format", "pt"}};
+  std::vector<std::string> notes;  // shared storages, skipped values: printed after writing
+  std::uint64_t total_bytes = 0;
+};
+
+// --shared dedup: a tensor that is exactly the same view as an earlier one (tied weights)
+// is not written; __metadata__ maps its name to the kept one, as save_model does. Other
+// views of a shared storage are written as copies. --shared keep copies every tensor.
+std::vector<bool> plan_shared(const torch_checkpoint& c, bool dedup, conversion& out) {
+  const auto tensors = c.tensors();
+  std::vector<bool> dropped(tensors.size(), false);
+  for (const auto& group : shared_storage_groups(tensors)) {
+    std::vector<std::string> names;
+    for (std::size_t i : group) names.push_back(tensors[i].name);
+    if (!dedup) {
+      out.notes.push_back(fmt::format("shared storage, each written as a copy: {}", fmt::join(names, ", ")));
+      continue;
+    }
+    for (std::size_t a = 0; a < group.size(); ++a) {
+      if (dropped[group[a]]) continue;
+      for (std::size_t b = a + 1; b < group.size(); ++b) {
+        if (dropped[group[b]] || !same_view(tensors[group[a]], tensors[group[b]])) continue;
+        dropped[group[b]] = true;
+        out.metadata[tensors[group[b]].name] = tensors[group[a]].name;
+        out.notes.push_back(fmt::format("deduplicated: {} is {} (recorded in __metadata__)", tensors[group[b]].name,
+                                        tensors[group[a]].name));
+      }
+    }
+  }
+  return dropped;
+}
+
+status add_checkpoint(const std::string& path, const source_options& options, conversion& out) {
+  torch_open_options open_options;
+  open_options.key = options.key;
+  open_options.strict = options.strict;
+  auto opened = torch_checkpoint::open(path, open_options);
+  if (!opened) return std::move(opened).err();
+  out.inputs.push_back(std::make_unique<torch_checkpoint>(std::move(opened).value()));
+  const torch_checkpoint& c = *out.inputs.back();
+  const auto dropped = plan_shared(c, options.shared == shared_tensors::dedup, out);
+  for (std::size_t i = 0; i < c.tensors().size(); ++i) {
+    if (dropped[i]) continue;
+    const auto& t = c.tensors()[i];
+    out.specs.push_back({t.name, t.type, t.shape});
+    out.sources.push_back({&c, i});
+    out.total_bytes += byte_size(t.type, t.shape).bytes;
+  }
+  for (const auto& s : c.skipped()) {
+    if (s.kind == torch_skip_kind::not_tensor) {
+      out.notes.push_back(fmt::format("skipped {}: {}", s.name, s.reason));
+    } else if (options.on_warning) {
+      // Objects outside the pickle allowlist and tensors SafeTensors cannot hold (strict refuses them).
+      options.on_warning(fmt::format("skipped '{}': {} (strict mode refuses it)", s.name, s.reason));
+    }
+  }
+  return {};
+}
+
+// The conversion as a tensor_source: tensors in the inputs' order, read from their checkpoint.
+class pytorch_source final : public tensor_source {
+ public:
+  pytorch_source(const std::string& path, conversion c, std::uint64_t shard_bytes) : c_(std::move(c)) {
+    format_ = "PyTorch";
+    path_ = path;
+    for (const auto& spec : c_.specs) tensors_.push_back({spec.name, spec.type, spec.shape});
+    metadata_ = c_.metadata;
+    notes_ = c_.notes;
+    shard_bytes_ = shard_bytes;
+  }
+
+  status read(std::size_t index, const chunk_consumer& consume) const override {
+    const tensor_origin& s = c_.sources[index];
+    return s.checkpoint->read_tensor(s.index, consume);
+  }
+
+ private:
+  conversion c_;
+};
+
+result<source_ptr> open_directory(const std::string& path, const source_options& options) {
+  auto index = read_torch_shard_index(path);
+  if (!index) return std::move(index).err().with_path(path);
+  conversion c;
+  std::uint64_t largest_shard = 0;
+  for (const auto& shard : index->shard_paths) {
+    const std::uint64_t before = c.total_bytes;
+    if (auto ok = add_checkpoint(shard, options, c); !ok) return std::move(ok).err().with_path(shard);
+    largest_shard = std::max(largest_shard, c.total_bytes - before);
+  }
+  // Every tensor the index names must be in its shard.
+  std::map<std::string, std::string> found;
+  for (const auto& s : c.sources) found.emplace(s.checkpoint->tensors()[s.index].name, s.checkpoint->path());
+  for (const auto& [tensor, shard] : index->weight_map) {
+    auto it = found.find(tensor);
+    if (it == found.end() || it->second != shard) {
+      if (options.shared == shared_tensors::dedup && c.metadata.contains(tensor)) continue;
+      return make_error(error_code::shard_mismatch,
+                        fmt::format("the index puts '{}' in {}, which does not hold it", tensor, shard))
+          .with_path(path);
+    }
+  }
+  return source_ptr(std::make_unique<pytorch_source>(path, std::move(c), std::max<std::uint64_t>(largest_shard, 1)));
+}
+
+}  // namespace
+
+result<source_ptr> open_pytorch_source(const std::string& path, const source_options& options) {
+  std::error_code ec;
+  // A sharded checkpoint: its directory or its index file (convert_paths.h).
+  if (std::filesystem::is_directory(path, ec) || path.ends_with(".index.json")) return open_directory(path, options);
+  conversion c;
+  if (auto ok = add_checkpoint(path, options, c); !ok) return std::move(ok).err().with_path(path);
+  return source_ptr(std::make_unique<pytorch_source>(path, std::move(c), 0));
+}
+
+}  // namespace safetensors::pipeline

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// A SafeTensors file, or a sharded SafeTensors checkpoint, as a tensor_source: read in
+// bounded chunks, whatever the backend.
+#include <algorithm>
+
+#include "safetensors/checkpoint.h"
+#include "safetensors/pipeline/tensor_source.h"
+
+namespace safetensors::pipeline {
+namespace {
+
+class safetensors_reader final : public tensor_source {
+ public:
+  explicit safetensors_reader(file f) : file_(std::move(f)) {
+    format_ = "SafeTensors";
+    path_ = file_.path();
+    for (const auto& t : file_.tensors()) {
+      tensors_.push_back({std::string(t.name), t.type, std::vector<std::uint64_t>(t.shape.begin(), t.shape.end())});
+    }
+    metadata_ = file_.meta().metadata();
+  }
+
+  status read(std::size_t index, const chunk_consumer& consume) const override {
+    return read_tensor_chunks(file_, file_.tensors()[index], buffer_, consume);
+  }
+
+ private:
+  file file_;
+  mutable std::vector<std::byte> buffer_;
+};
+
+// Every shard's tensors in shard order; `__metadata__` is the first shard's (shards of one
+// checkpoint carry the same).
+class checkpoint_reader final : public tensor_source {
+ public:
+  explicit checkpoint_reader(checkpoint c) : checkpoint_(std::move(c)) {
+    format_ = "SafeTensors (sharded)";
+    path_ = checkpoint_.index_path();
+    for (const auto& shard : checkpoint_.shards()) {
+      std::uint64_t shard_total = 0;
+      for (const auto& t : shard.file.tensors()) {
+        tensors_.push_back({std::string(t.name), t.type, std::vector<std::uint64_t>(t.shape.begin(), t.shape.end())});
+        origins_.push_back({&shard.file, &t});
+        shard_total += t.byte_size();
+      }
+      shard_bytes_ = std::max(shard_bytes_, shard_total);
+    }
+    shard_bytes_ = std::max<std::uint64_t>(shard_bytes_, 1);
+    if (!checkpoint_.shards().empty()) metadata_ = checkpoint_.shards().front().file.meta().metadata();
+  }
+
+  status read(std::size_t index, const chunk_consumer& consume) const override {
+    return read_tensor_chunks(*origins_[index].first, *origins_[index].second, buffer_, consume);
+  }
+
+ private:
+  checkpoint checkpoint_;
+  std::vector<std::pair<const file*, const tensor_info*>> origins_;
+  mutable std::vector<std::byte> buffer_;
+};
+
+}  // namespace
+
+result<source_ptr> open_checkpoint_source(const std::string& path) {
+  checkpoint_options options;
+  options.shard.backend = io_backend::pread;
+  auto c = checkpoint::open(path, options);
+  if (!c) return std::move(c).err().with_path(path);
+  if (!c->sharded()) return open_safetensors_source(c->shards().front().file.path());
+  return source_ptr(std::make_unique<checkpoint_reader>(std::move(c).value()));
+}
+
+source_ptr safetensors_source(file f) { return std::make_unique<safetensors_reader>(std::move(f)); }
+
+result<source_ptr> open_safetensors_source(const std::string& path) {
+  // pread: nothing mapped, so memory stays bounded however large the file.
+  auto f = file::open(path, {.backend = io_backend::pread});
+  if (!f) return std::move(f).err().with_path(path);
+  return safetensors_source(std::move(f).value());
+}
+
+}  // namespace safetensors::pipeline

@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "safetensors/pipeline/tensor_source.h"
+
+#include <filesystem>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "safetensors/pipeline/chunk_cast.h"
+#include "safetensors/sniff.h"
+
+namespace safetensors::pipeline {
+
+std::uint64_t source_tensor::byte_size() const { return safetensors::byte_size(type, shape).bytes; }
+
+std::uint64_t source_tensor::element_count() const {
+  return std::accumulate(shape.begin(), shape.end(), std::uint64_t{1}, std::multiplies<>());
+}
+
+result<source_ptr> open_source(const std::string& path, const source_options& options) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec) || path.ends_with(".index.json")) {
+    return open_pytorch_source(path, options);
+  }
+  auto format = sniff_file(path);
+  if (!format) return std::move(format).err().with_path(path);
+  switch (*format) {
+    case file_format::safetensors: return open_safetensors_source(path);
+    case file_format::pytorch_zip:
+    case file_format::pickle: return open_pytorch_source(path, options);
+    case file_format::npy:
+    case file_format::npz: return open_numpy_source(path, options.npz);
+    case file_format::gguf: return open_gguf_source(path);
+    case file_format::unknown:
+      return make_error(error_code::invalid_format, "not a SafeTensors, PyTorch, NumPy (.npy/.npz) or GGUF file")
+          .with_path(path);
+    default:
+      return make_error(error_code::unsupported, fmt::format("cannot convert a {} file (supported: SafeTensors, "
+                                                             "PyTorch .pt/.bin, NumPy .npy/.npz, GGUF)",
+                                                             file_format_name(*format)))
+          .with_path(path);
+  }
+}
+
+status read_tensor_chunks(const file& f, const tensor_info& t, std::vector<std::byte>& buffer,
+                          const chunk_consumer& consume, std::size_t max_bytes) {
+  const std::uint64_t start = f.meta().data_start() + t.begin;
+  const std::uint64_t size = t.byte_size();
+  buffer.resize(static_cast<std::size_t>(std::min<std::uint64_t>(size, max_bytes)));
+  for (std::uint64_t done = 0; done < size;) {
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(size - done, max_bytes));
+    std::span<std::byte> piece(buffer.data(), n);
+    if (auto s = f.read_range(start + done, piece); !s) {
+      error e = std::move(s).err();
+      e.tensor = std::string(t.name);
+      return e;
+    }
+    if (auto s = consume(piece); !s) return s;
+    done += n;
+  }
+  return {};
+}
+
+namespace {
+
+/// Copies the inner source's listing; subclasses change what they must.
+class decorator : public tensor_source {
+ public:
+  explicit decorator(source_ptr inner) : inner_(std::move(inner)) {
+    format_ = inner_->format();
+    path_ = inner_->path();
+    tensors_ = inner_->tensors();
+    metadata_ = inner_->metadata();
+    notes_ = inner_->notes();
+    shard_bytes_ = inner_->shard_bytes();
+  }
+
+ protected:
+  source_ptr inner_;
+};
+
+// Sub-byte types come in groups that fill whole bytes (F4: 2 elements, F6: 4): conversion
+// takes whole groups, so a chunk's tail that splits one waits for the next chunk.
+std::size_t group_bytes(dtype t) {
+  const unsigned bits = dtype_bits(t);
+  const unsigned elements = 8 / std::gcd(bits, 8U);
+  return bits * elements / 8;
+}
+
+class casting_source final : public decorator {
+ public:
+  casting_source(source_ptr inner, dtype to) : decorator(std::move(inner)) {
+    std::size_t cast = 0;
+    for (auto& t : tensors_) {
+      if (castable(t.type) && t.type != to) {
+        t.type = to;
+        ++cast;
+      }
+    }
+    if (cast > 0) notes_.push_back(fmt::format("cast {} of {} tensors to {}", cast, tensors_.size(), dtype_name(to)));
+  }
+
+  status read(std::size_t index, const chunk_consumer& consume) const override {
+    const dtype from = inner_->tensors()[index].type;
+    const dtype to = tensors_[index].type;
+    if (from == to) return inner_->read(index, consume);
+    const std::size_t group = group_bytes(from);
+    std::vector<std::byte> pending;  // the start of a split group
+    std::vector<std::byte> converted;
+    chunk_caster caster;
+    auto convert = [&](std::span<const std::byte> whole) -> status {
+      if (whole.empty()) return {};
+      if (auto s = caster.cast(from, to, whole, converted); !s) {
+        error e = std::move(s).err();
+        if (!e.tensor) e.tensor = tensors_[index].name;
+        return e;
+      }
+      return consume(converted);
+    };
+    auto s = inner_->read(index, [&](std::span<const std::byte> chunk) -> status {
+      if (!pending.empty()) {
+        const std::size_t take = std::min(group - pending.size(), chunk.size());
+        pending.insert(pending.end(), chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(take));
+        chunk = chunk.subspan(take);
+        if (pending.size() < group) return {};
+        if (auto c = convert(pending); !c) return c;
+        pending.clear();
+      }
+      const std::size_t whole = chunk.size() / group * group;
+      if (auto c = convert(chunk.first(whole)); !c) return c;
+      pending.assign(chunk.begin() + static_cast<std::ptrdiff_t>(whole), chunk.end());
+      return {};
+    });
+    if (!s) return s;
+    if (!pending.empty()) {
+      return make_error(error_code::invalid_format, "tensor data ends inside an element", std::nullopt,
+                        tensors_[index].name);
+    }
+    return {};
+  }
+};
+
+class observed final : public decorator {
+ public:
+  observed(source_ptr inner, progress_callback progress)
+      : decorator(std::move(inner)), progress_(std::move(progress)), total_(total_bytes(*this)) {}
+
+  status read(std::size_t index, const chunk_consumer& consume) const override {
+    return inner_->read(index, [&](std::span<const std::byte> chunk) -> status {
+      if (auto s = consume(chunk); !s) return s;
+      done_ += chunk.size();
+      if (!progress_(done_, total_)) {
+        return make_error(error_code::cancelled, "cancelled", std::nullopt, tensors_[index].name);
+      }
+      return {};
+    });
+  }
+
+ private:
+  progress_callback progress_;
+  std::uint64_t total_;
+  mutable std::uint64_t done_ = 0;
+};
+
+}  // namespace
+
+source_ptr cast_source(source_ptr inner, dtype to) { return std::make_unique<casting_source>(std::move(inner), to); }
+
+source_ptr observed_source(source_ptr inner, progress_callback progress) {
+  if (!progress) return inner;
+  return std::make_unique<observed>(std::move(inner), std::move(progress));
+}
+
+std::uint64_t total_bytes(const tensor_source& source) {
+  std::uint64_t total = 0;
+  for (const auto& t : source.tensors()) total += t.byte_size();
+  return total;
+}
+
+}  // namespace safetensors::pipeline

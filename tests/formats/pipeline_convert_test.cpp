@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: Apache-2.0
+// The conversion pipeline as a library call (safetensors/pipeline/convert.h): what the CLI,
+// Python and the C API reach. Values against the fixtures' recorded SHA-256, progress and
+// cancellation, warnings, refused options and outputs.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "safetensors/file.h"
+#include "safetensors/pipeline/convert.h"
+#include "safetensors/sha256.h"
+#include "safetensors/writer.h"
+#include "support/paths.h"
+#include "support/pytorch_fixtures.h"
+#include "support/status_matchers.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace st = safetensors;
+namespace sp = safetensors::pipeline;
+
+std::string sha256_of(std::span<const std::byte> bytes) {
+  auto hash = st::sha256_hasher::create();
+  EXPECT_TRUE(hash.ok());
+  hash->update(bytes);
+  return st::to_hex(hash->finish());
+}
+
+fs::path f32_file(const fs::path& dir, std::size_t elements, st::metadata_map metadata = {}) {
+  std::vector<float> values(elements);
+  for (std::size_t i = 0; i < elements; ++i) values[i] = static_cast<float>(i) * 0.5F;
+  const fs::path path = dir / "in.safetensors";
+  st::write_options options;
+  if (!metadata.empty()) options.metadata = std::move(metadata);
+  const std::vector<st::tensor_data> tensors{{"w", st::dtype::F32, {elements}, std::as_bytes(std::span(values))}};
+  EXPECT_TRUE(st::write_file(path.string(), tensors, options).ok());
+  return path;
+}
+
+TEST(PipelineConvert, PyTorchToSafetensorsKeepsEveryTensorExactly) {
+  const fs::path dir = st_test::scratch_dir();
+  const fs::path out = dir / "basic.safetensors";
+  auto summary = sp::convert(st_test::pytorch_fixture("basic.pt").string(), out.string());
+  ASSERT_OK(summary);
+  EXPECT_EQ(summary->input_format, "PyTorch");
+  EXPECT_EQ(summary->output, sp::output_format::safetensors);
+  const auto& want = st_test::pytorch_expected().tensors.at("basic.pt");
+  auto f = st::file::open(out.string());
+  ASSERT_OK(f);
+  ASSERT_EQ(f->tensors().size(), want.size());
+  EXPECT_EQ(summary->tensors, want.size());
+  for (const auto& t : f->tensors()) {
+    auto view = f->view(t.name);
+    ASSERT_OK(view);
+    EXPECT_EQ(sha256_of(view->data), want.at(std::string(t.name)).sha256) << t.name;
+  }
+  EXPECT_EQ(f->meta().metadata()->at("format"), "pt");
+}
+
+TEST(PipelineConvert, ProgressReachesTheTotalAndCancellingLeavesNoOutput) {
+  const fs::path dir = st_test::scratch_dir();
+  const fs::path in = f32_file(dir, 3U << 20);  // 12 MiB: several chunks
+  std::vector<std::uint64_t> seen;
+  sp::convert_options options;
+  options.progress = [&](std::uint64_t done, std::uint64_t total) {
+    EXPECT_EQ(total, std::uint64_t{12} << 20);
+    seen.push_back(done);
+    return true;
+  };
+  ASSERT_OK(sp::convert(in.string(), (dir / "out.npz").string(), options));
+  ASSERT_GT(seen.size(), 1U);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_EQ(seen.back(), std::uint64_t{12} << 20);
+
+  int calls = 0;
+  options.progress = [&](std::uint64_t, std::uint64_t) { return ++calls < 2; };
+  const fs::path cancelled = dir / "cancelled.safetensors";
+  EXPECT_ERROR(sp::convert(in.string(), cancelled.string(), options), st::error_code::cancelled);
+  EXPECT_EQ(calls, 2);
+  EXPECT_FALSE(fs::exists(cancelled));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 2);  // in + out.npz, no temporary
+}
+
+TEST(PipelineConvert, CastsFloatsAndReportsLossesAsWarnings) {
+  const fs::path dir = st_test::scratch_dir();
+  const fs::path in = f32_file(dir, 8, {{"source", "test"}});
+  std::vector<std::string> told;
+  sp::convert_options options;
+  options.cast = st::dtype::BF16;
+  options.on_warning = [&](std::string_view w) { told.emplace_back(w); };
+  auto summary = sp::convert(in.string(), (dir / "out.npz").string(), options);
+  ASSERT_OK(summary);
+  EXPECT_EQ(summary->bytes, 16U);           // 8 BF16 values
+  ASSERT_EQ(summary->warnings.size(), 2U);  // __metadata__ dropped, BF16 as '<V2'
+  EXPECT_EQ(told, summary->warnings);
+  EXPECT_NE(summary->warnings[0].find("__metadata__"), std::string::npos) << summary->warnings[0];
+}
+
+TEST(PipelineConvert, OptionsThatDoNotApplyAndUnsafeOutputsAreRefusedBeforeWriting) {
+  const fs::path dir = st_test::scratch_dir();
+  const fs::path in = f32_file(dir, 4);
+  sp::convert_options compress;
+  compress.compress = true;
+  EXPECT_ERROR(sp::convert(in.string(), (dir / "o.safetensors").string(), compress), st::error_code::invalid_argument);
+  sp::convert_options key;
+  key.read.key = "state_dict";
+  EXPECT_ERROR(sp::convert(in.string(), (dir / "o.npz").string(), key), st::error_code::invalid_argument);
+  EXPECT_ERROR(sp::convert(in.string(), in.string()), st::error_code::invalid_argument);  // the input itself
+  EXPECT_ERROR(sp::convert(in.string(), (dir / "o.pt").string()), st::error_code::invalid_argument);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), fs::directory_iterator()), 1);
+}
+
+TEST(PipelineConvert, AnOpenedSourceConvertsLikeAPath) {
+  const fs::path dir = st_test::scratch_dir();
+  const fs::path in = f32_file(dir, 4);
+  auto f = st::file::open(in.string(), {.backend = st::io_backend::pread});
+  ASSERT_OK(f);
+  auto summary =
+      sp::convert(sp::safetensors_source(std::move(f).value()), (dir / "o.gguf").string(), {}, {in.string()});
+  ASSERT_OK(summary);
+  EXPECT_EQ(summary->output, sp::output_format::gguf);
+  EXPECT_EQ(summary->parameters, 4U);
+}
+
+}  // namespace
