@@ -176,7 +176,6 @@ def main():
         size = os.path.getsize(path)
         dims = {n: d for n, (_, d) in state.items()}
         del state
-        split = 0
         with open(path, "rb") as f:  # split tensors' bytes, from the header
             header = json.loads(f.read(int.from_bytes(f.read(8), "little")))
         split = sum(e["data_offsets"][1] - e["data_offsets"][0] for n, e in header.items()

@@ -82,7 +82,7 @@ def _torchrun(worker_args, log_dir, timeout=120):
     # --redirects/--tee 1 (stdout to a log file and the console): with Python 3.11, torch 1.13
     # cannot parse their default "0" (iterating an IntFlag skips 0) and torchrun fails at start.
     command = launcher + ["--nnodes=1", f"--nproc_per_node={WORLD}", "--master_addr=127.0.0.1",
-                          f"--master_port={_free_port()}", "--redirects=1", "--tee=1", "--monitor_interval=0.2", f"--log_dir={log_dir}",
+                          f"--master_port={_free_port()}", "--redirects=1", "--tee=1", f"--log_dir={log_dir}",
                           os.path.join(os.path.dirname(__file__), "tp_load_worker.py")] + worker_args
     done = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
     assert done.returncode == 0, done.stdout.decode(errors="replace")[-6000:]
