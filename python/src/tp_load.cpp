@@ -2,10 +2,15 @@
 // `TensorParallelLoad`: one rank's parts of a checkpoint (a path, or a URL when the module is
 // built with safetensors::remote), planned by a tensor-parallel plan and read into
 // caller-provided buffers with the GIL released. safetensors.cxx.load_sharded wraps it.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <pybind11/stl.h>
@@ -29,6 +34,8 @@ namespace {
 /// CPU), in smaller pieces so that one tensor's runs spread over the connections.
 constexpr unsigned remote_threads = 8;
 constexpr std::uint64_t remote_chunk_bytes = std::uint64_t{1} << 20;
+/// How often a load checks for Ctrl-C.
+constexpr auto signal_poll = std::chrono::milliseconds(50);
 
 bool is_url(const std::string& s) {
   return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0 || s.rfind("file://", 0) == 0;
@@ -128,11 +135,39 @@ class rank_load {
       o.threads = remote_threads;
       o.chunk_bytes = remote_chunk_bytes;
     }
+    // The load runs on its own thread while this one checks for Ctrl-C: a signal cancels it
+    // after the pieces in flight (at most chunk_bytes per loader thread).
+    std::atomic<bool> cancel{false};
+    o.progress = [&cancel](const st::load_progress&) { return !cancel.load(); };
     st::status s;
+    bool interrupted = false;
     {
       py::gil_scoped_release release;
-      s = st::load_tp_rank(plan_rank_, destinations, o);
+      std::mutex mutex;
+      std::condition_variable finished;
+      bool done = false;
+      std::thread loader([&] {
+        st::status result = st::load_tp_rank(plan_rank_, destinations, o);
+        std::lock_guard lock(mutex);
+        s = std::move(result);
+        done = true;
+        finished.notify_one();
+      });
+      std::unique_lock lock(mutex);
+      while (!finished.wait_for(lock, signal_poll, [&] { return done; })) {
+        if (interrupted) continue;
+        lock.unlock();
+        {
+          py::gil_scoped_acquire acquire;
+          interrupted = PyErr_CheckSignals() != 0;  // leaves the exception set on this thread
+        }
+        if (interrupted) cancel = true;
+        lock.lock();
+      }
+      lock.unlock();
+      loader.join();
     }
+    if (interrupted) throw py::error_already_set();
     check(std::move(s));
   }
 

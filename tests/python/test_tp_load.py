@@ -178,3 +178,37 @@ def test_one_rank_of_two_in_process(checkpoint):
     # mmap reads the same parts as pread.
     mapped = load_sharded(checkpoint["directory"], 1, 2, PLAN, backend="mmap")
     assert all(torch.equal(mapped[n], parts[n]) for n in parts)
+
+
+INTERRUPTED_LOAD = """
+import os, signal, sys, threading, time
+import torch
+from safetensors.cxx import load_sharded
+def interrupt():
+    time.sleep(0.3)
+    os.kill(os.getpid(), signal.SIGINT)
+threading.Thread(target=interrupt, daemon=True).start()
+start = time.perf_counter()
+try:
+    load_sharded(sys.argv[1], 0, 2, {"big": "column"})
+    print("finished", time.perf_counter() - start)
+except KeyboardInterrupt:
+    print("interrupted", time.perf_counter() - start)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="signals and sparse files")
+def test_ctrl_c_interrupts_a_long_load(tmp_path):
+    path = tmp_path / "sparse.safetensors"
+    nbytes = 6 << 30  # rank 0 reads 3 GiB of a hole: zeros, no disk, stopped long before the end
+    header = b'{"big":{"dtype":"U8","shape":[2,%d],"data_offsets":[0,%d]}}' % (nbytes // 2, nbytes)
+    header += b" " * (-(8 + len(header)) % 8)
+    with open(path, "wb") as f:
+        f.write(len(header).to_bytes(8, "little") + header)
+        f.truncate(8 + len(header) + nbytes)
+    out = subprocess.run([sys.executable, "-c", INTERRUPTED_LOAD, str(path)], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    what, seconds = out.stdout.split()
+    assert what == "interrupted", "the load finished before the interrupt: make it bigger"
+    assert float(seconds) < 10
