@@ -39,7 +39,8 @@ def load_sharded(path_or_url, rank, world_size, plan, device="cpu", *, backend="
     raises SafetensorError before anything is read, on every rank alike. With
     `return_stats=True` the result is (tensors, stats): stats["bytes"] read by this rank,
     ["split_bytes"] of them from split tensors, ["split_full_bytes"] the split tensors' whole
-    size, and for a URL ["http_requests"] and ["http_bytes"] (headers included)."""
+    size, ["checkpoint_bytes"] all tensors' size, and for a URL ["http_requests"] and
+    ["http_bytes"] (headers included). Ctrl-C stops the load (KeyboardInterrupt)."""
     import numpy as np
     import torch
 

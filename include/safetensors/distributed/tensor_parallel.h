@@ -88,7 +88,7 @@ struct tp_tensor {
   slice_plan part;  ///< the rank's part: output shape and file ranges
 };
 
-/// What one rank reads. Points into the checkpoint: valid while it lives.
+/// What one rank reads. Points into the checkpoint and the plan: valid while both live.
 struct tp_rank_plan {
   std::uint64_t rank = 0;
   std::uint64_t world_size = 1;
