@@ -206,6 +206,11 @@ class rank_load {
 }  // namespace
 
 void bind_tp_load(py::module_& m) {
+#if SAFETENSORS_HAVE_REMOTE
+  m.attr("tp_load_reads_urls") = true;
+#else
+  m.attr("tp_load_reads_urls") = false;
+#endif
   py::class_<rank_load>(m, "TensorParallelLoad", "One rank's parts of a checkpoint under a tensor-parallel plan.")
       .def(py::init<const std::string&, std::uint64_t, std::uint64_t, const std::string&, const std::string&,
                     const py::dict&>(),

@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 import torch.distributed  # noqa: E402
 
 from safetensors import SafetensorError  # noqa: E402
+from safetensors._safetensors_cxx import tp_load_reads_urls  # noqa: E402
 from safetensors.cxx import load_sharded  # noqa: E402
 from safetensors.torch import save_file  # noqa: E402
 
@@ -103,6 +104,8 @@ def checkpoint(tmp_path_factory):
 def test_torchrun_ranks_read_their_chunks_locally_and_from_nginx(checkpoint, tmp_path):
     if nginx_server.find_nginx() is None:
         pytest.skip("nginx is not installed (scripts/install-deps installs it)")
+    if not tp_load_reads_urls:
+        pytest.skip("the module was built without libcurl (SAFETENSORS_BUILD_REMOTE)")
     model = checkpoint["model"]
     split_full = sum(t.numel() * t.element_size() for t, dim in model.values() if dim is not None)
     replicated = sum(t.numel() * t.element_size() for t, dim in model.values() if dim is None)
