@@ -15,9 +15,10 @@ from ._safetensors_cxx import mlx_params as _mlx_params
 from ._safetensors_cxx import mlx_quantize_into as _mlx_quantize_into
 from ._safetensors_cxx import mlx_scale_dtype as _mlx_scale_dtype
 from ._safetensors_cxx import validate as _validate
+from ._tp_load import load_sharded  # noqa: F401
 
 __all__ = ["ValidationResult", "validate", "writer", "open_checkpoint", "mlx_layers", "dequantize", "quantize",
-           "convert", "SafetensorError"]
+           "convert", "load_sharded", "SafetensorError"]
 
 
 @dataclass(frozen=True)

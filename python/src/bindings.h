@@ -10,6 +10,7 @@ void bind_reader(pybind11::module_& m);
 void bind_writer(pybind11::module_& m);
 void bind_validate(pybind11::module_& m);
 void bind_mlx(pybind11::module_& m);
+void bind_tp_load(pybind11::module_& m);
 void bind_header_reader(pybind11::module_& m);
 void bind_pipelines(pybind11::module_& m);
 

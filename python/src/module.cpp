@@ -14,6 +14,7 @@ PYBIND11_MODULE(_safetensors_cxx, m) {
   st_python::bind_writer(m);
   st_python::bind_validate(m);
   st_python::bind_mlx(m);
+  st_python::bind_tp_load(m);
   st_python::bind_header_reader(m);
 #if defined(SAFETENSORS_PYTHON_PIPELINES)
   st_python::bind_pipelines(m);
