@@ -354,8 +354,7 @@ void bind_reader(py::module_& m) {
                   "Opens a file by http(s):// or file:// URL; settings: token, ca_file, insecure, timeout.")
       .def_static("open_checkpoint_url", &open_checkpoint_url, py::arg("url"), py::arg("policy") = "reference",
                   py::arg("settings") = py::dict(), "Opens a checkpoint (file, index or base URL) by URL.")
-      .def_property_readonly_static("remote_supported",
-                                    [](const py::object&) { return SAFETENSORS_HAVE_REMOTE != 0; })
+      .def_property_readonly_static("remote_supported", [](const py::object&) { return SAFETENSORS_HAVE_REMOTE != 0; })
       .def("keys", &keys, "Tensor names, sorted.")
       .def("offset_keys", &offset_keys, "Tensor names in data order (shard by shard for a checkpoint).")
       .def("metadata", &metadata, "__metadata__ (the index's metadata for a sharded checkpoint), or None.")
