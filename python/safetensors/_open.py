@@ -542,9 +542,9 @@ class _safe_open_handle(_Handle):
     (fsspec memory/HTTP files, BytesIO) has its header read once and then only the bytes of
     the tensors and slices asked for."""
 
-    def __init__(self, f, framework, device="cpu", *, backend="mmap"):
+    def __init__(self, f, framework, device="cpu", *, backend="mmap", mmap=True):
         fw = _framework(framework)
         _device(fw, device)
         path = _descriptor_path(f)
-        reader = Reader.open(path, _backend(backend)) if path else _StreamReader(f)
+        reader = Reader.open(path, _backend(backend, mmap)) if path else _StreamReader(f)
         super().__init__(reader, fw, device)

@@ -8,7 +8,7 @@ import pickle
 import numpy as np
 import pytest
 
-from safetensors import SafetensorError, safe_open
+from safetensors import SafetensorError, _safe_open_handle, safe_open
 from safetensors.numpy import load_file as np_load_file
 from safetensors.numpy import save_file as np_save_file
 
@@ -50,6 +50,8 @@ def test_mmap_false_reads_copies_with_the_pread_backend(path):
         assert _views_a_mapping(f.get_tensor("w_2d"))
     loaded = np_load_file(path, mmap=False)
     np.testing.assert_array_equal(loaded["w_3d"], ARRAYS["w_3d"])
+    with open(path, "rb") as raw, _safe_open_handle(raw, framework="np", mmap=False) as f:
+        assert f._reader.backend == "pread"
 
 
 def test_mmap_false_in_torch_load_file_and_load_model(path, tmp_path):
