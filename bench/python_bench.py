@@ -4,10 +4,12 @@
 
 Every measurement runs in a fresh interpreter (imports excluded from the timing) on a warm
 page cache; the table shows medians and the ratio ours / baseline (below 1: ours is faster),
-and the peak RSS (VmHWM after a reset, else ru_maxrss) each load reached above the
-interpreter's own. Usage:
+the median CPU seconds of the process (user + system: on a shared machine it moves much less
+with the load than the wall time), and the peak RSS (VmHWM after a reset, else ru_maxrss) each
+load reached above the interpreter's own. Usage:
 
     PYTHONPATH=build/python python3 bench/python_bench.py [--size-mb 1024] [--repeat 3] [--dir DIR]
+        [--only load_file,load_file_touch,...]
 
 The reference package is not installed here: its figures, measured on this machine for
 issue 20, are printed beside ours for the cases it has.
@@ -125,6 +127,29 @@ def read_bytes(tensors):
     return read_arrays(t.reshape(-1).view(torch.uint8).numpy() for t in tensors if t.numel())
 
 
+def reference_path_load(path):
+    """The reference package's loading path, emulated in Python: one
+    `torch.UntypedStorage.from_file(path, shared=False)` (a private copy-on-write mapping) and a
+    view of it per tensor. What ours is compared with when the reference itself is absent."""
+    import struct
+
+    import torch
+
+    from safetensors import _dtypes
+
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+    header.pop("__metadata__", None)
+    size = os.path.getsize(path)
+    whole = torch.tensor([], dtype=torch.uint8).set_(torch.UntypedStorage.from_file(path, False, size))
+    out = {}
+    for name, info in sorted(header.items(), key=lambda item: item[1]["data_offsets"][0]):
+        begin, end = info["data_offsets"]
+        out[name] = whole[8 + n + begin : 8 + n + end].view(_dtypes.torch_dtype(info["dtype"])).view(info["shape"])
+    return out
+
+
 def rss_now():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -151,7 +176,7 @@ def reset_peak_rss():
 
 
 def worker(case, files):
-    """Runs one case; returns (seconds, peak RSS growth in bytes)."""
+    """Runs one case; returns (seconds, peak RSS growth in bytes, CPU seconds of the process)."""
     import numpy as np
     import torch
 
@@ -167,6 +192,7 @@ def worker(case, files):
         prepared = {k: v.clone() for k, v in load_file(files["st"]).items()}
     reset_peak_rss()
     base_rss = rss_now()
+    cpu_start = time.process_time()
     start = time.perf_counter()
     if case == "load_file":
         keep = load_file(files["st"])
@@ -177,6 +203,13 @@ def worker(case, files):
     elif case == "load_file_touch":
         keep = load_file(files["st"])
         touch_pages(keep.values())
+    elif case == "from_file":
+        keep = reference_path_load(files["st"])
+    elif case == "from_file_touch":
+        keep = reference_path_load(files["st"])
+        touch_pages(keep.values())
+    elif case == "from_file_read":
+        read_bytes(reference_path_load(files["st"]).values())
     elif case == "torch.load_touch":
         keep = torch.load(files["pt"])
         touch_pages(keep.values())
@@ -213,25 +246,28 @@ def worker(case, files):
     else:
         raise SystemExit(f"unknown case {case}")
     seconds = time.perf_counter() - start
+    cpu = time.process_time() - cpu_start
     peak = peak_rss()
     if os.path.exists(out):
         os.remove(out)
     del keep, safetensors
-    return seconds, max(0, peak - base_rss)
+    return seconds, max(0, peak - base_rss), cpu
 
 
 def run_worker(case, files, repeat):
-    times, rss = [], []
+    times, rss, cpus = [], [], []
     for _ in range(repeat):
         proc = subprocess.run([sys.executable, __file__, "--worker", case, "--files", json.dumps(files)],
                               capture_output=True, text=True)
         if proc.returncode != 0:
             raise SystemExit(f"{case} failed:\n{proc.stderr}")
-        seconds, grown = json.loads(proc.stdout.strip().splitlines()[-1])
+        seconds, grown, cpu = json.loads(proc.stdout.strip().splitlines()[-1])
         times.append(seconds)
+        cpus.append(cpu)
         rss.append(grown)
     times.sort()
-    return times[len(times) // 2], max(rss)
+    cpus.sort()
+    return times[len(times) // 2], max(rss), cpus[len(cpus) // 2]
 
 
 # ---------------------------------------------------------------- main
@@ -253,6 +289,8 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--dir", help="where to write the files, kept (and reused when present); default: a "
                         "temporary directory, removed")
+    parser.add_argument("--only", help="comma-separated cases to run (first column of PAIRS, e.g. "
+                        "load_file_touch,get_tensor_read); default: all")
     parser.add_argument("--worker")
     parser.add_argument("--files")
     args = parser.parse_args()
@@ -271,22 +309,43 @@ def main():
                     pass
         size = os.path.getsize(files["st"])
         print(f"model file: {size / 1e9:.2f} GB, {args.repeat} runs each, medians\n")
-        print("| case | ours (s) | baseline | baseline (s) | ours / baseline | reference 0.3 (s) | ours / reference |")
-        print("|---|---:|---|---:|---:|---:|---:|")
+        print("| case | ours (s) | ours CPU (s) | baseline | baseline (s) | baseline CPU (s) | ours / baseline "
+              "| reference 0.3 (s) | ours / reference |")
+        print("|---|---:|---:|---|---:|---:|---:|---:|---:|")
         peaks = {}
+        results = {}
+        only = set(args.only.split(",")) if args.only else None
         for ours, baseline, title in PAIRS:
-            ours_s, ours_rss = run_worker(ours, files, args.repeat)
-            base_s, base_rss = run_worker(baseline, files, args.repeat)
+            if only is not None and ours not in only:
+                continue
+            ours_s, ours_rss, ours_cpu = run_worker(ours, files, args.repeat)
+            base_s, base_rss, base_cpu = run_worker(baseline, files, args.repeat)
+            results[ours] = (ours_s, ours_cpu)
             peaks[ours], peaks[baseline] = ours_rss, base_rss
             # The reference's figures are for a 1 GB file: compared only at that size.
             ref = REFERENCE.get(ours) if abs(size - 1e9) < 0.1e9 or ours == "keys_100k" else None
             ref_cells = f"{ref:.3f} | {ours_s / ref:.2f}" if ref else "- | -"
-            print(f"| {title} | {ours_s:.3f} | `{baseline}` | {base_s:.3f} | {ours_s / base_s:.2f} | {ref_cells} |",
+            print(f"| {title} | {ours_s:.3f} | {ours_cpu:.3f} | `{baseline}` | {base_s:.3f} | {base_cpu:.3f} | "
+                  f"{ours_s / base_s:.2f} | {ref_cells} |",
                   flush=True)
-        pread_s, pread_rss = run_worker("load_file_pread", files, args.repeat)
+        if results:
+            print("\nThe reference's loading path, emulated (UntypedStorage.from_file(shared=False) + a view per "
+                  "tensor), in the same run:\n")
+            print("| case | ours (s) | ours CPU (s) | from_file path (s) | from_file CPU (s) | ours / from_file |")
+            print("|---|---:|---:|---:|---:|---:|")
+            for ours, emulated in (("load_file", "from_file"), ("load_file_touch", "from_file_touch"),
+                                   ("get_tensor_read", "from_file_read")):
+                if ours in results:
+                    em_s, _, em_cpu = run_worker(emulated, files, args.repeat)
+                    ours_s, ours_cpu = results[ours]
+                    print(f"| {ours} | {ours_s:.3f} | {ours_cpu:.3f} | {em_s:.3f} | {em_cpu:.3f} | {ours_s / em_s:.2f} |",
+                          flush=True)
+        pread_s, pread_rss, _ = run_worker("load_file_pread", files, args.repeat)
         print(f"\nload_file(backend=\"pread\"): {pread_s:.3f} s")
         print("\nPeak RSS growth (VmHWM) against the file size:")
         for case in ("load_file", "load_file_touch", "torch.load", "torch.load_touch"):
+            if case not in peaks:
+                continue
             print(f"- {case}: {peaks[case] / 1e6:.0f} MB ({peaks[case] / size:.2f} x file size)")
         print(f"- load_file(backend=\"pread\"): {pread_rss / 1e6:.0f} MB ({pread_rss / size:.2f} x file size)")
         print(f"\nload average after: {os.getloadavg()[0]:.2f}")

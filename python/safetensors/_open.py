@@ -68,13 +68,41 @@ def _device(framework, device):
     return device
 
 
-def _backend(name):
+def _backend(name, mmap=True):
+    """The backend a caller asked for; `mmap=False` (the reference's opt-out) means "pread"."""
+    if not mmap and name in ("auto", "mmap"):
+        return "pread"
     if name == "auto":
         return "mmap"
     if name not in ("mmap", "pread"):
         shown = '"' + str(name).replace("\\", "\\\\").replace('"', '\\"') + '"'
         raise SafetensorError(f'backend {shown} is invalid (expected one of: "mmap", "pread")')
     return name
+
+
+_URL_SCHEMES = ("http://", "https://", "file://")
+
+
+def _is_url(filename):
+    return isinstance(filename, str) and filename.startswith(_URL_SCHEMES)
+
+
+def _remote_settings(token, ca_file, insecure, timeout):
+    """The remote options of the CLI (--token, --ca-file, --insecure, --timeout) as the
+    extension takes them. Without `token`, $SAFETENSORS_TOKEN then $HF_TOKEN, as the CLI does;
+    the library sends it to the URL's own host only and never puts it in a message."""
+    if token is None:
+        token = os.environ.get("SAFETENSORS_TOKEN") or os.environ.get("HF_TOKEN")
+    if token is not None and not isinstance(token, str):
+        raise TypeError(f"token must be a str, not {type(token).__name__}")
+    if timeout is not None and not timeout > 0:
+        raise SafetensorError(f"timeout must be a positive number of seconds, not {timeout!r}")
+    if insecure:
+        import warnings
+
+        warnings.warn("insecure=True: TLS certificates and host names are not verified", stacklevel=3)
+    return {"token": token, "ca_file": None if ca_file is None else os.fsdecode(ca_file), "insecure": bool(insecure),
+            "timeout": None if timeout is None else float(timeout)}
 
 
 def _check_name(name):
@@ -356,23 +384,57 @@ class _Handle:
         self._live().info(_check_name(name))  # unknown names fail here, as in the reference
         return PySafeSlice(self, name)
 
+    def get_strided_slice(self, name, dim, intervals):
+        """The pieces `[a:b)` of tensor `name` along `dim`, one per interval in the order given,
+        concatenated along `dim`: torch.cat of the get_slice pieces (overlaps repeat data).
+        Intervals must be non-empty, increasing and within the dimension."""
+        reader = self._live()
+        _, shape, _ = reader.info(_check_name(name))
+        if isinstance(dim, bool) or not isinstance(dim, int) or not -len(shape) <= dim < len(shape):
+            raise SafetensorError(f"dim {dim!r} is invalid for tensor {name} of rank {len(shape)}")
+        dim %= len(shape)
+        intervals = [tuple(i) for i in intervals]
+        if not intervals:
+            raise SafetensorError("intervals is empty")
+        for a, b in intervals:
+            if not 0 <= a < b <= shape[dim]:
+                raise SafetensorError(f"interval ({a}, {b}) is invalid for dimension {dim} of size {shape[dim]}")
+        pieces = [self.get_slice(name)[(slice(None),) * dim + (slice(a, b),)] for a, b in intervals]
+        if self._framework == "pt":
+            import torch
+
+            return torch.cat(pieces, dim=dim)
+        import numpy as np
+
+        return _convert_numpy(np.concatenate([np.asarray(p) for p in pieces], axis=dim), self._framework)
+
 
 class safe_open(_Handle):
     """Opens a SafeTensors file; tensors are read when asked for.
 
     Args:
-        filename (str or os.PathLike): the file.
+        filename (str or os.PathLike): the file, or an `http://`, `https://` or `file://` URL
+            (read with HTTP Range requests: the header, then only the tensors asked for).
         framework (str): "pt"/"torch" or "np"/"numpy" ("tf", "flax", "mlx", "paddle" go through numpy).
         device (str, default "cpu"): torch device for the tensors.
         backend (str, default "mmap"): "mmap" (tensors view a private copy-on-write mapping of the
             file), or "pread" to copy each tensor out with pread(2) (network filesystems, files
-            that may change).
+            that may change). `mmap=False` is the reference's spelling of "pread".
+        token, ca_file, insecure, timeout: for URLs, as the CLI's --token (default
+            $SAFETENSORS_TOKEN, then $HF_TOKEN; sent to the URL's host only), --ca-file (PEM CAs
+            to trust), --insecure (no TLS verification; warns) and --timeout (seconds).
     """
 
-    def __init__(self, filename, framework, device="cpu", *, backend="mmap"):
+    def __init__(self, filename, framework, device="cpu", *, backend="mmap", mmap=True, token=None, ca_file=None,
+                 insecure=False, timeout=None):
         fw = _framework(framework)
         _device(fw, device)
-        super().__init__(Reader.open(os.fsdecode(filename), _backend(backend)), fw, device)
+        backend = _backend(backend, mmap)
+        if _is_url(filename):
+            reader = Reader.open_url(filename, "reference", _remote_settings(token, ca_file, insecure, timeout))
+        else:
+            reader = Reader.open(os.fsdecode(filename), backend)
+        super().__init__(reader, fw, device)
 
 
 class _StreamSlice:
@@ -480,9 +542,9 @@ class _safe_open_handle(_Handle):
     (fsspec memory/HTTP files, BytesIO) has its header read once and then only the bytes of
     the tensors and slices asked for."""
 
-    def __init__(self, f, framework, device="cpu", *, backend="mmap"):
+    def __init__(self, f, framework, device="cpu", *, backend="mmap", mmap=True):
         fw = _framework(framework)
         _device(fw, device)
         path = _descriptor_path(f)
-        reader = Reader.open(path, _backend(backend)) if path else _StreamReader(f)
+        reader = Reader.open(path, _backend(backend, mmap)) if path else _StreamReader(f)
         super().__init__(reader, fw, device)

@@ -53,6 +53,11 @@ def _cannot_convert(argument, value, target):
     return TypeError(f"argument '{argument}': '{type(value).__name__}' object cannot be converted to '{target}'")
 
 
+class _NotATensorSpec(SafetensorError, TypeError):
+    """A tensor_dict value that is not a TensorSpec: a TypeError, as the current reference
+    raises, and a SafetensorError, as its older releases (and their tests) expect."""
+
+
 def check_names(tensor_dict):
     """Tensor names must be str: TypeError in the reference's words otherwise."""
     for name in tensor_dict:
@@ -79,7 +84,7 @@ def _entries(tensor_dict):
     entries = []
     for name, spec in tensor_dict.items():
         if not isinstance(spec, TensorSpec):
-            raise _cannot_convert("tensor_dict", spec, "TensorSpec")
+            raise _NotATensorSpec(str(_cannot_convert("tensor_dict", spec, "TensorSpec")))
         entries.append((name, spec.dtype, spec.shape, (spec.data_ptr, spec.data_len)))
     return entries
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import List, Optional
 
 from . import _dtypes
-from ._open import _Handle, _backend
+from ._open import _Handle, _backend, _is_url, _remote_settings
 from ._safetensors_cxx import Reader, SafetensorError, StreamWriter
 from ._safetensors_cxx import mlx_dequantize_into as _mlx_dequantize_into
 from ._safetensors_cxx import mlx_layers as _mlx_layers
@@ -112,10 +112,19 @@ class open_checkpoint(_Handle):
     """A checkpoint (one file, an index .json, or a directory) read as one namespace, with the
     safe_open API (keys, offset_keys, metadata, get_tensor, get_slice). Shard names are
     confined to the index's directory and the index is cross-checked with the shards.
-    `metadata()` is the index's "metadata" object for a sharded checkpoint."""
+    `metadata()` is the index's "metadata" object for a sharded checkpoint.
 
-    def __init__(self, path, framework="np", device="cpu", *, backend="mmap", policy="reference"):
-        super().__init__(Reader.open_checkpoint(os.fsdecode(path), _backend(backend), policy), framework, device)
+    `path` may be a URL (`http://`, `https://`, `file://`): a file, an index, or a base URL
+    ending in `/`; shard headers are fetched in parallel and tensors with Range requests.
+    `token`, `ca_file`, `insecure` and `timeout` are safe_open's remote options."""
+
+    def __init__(self, path, framework="np", device="cpu", *, backend="mmap", policy="reference", token=None,
+                 ca_file=None, insecure=False, timeout=None):
+        if _is_url(path):
+            reader = Reader.open_checkpoint_url(path, policy, _remote_settings(token, ca_file, insecure, timeout))
+        else:
+            reader = Reader.open_checkpoint(os.fsdecode(path), _backend(backend), policy)
+        super().__init__(reader, framework, device)
 
 
 def mlx_layers(path):

@@ -54,9 +54,10 @@ def load(data):
     return out
 
 
-def load_file(filename, backend="mmap"):
-    """name -> np.ndarray, in file order."""
-    with safe_open(filename, framework="np", backend=backend) as f:
+def load_file(filename, backend="mmap", *, mmap=True, **remote):
+    """name -> np.ndarray, in file order. `filename` may be a URL (`remote`: the token, ca_file,
+    insecure and timeout options of safe_open)."""
+    with safe_open(filename, framework="np", backend=backend, mmap=mmap, **remote) as f:
         return {name: f.get_tensor(name) for name in f.offset_keys()}
 
 

@@ -286,9 +286,10 @@ def load(data):
     return _view2torch(deserialize(data))
 
 
-def load_file(filename, device="cpu", backend="mmap"):
-    """name -> torch.Tensor on `device`, in file order."""
-    with safe_open(filename, framework="pt", device=device, backend=backend) as f:
+def load_file(filename, device="cpu", backend="mmap", *, mmap=True, **remote):
+    """name -> torch.Tensor on `device`, in file order. `filename` may be a URL (`remote`: the
+    token, ca_file, insecure and timeout options of safe_open)."""
+    with safe_open(filename, framework="pt", device=device, backend=backend, mmap=mmap, **remote) as f:
         return {name: f.get_tensor(name) for name in f.offset_keys()}
 
 
@@ -310,10 +311,10 @@ def save_model(model, filename, metadata=None, force_contiguous=True):
         raise ValueError(f"{e} Or use save_model(..., force_contiguous=True), read the docs for potential caveats.")
 
 
-def load_model(model, filename, strict=True, device="cpu", backend="mmap"):
+def load_model(model, filename, strict=True, device="cpu", backend="mmap", *, mmap=True):
     """Loads a file written by save_model into `model`. Returns (missing, unexpected) names; with
     `strict`, any of either raises RuntimeError. Names dropped as tied are not missing."""
-    state_dict = load_file(filename, device=device, backend=backend)
+    state_dict = load_file(filename, device=device, backend=backend, mmap=mmap)
     model_state_dict = model.state_dict()
     removals = _remove_duplicate_names(model_state_dict, preferred_names=state_dict.keys())
     missing, unexpected = model.load_state_dict(state_dict, strict=False)

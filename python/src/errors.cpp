@@ -10,12 +10,41 @@ namespace {
 
 PyObject* safetensor_error_type = nullptr;
 
+/// `path` as the reference prints it (Rust's `{:?}` of a path): in double quotes, with
+/// quotes, backslashes and control characters escaped.
+std::string quoted_path(const std::string& path) {
+  std::string out = "\"";
+  for (const char c : path) {
+    const auto u = static_cast<unsigned char>(c);
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\0': out += "\\0"; break;
+      default:
+        if (u < 0x20 || u == 0x7f) {
+          static constexpr char hex[] = "0123456789abcdef";
+          out += "\\u{";
+          if (u >= 0x10) out += hex[u >> 4];
+          out += hex[u & 0xf];
+          out += '}';
+        } else {
+          out += c;
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
 void raise(const safetensors::error& e) {
   if (e.code == safetensors::error_code::io && e.os_errno == ENOENT) {
-    // The reference's FileNotFoundError and its message, word for word. Only errno is set:
-    // OSError prints "[Errno 2] ...: 'path'" instead once strerror or filename is.
-    py::object exc =
-        py::reinterpret_borrow<py::object>(PyExc_FileNotFoundError)(py::str("No such file or directory: " + e.path));
+    // The reference's FileNotFoundError and its message, word for word (the path quoted). Only
+    // errno is set: OSError prints "[Errno 2] ...: 'path'" instead once strerror or filename is.
+    py::object exc = py::reinterpret_borrow<py::object>(PyExc_FileNotFoundError)(
+        py::str("No such file or directory: " + quoted_path(e.path)));
     exc.attr("errno") = ENOENT;
     PyErr_SetObject(PyExc_FileNotFoundError, exc.ptr());
     return;

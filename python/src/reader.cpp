@@ -18,6 +18,9 @@
 #include "safetensors/checkpoint.h"
 #include "safetensors/file.h"
 #include "safetensors/slice.h"
+#if SAFETENSORS_HAVE_REMOTE
+#include "safetensors/remote/remote.h"
+#endif
 
 namespace py = pybind11;
 namespace st = safetensors;
@@ -134,6 +137,82 @@ reader open_checkpoint(const std::string& path, const std::string& backend, cons
   auto s = std::make_shared<source>();
   s->checkpoint.emplace(unwrap(st::checkpoint::open(path, options)));
   return reader(std::move(s));
+}
+
+/// What safe_open(url, ...) and open_checkpoint(url, ...) pass on: the CLI's remote options.
+struct remote_settings {
+  std::string token;
+  std::string ca_file;
+  bool insecure = false;
+  double timeout_s = 0;
+};
+
+remote_settings remote_settings_from(const py::dict& d) {
+  remote_settings s;
+  if (d.contains("token") && !d["token"].is_none()) s.token = py::cast<std::string>(d["token"]);
+  if (d.contains("ca_file") && !d["ca_file"].is_none()) s.ca_file = py::cast<std::string>(d["ca_file"]);
+  if (d.contains("insecure")) s.insecure = py::cast<bool>(d["insecure"]);
+  if (d.contains("timeout") && !d["timeout"].is_none()) s.timeout_s = py::cast<double>(d["timeout"]);
+  return s;
+}
+
+#if SAFETENSORS_HAVE_REMOTE
+safetensors::remote::options remote_options(const remote_settings& s) {
+  safetensors::remote::options o;
+  o.bearer_token = s.token;
+  o.ca_file = s.ca_file;
+  o.insecure = s.insecure;
+  if (s.timeout_s > 0) {
+    o.connect_timeout_ms = static_cast<long>(s.timeout_s * 1000);
+    o.stall_timeout_ms = o.connect_timeout_ms;
+  }
+  return o;
+}
+#else
+[[noreturn]] void no_remote(const std::string& url) {
+  st::error e = st::make_error(st::error_code::unsupported, "this build reads no URLs (it was built without libcurl)");
+  e.path = url.substr(0, url.find_first_of("?#"));
+  throw python_error(std::move(e));
+}
+#endif
+
+reader open_url(const std::string& url, const std::string& policy, const py::dict& settings) {
+  const auto s = remote_settings_from(settings);
+#if SAFETENSORS_HAVE_REMOTE
+  const auto parse = parse_options_for(policy);
+  auto src = std::make_shared<source>();
+  std::optional<st::result<st::file>> opened;
+  {
+    py::gil_scoped_release release;
+    opened.emplace(safetensors::remote::open(url, remote_options(s), parse));
+  }
+  src->file.emplace(unwrap(std::move(*opened)));
+  return reader(std::move(src));
+#else
+  (void)policy;
+  (void)s;
+  no_remote(url);
+#endif
+}
+
+reader open_checkpoint_url(const std::string& url, const std::string& policy, const py::dict& settings) {
+  const auto s = remote_settings_from(settings);
+#if SAFETENSORS_HAVE_REMOTE
+  st::checkpoint_options options;
+  options.shard.parse = parse_options_for(policy);
+  auto src = std::make_shared<source>();
+  std::optional<st::result<st::checkpoint>> opened;
+  {
+    py::gil_scoped_release release;
+    opened.emplace(safetensors::remote::open_checkpoint(url, remote_options(s), options));
+  }
+  src->checkpoint.emplace(unwrap(std::move(*opened)));
+  return reader(std::move(src));
+#else
+  (void)policy;
+  (void)s;
+  no_remote(url);
+#endif
 }
 
 py::list keys(const reader& r) {
@@ -270,6 +349,12 @@ void bind_reader(py::module_& m) {
       .def_static("from_bytes", &open_bytes, py::arg("data"), py::arg("policy") = "reference")
       .def_static("open_checkpoint", &open_checkpoint, py::arg("path"), py::arg("backend") = "mmap",
                   py::arg("policy") = "reference")
+      .def_static("open_url", &open_url, py::arg("url"), py::arg("policy") = "reference",
+                  py::arg("settings") = py::dict(),
+                  "Opens a file by http(s):// or file:// URL; settings: token, ca_file, insecure, timeout.")
+      .def_static("open_checkpoint_url", &open_checkpoint_url, py::arg("url"), py::arg("policy") = "reference",
+                  py::arg("settings") = py::dict(), "Opens a checkpoint (file, index or base URL) by URL.")
+      .def_property_readonly_static("remote_supported", [](const py::object&) { return SAFETENSORS_HAVE_REMOTE != 0; })
       .def("keys", &keys, "Tensor names, sorted.")
       .def("offset_keys", &offset_keys, "Tensor names in data order (shard by shard for a checkpoint).")
       .def("metadata", &metadata, "__metadata__ (the index's metadata for a sharded checkpoint), or None.")
