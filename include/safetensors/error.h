@@ -67,8 +67,14 @@ struct error {
 [[nodiscard]] error make_error(error_code code, std::string message, std::optional<std::uint64_t> offset = std::nullopt,
                                std::optional<std::string> tensor = std::nullopt);
 
-/// A value or an error. Accessing the wrong alternative is a programming error
-/// (checked with std::get, which throws std::bad_variant_access).
+namespace detail {
+/// Prints "safetensors: value() of a failed result: <error>" to stderr and aborts.
+[[noreturn]] void value_of_failed_result(const error& e) noexcept;
+}  // namespace detail
+
+/// A value or an error. `value()` (and `*`, `->`) on an error is a programming error: the
+/// process stops with the error's text on stderr (the API promises no exceptions, so none is
+/// thrown); `value_or` and `ok()` are the checked ways. `err()` on a value is the same mistake.
 template <class T>
 class [[nodiscard]] result {
  public:
@@ -78,9 +84,27 @@ class [[nodiscard]] result {
   [[nodiscard]] bool ok() const noexcept { return state_.index() == 0; }
   explicit operator bool() const noexcept { return ok(); }
 
-  [[nodiscard]] T& value() & { return std::get<0>(state_); }
-  [[nodiscard]] const T& value() const& { return std::get<0>(state_); }
-  [[nodiscard]] T&& value() && { return std::get<0>(std::move(state_)); }
+  [[nodiscard]] T& value() & {
+    check();
+    return *std::get_if<0>(&state_);
+  }
+  [[nodiscard]] const T& value() const& {
+    check();
+    return *std::get_if<0>(&state_);
+  }
+  [[nodiscard]] T&& value() && {
+    check();
+    return std::move(*std::get_if<0>(&state_));
+  }
+  /// The value, or `fallback` when this is an error.
+  template <class U>
+  [[nodiscard]] T value_or(U&& fallback) const& {
+    return ok() ? *std::get_if<0>(&state_) : static_cast<T>(std::forward<U>(fallback));
+  }
+  template <class U>
+  [[nodiscard]] T value_or(U&& fallback) && {
+    return ok() ? std::move(*std::get_if<0>(&state_)) : static_cast<T>(std::forward<U>(fallback));
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
@@ -90,6 +114,9 @@ class [[nodiscard]] result {
   [[nodiscard]] error&& err() && { return std::get<1>(std::move(state_)); }
 
  private:
+  void check() const noexcept {
+    if (!ok()) detail::value_of_failed_result(*std::get_if<1>(&state_));
+  }
   std::variant<T, error> state_;
 };
 

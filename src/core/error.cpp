@@ -2,6 +2,9 @@
 // Error code names and the one-line rendering used by every tool.
 #include "safetensors/error.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include <fmt/format.h>
 
 namespace safetensors {
@@ -34,6 +37,11 @@ std::string_view error_code_name(error_code code) noexcept {
     case error_code::cancelled: return "Cancelled";
   }
   return "Unknown";
+}
+
+void detail::value_of_failed_result(const error& e) noexcept {
+  std::fputs(fmt::format("safetensors: value() of a failed result: {}\n", e.to_string()).c_str(), stderr);
+  std::abort();
 }
 
 error error::with_path(std::string_view file) && {

@@ -2,7 +2,7 @@
 // The shapes of convert's input and output: a checkpoint is read from its directory or its
 // index file; a directory path (existing, or ending in '/') is a sharded output, any other
 // name one file (a sharded input is joined into it, never turned into a directory of
-// that name); a sharded SafeTensors input is refused with a hint and nothing written.
+// that name); a sharded SafeTensors input is read as one namespace.
 #include <gtest/gtest.h>
 
 #include <filesystem>

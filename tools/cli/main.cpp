@@ -12,6 +12,7 @@
 #include "remote_input.h"
 #include "report.h"
 #include "safetensors/cleanup.h"
+#include "safetensors/version.h"
 
 namespace st_cli {
 
@@ -54,7 +55,7 @@ int main(int argc, char** argv) {
   try {
     CLI::App app{"Inspect, validate and write SafeTensors files.", "safetensors"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "safetensors 0.1.0");
+    app.set_version_flag("--version", std::string("safetensors ") + safetensors::version_string);
     std::map<CLI::App*, runner> runners;
     for (const command& c : registry()) {
       CLI::App* sub = app.add_subcommand(c.name, c.help);
