@@ -110,6 +110,7 @@ function(expect_refused component reason)
   execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/component -B ${WORK_DIR}/component
                           -DCMAKE_PREFIX_PATH=${PREFIX} -DCOMPONENT=${component}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(REGEX REPLACE "[ \n]+" " " err "${err}")  # CMake wraps the message
   if(NOT rc OR NOT err MATCHES "${reason}")
     message(FATAL_ERROR "find_package(safetensors COMPONENTS ${component}) should fail with '${reason}' "
                         "(${rc}): ${out}${err}")
