@@ -5,8 +5,8 @@ install(TARGETS safetensors EXPORT safetensors-targets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# The converters', pipelines' and remote reader's headers stay out: safetensors::formats and
-# safetensors::remote are not part of the installed package yet.
+# The converters' and pipelines' headers come with their library (component formats, below);
+# the remote reader's stay out: safetensors::remote is not part of the installed package yet.
 install(DIRECTORY include/safetensors DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} PATTERN formats EXCLUDE
   PATTERN pipeline EXCLUDE PATTERN remote EXCLUDE)
 if(TARGET safetensors_cli)
@@ -43,3 +43,27 @@ else()
 endif()
 configure_file(cmake/safetensors.pc.in ${CMAKE_CURRENT_BINARY_DIR}/safetensors.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/safetensors.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+
+# Component formats: the converters and pipelines, safetensors::formats
+# (find_package(safetensors COMPONENTS formats)) and safetensors_formats.pc, when they were built.
+if(TARGET safetensors_formats)
+  install(TARGETS safetensors_formats EXPORT safetensors-formats-targets COMPONENT formats
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(DIRECTORY include/safetensors/formats include/safetensors/pipeline COMPONENT formats
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/safetensors)
+  install(EXPORT safetensors-formats-targets NAMESPACE safetensors:: COMPONENT formats
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/safetensors)
+  get_target_property(safetensors_formats_type safetensors_formats TYPE)
+  # Static: minizip and zlib are linked by the consumer, so plain `pkg-config --libs` names them.
+  if(safetensors_formats_type STREQUAL "STATIC_LIBRARY")
+    set(SAFETENSORS_FORMATS_PC_REQUIRES "Requires: safetensors minizip zlib")
+  else()
+    set(SAFETENSORS_FORMATS_PC_REQUIRES "Requires: safetensors\nRequires.private: minizip zlib")
+  endif()
+  configure_file(cmake/safetensors_formats.pc.in ${CMAKE_CURRENT_BINARY_DIR}/safetensors_formats.pc @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/safetensors_formats.pc COMPONENT formats
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endif()

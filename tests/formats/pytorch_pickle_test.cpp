@@ -229,6 +229,14 @@ TEST(PytorchPickle, MalformedArgumentsAreInvalidFormat) {
   expect_error("\x80\x02\xff.", st::error_code::invalid_format, "opcode 0xff at pickle byte 2");
 }
 
+TEST(PytorchPickle, UnicodeStringsMustBeUtf8) {
+  auto ok = st::unpickle(bytes_of("\x80\x02"s + str("caf\xc3\xa9") + "."));
+  ASSERT_TRUE(ok.ok()) << ok.err().message;
+  EXPECT_EQ(ok->root().text, "caf\xc3\xa9");
+  expect_error("\x80\x02"s + str("caf\xc3") + ".", st::error_code::invalid_format, "invalid UTF-8");
+  expect_error("\x80\x02"s + str("\xed\xa0\x80") + ".", st::error_code::invalid_format, "invalid UTF-8");  // surrogate
+}
+
 TEST(PytorchPickle, RepeatedDictKeysReplaceTheValueAsInPython) {
   auto doc = st::unpickle(bytes_of("\x80\x02}(" + str("a") + "N" + str("b") + "N" + str("a") + "K\x07u."));
   ASSERT_TRUE(doc.ok()) << doc.err().message;

@@ -1,10 +1,15 @@
 # Installs the built project into a scratch prefix, moves the prefix (both package files must
-# be relocatable), then builds and runs a tiny consumer twice: with find_package(safetensors),
-# and with nothing but `pkg-config --cflags --libs safetensors` (no --static).
+# be relocatable), then builds and runs tiny consumers of each component twice: with
+# find_package(safetensors [COMPONENTS formats]), and with nothing but
+# `pkg-config --cflags --libs safetensors[_formats]` (no --static). Also runs the installed CLI
+# from the moved prefix (a shared build must find its libraries through its RUNPATH) and checks
+# that find_package refuses an unknown component and a formats component that was not built.
+#   cmake -DSOURCE_DIR= -DBUILD_DIR= -DWORK_DIR= -DCXX= [-DSHARED=ON] -P run.cmake
 file(REMOVE_RECURSE ${WORK_DIR})
 set(INSTALLED ${WORK_DIR}/installed)
 set(PREFIX ${WORK_DIR}/moved)
-execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${INSTALLED} RESULT_VARIABLE rc)
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${INSTALLED} RESULT_VARIABLE rc
+                OUTPUT_QUIET)
 if(rc)
   message(FATAL_ERROR "install failed")
 endif()
@@ -12,31 +17,62 @@ file(RENAME ${INSTALLED} ${PREFIX})
 if(NOT EXISTS ${PREFIX}/bin/safetensors)
   message(FATAL_ERROR "the CLI was not installed")
 endif()
-# Only the core library is packaged: no header of the (uninstalled) converters' library.
-if(EXISTS ${PREFIX}/include/safetensors/formats)
-  message(FATAL_ERROR "the converters' headers were installed without their library")
+foreach(header formats/npy.h pipeline/convert.h)
+  if(NOT EXISTS ${PREFIX}/include/safetensors/${header})
+    message(FATAL_ERROR "the formats component's header ${header} was not installed")
+  endif()
+endforeach()
+# The remote reader is not part of the package: none of its headers.
+if(EXISTS ${PREFIX}/include/safetensors/remote)
+  message(FATAL_ERROR "the remote reader's headers were installed without its library")
 endif()
+if(SHARED)
+  file(GLOB_RECURSE libraries ${PREFIX}/*/libsafetensors_formats.so)
+else()
+  file(GLOB_RECURSE libraries ${PREFIX}/*/libsafetensors_formats.a)
+endif()
+if(NOT libraries)
+  message(FATAL_ERROR "libsafetensors_formats was not installed (SHARED=${SHARED})")
+endif()
+get_filename_component(libdir ${libraries} DIRECTORY)
+file(MAKE_DIRECTORY ${WORK_DIR}/scratch)
 
-function(run_consumer program)
-  execute_process(COMMAND ${program} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(rc OR NOT out MATCHES "round trip ok")
-    message(FATAL_ERROR "${program} failed (${rc}): ${out}${err}")
+# Programs run without LD_LIBRARY_PATH: CMake consumers carry an RPATH to the prefix, the CLI
+# its install RUNPATH ($ORIGIN/../lib); only the pkg-config builds of a shared install need it.
+function(run_program expected)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(rc OR (expected AND NOT out MATCHES "${expected}"))
+    message(FATAL_ERROR "${ARGN} failed (${rc}): ${out}${err}")
   endif()
 endfunction()
 
-# 1. CMake package.
-execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/consumer -B ${WORK_DIR}/build
-                        -DCMAKE_PREFIX_PATH=${PREFIX} RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "consumer configure failed")
+run_program("safetensors" ${PREFIX}/bin/safetensors --version)
+run_program("" ${PREFIX}/bin/safetensors convert ${SOURCE_DIR}/tests/fixtures/numpy/dtype_f4.npy
+            ${WORK_DIR}/scratch/cli.safetensors)
+if(NOT EXISTS ${WORK_DIR}/scratch/cli.safetensors)
+  message(FATAL_ERROR "the installed CLI's convert wrote nothing")
 endif()
-execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/build RESULT_VARIABLE rc)
-if(rc)
-  message(FATAL_ERROR "consumer build failed")
-endif()
-run_consumer(${WORK_DIR}/build/consumer)
 
-# 2. pkg-config, found by PKG_CONFIG_PATH only: the .pc file locates the moved prefix itself.
+# 1. CMake package, each component.
+function(build_with_cmake name)
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/${name} -B ${WORK_DIR}/${name}
+                          -DCMAKE_PREFIX_PATH=${PREFIX} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                          ERROR_VARIABLE err)
+  if(rc)
+    message(FATAL_ERROR "${name} configure failed: ${out}${err}")
+  endif()
+  execute_process(COMMAND ${CMAKE_COMMAND} --build ${WORK_DIR}/${name} RESULT_VARIABLE rc OUTPUT_VARIABLE out
+                  ERROR_VARIABLE err)
+  if(rc)
+    message(FATAL_ERROR "${name} build failed: ${out}${err}")
+  endif()
+endfunction()
+build_with_cmake(consumer)
+run_program("round trip ok" ${WORK_DIR}/consumer/consumer)
+build_with_cmake(formats_consumer)
+run_program("convert ok" ${WORK_DIR}/formats_consumer/formats_consumer ${WORK_DIR}/scratch)
+
+# 2. pkg-config, found by PKG_CONFIG_PATH only: the .pc files locate the moved prefix themselves.
 file(GLOB_RECURSE pc_files ${PREFIX}/*/safetensors.pc)
 list(LENGTH pc_files pc_count)
 if(NOT pc_count EQUAL 1)
@@ -44,20 +80,48 @@ if(NOT pc_count EQUAL 1)
 endif()
 get_filename_component(pc_dir ${pc_files} DIRECTORY)
 set(ENV{PKG_CONFIG_PATH} ${pc_dir})
-execute_process(COMMAND pkg-config --cflags --libs safetensors RESULT_VARIABLE rc OUTPUT_VARIABLE flags
-                ERROR_VARIABLE err OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(rc)
-  message(FATAL_ERROR "pkg-config failed: ${err}")
+function(build_with_pkg_config package source output)
+  execute_process(COMMAND pkg-config --cflags --libs ${package} RESULT_VARIABLE rc OUTPUT_VARIABLE flags
+                  ERROR_VARIABLE err OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(rc)
+    message(FATAL_ERROR "pkg-config ${package} failed: ${err}")
+  endif()
+  string(FIND "${flags}" "${PREFIX}/" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "pkg-config paths do not point into the moved prefix ${PREFIX}: ${flags}")
+  endif()
+  separate_arguments(flag_list UNIX_COMMAND "${flags}")
+  execute_process(COMMAND ${CXX} ${SOURCE_DIR}/tests/install/${source} ${flag_list} -o ${WORK_DIR}/${output}
+                  RESULT_VARIABLE rc ERROR_VARIABLE err)
+  if(rc)
+    message(FATAL_ERROR "${output}: build through pkg-config failed (${CXX} ... ${flags}): ${err}")
+  endif()
+endfunction()
+if(SHARED)
+  set(with_libdir ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${libdir})
 endif()
-string(FIND "${flags}" "${PREFIX}/" at)
-if(at EQUAL -1)
-  message(FATAL_ERROR "pkg-config paths do not point into the moved prefix ${PREFIX}: ${flags}")
+build_with_pkg_config(safetensors consumer/main.cpp consumer-pc)
+run_program("round trip ok" ${with_libdir} ${WORK_DIR}/consumer-pc)
+build_with_pkg_config(safetensors_formats formats_consumer/main.cpp formats-consumer-pc)
+run_program("convert ok" ${with_libdir} ${WORK_DIR}/formats-consumer-pc ${WORK_DIR}/scratch)
+
+# 3. find_package refuses what it cannot give, saying why.
+function(expect_refused component reason)
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/component -B ${WORK_DIR}/component
+                          -DCMAKE_PREFIX_PATH=${PREFIX} -DCOMPONENT=${component}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  string(REGEX REPLACE "[ \n]+" " " err "${err}")  # CMake wraps the message
+  if(NOT rc OR NOT err MATCHES "${reason}")
+    message(FATAL_ERROR "find_package(safetensors COMPONENTS ${component}) should fail with '${reason}' "
+                        "(${rc}): ${out}${err}")
+  endif()
+endfunction()
+expect_refused(nosuch "unknown component 'nosuch'")
+# As installed by a build with SAFETENSORS_BUILD_FORMATS=OFF: no formats targets file.
+file(GLOB_RECURSE formats_targets ${PREFIX}/*/safetensors-formats-targets.cmake)
+if(NOT formats_targets)
+  message(FATAL_ERROR "no safetensors-formats-targets.cmake was installed")
 endif()
-separate_arguments(flag_list UNIX_COMMAND "${flags}")
-execute_process(COMMAND ${CXX} ${SOURCE_DIR}/tests/install/consumer/main.cpp ${flag_list} -o ${WORK_DIR}/consumer-pc
-                RESULT_VARIABLE rc ERROR_VARIABLE err)
-if(rc)
-  message(FATAL_ERROR "consumer build through pkg-config failed (${CXX} ... ${flags}): ${err}")
-endif()
-run_consumer(${WORK_DIR}/consumer-pc)
-message(STATUS "install consumer ok (find_package and pkg-config)")
+file(REMOVE ${formats_targets})
+expect_refused(formats "component formats is not available: this safetensors was built with SAFETENSORS_BUILD_FORMATS=OFF")
+message(STATUS "install consumers ok (core and formats; find_package and pkg-config; SHARED=${SHARED})")

@@ -11,10 +11,10 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
+#include <simdjson.h>
 
 #include "formats/pytorch/pickle_allowlist.h"
 #include "formats/pytorch/pickle_machine.h"
-#include "json/utf8.h"
 
 namespace safetensors {
 
@@ -239,7 +239,8 @@ status pickle_machine::push_text(pickle_kind kind, std::uint64_t length) {
   auto b = take(length);
   if (!b) return std::move(b).err();
   std::string text(reinterpret_cast<const char*>(b->data()), b->size());
-  if (kind == pickle_kind::string && safetensors::detail::first_invalid_utf8(text))
+  // simdjson's validator directly: the core's detail::first_invalid_utf8 is not public.
+  if (kind == pickle_kind::string && !simdjson::validate_utf8(text.data(), text.size()))
     return fail(error_code::invalid_format, "invalid UTF-8");
   pickle_value* v = make(kind);
   v->text = std::move(text);
