@@ -96,10 +96,10 @@ run_result run_convert(const convert_args& args) {
   sp::convert_options options;
   options.to = args.to;
   if (args.dtype != "keep") options.cast = st::parse_dtype(args.dtype);
-  options.read = {.key = args.key,
-                  .shared = args.shared == "dedup" ? sp::shared_tensors::dedup : sp::shared_tensors::keep,
-                  .strict = args.strict,
-                  .npz = *npz_limits};
+  options.read.key = args.key;
+  options.read.shared = args.shared == "dedup" ? sp::shared_tensors::dedup : sp::shared_tensors::keep;
+  options.read.strict = args.strict;
+  options.read.npz = *npz_limits;
   options.compress = args.compress;
   options.hash_long_names = args.rename_long == "hash";
   options.on_warning = print_warning;
