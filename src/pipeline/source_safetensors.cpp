@@ -74,7 +74,9 @@ source_ptr safetensors_source(file f) { return std::make_unique<safetensors_read
 
 result<source_ptr> open_safetensors_source(const std::string& path) {
   // pread: nothing mapped, so memory stays bounded however large the file.
-  auto f = file::open(path, {.backend = io_backend::pread});
+  open_options options;
+  options.backend = io_backend::pread;
+  auto f = file::open(path, options);
   if (!f) return std::move(f).err().with_path(path);
   return safetensors_source(std::move(f).value());
 }

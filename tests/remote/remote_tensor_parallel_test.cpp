@@ -4,6 +4,9 @@
 // exactly the part's bytes, nothing else of the split tensors.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "remote/remote_fixtures.h"
@@ -48,10 +51,23 @@ TEST(RemoteTensorParallel, EachRankFetchesExactlyTheRunsOfItsParts) {
     std::uint64_t runs = 0;
     for (const auto& t : mine->tensors) runs += t.part.ranges.size();
     EXPECT_EQ(runs, 1U + 400U + 1U + 1U);  // column parts are one run, a row part one per row
-    const auto mark = s->access_mark();
+    // The opening's requests (index, shard headers) are logged once their responses are sent: wait
+    // until the log stops growing, so that none of them lands after the mark.
+    auto mark = s->access_mark();
+    for (int wait = 0; wait < 50; ++wait) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(40));
+      const auto now = s->access_mark();
+      if (now == mark) break;
+      mark = now;
+    }
     auto parts = safetensors::load_tp_rank(*mine);
     ASSERT_OK(parts);
-    const auto lines = s->access_since(mark);
+    // nginx writes a request's log line after the response is sent: the last lines may trail the load.
+    auto lines = s->access_since(mark);
+    for (int wait = 0; wait < 250 && lines.size() < runs; ++wait) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      lines = s->access_since(mark);
+    }
     EXPECT_EQ(lines.size(), runs);
     EXPECT_EQ(st_test::bytes_sent(lines), mine->bytes);
     EXPECT_EQ(mine->bytes, 3 * 100'000U + 1'000U);

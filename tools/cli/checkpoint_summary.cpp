@@ -6,7 +6,6 @@
 
 #include "checkpoint_input.h"
 #include "checkpoint_tensors.h"
-#include "command.h"
 #include "count_text.h"
 #include "input_diagnosis.h"
 #include "mlx_summary.h"

@@ -12,9 +12,6 @@
 
 namespace st_cli {
 
-/// Exit statuses shared by every subcommand.
-enum exit_status : int { exit_ok = 0, exit_failed = 1, exit_usage = 2 };
-
 /// Runs a subcommand whose options were parsed.
 using runner = std::function<run_result()>;
 

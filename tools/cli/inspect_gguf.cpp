@@ -8,7 +8,6 @@
 #include <cmath>
 #include <map>
 
-#include "command.h"
 #include "count_text.h"
 #include "foreign_formats.h"
 #include "progress.h"

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "command.h"
 #include "foreign_formats.h"
 #include "json_util.h"
 #include "report.h"

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include "command.h"
 #include "count_text.h"
 #include "foreign_formats.h"
 #include "report.h"

@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include "checkpoint_input.h"
-#include "command.h"
 #include "input.h"
 #include "remote_input.h"
 #include "report.h"

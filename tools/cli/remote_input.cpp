@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "input.h"
 #if SAFETENSORS_HAVE_REMOTE

@@ -9,10 +9,12 @@
 #include <span>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
 #include "safetensors/checkpoint.h"
 #include "safetensors/file.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace st_cli {
 

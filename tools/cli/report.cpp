@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "command.h"
 #include "input_diagnosis.h"
 
 namespace st_cli {

@@ -9,6 +9,9 @@
 
 namespace st_cli {
 
+/// Exit statuses shared by every subcommand.
+enum exit_status : int { exit_ok = 0, exit_failed = 1, exit_usage = 2 };
+
 /// What a subcommand returns: the exit status of a run that went to the end (0, or 1 or 2
 /// after it reported its findings: differences, invalid files), or the error that stopped
 /// it. Commands never print that error: `main` prints it once and exits with its code.
