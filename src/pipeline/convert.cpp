@@ -32,11 +32,12 @@ status check_applicable(const convert_options& options, const std::string& input
   return {};
 }
 
-bool is_pytorch_input(const convert_input& in) {
-  if (in.shape == convert_input::kind::pytorch_sharded) return true;
-  if (in.shape != convert_input::kind::file) return false;
-  auto format = sniff_file(in.path);
-  return format && (*format == file_format::pytorch_zip || *format == file_format::pickle);
+/// Keeps every warning for the summary and passes each on as it happens.
+warning_handler collecting(std::vector<std::string>& into, const warning_handler& also) {
+  return [&into, also](std::string_view message) {
+    into.emplace_back(message);
+    if (also) also(message);
+  };
 }
 
 result<convert_summary> run(source_ptr source, const std::string& out, output_format format,
@@ -45,17 +46,13 @@ result<convert_summary> run(source_ptr source, const std::string& out, output_fo
   convert_summary summary;
   summary.input_format = source->format();
   summary.output = format;
-  auto warn = [&](std::string_view message) {
-    warnings.emplace_back(message);
-    if (options.on_warning) options.on_warning(message);
-  };
   if (options.cast) source = cast_source(std::move(source), *options.cast);
   source = observed_source(std::move(source), options.progress);
   auto sink = make_sink(format, out,
                         {.compress = options.compress,
                          .hash_long_names = options.hash_long_names,
                          .inputs = std::move(inputs),
-                         .on_warning = warn});
+                         .on_warning = collecting(warnings, options.on_warning)});
   if (auto s = sink->write(*source); !s) return std::move(s).err().with_path(out);
   summary.tensors = source->tensors().size();
   for (const auto& t : source->tensors()) summary.parameters += t.element_count();
@@ -75,21 +72,19 @@ result<convert_summary> convert(const std::string& in, const std::string& out, c
   if (auto s = check_convert_output(out, *input); !s) return std::move(s).err();
   auto format = output_format_for(out, options.to);
   if (!format) return std::move(format).err();
-  const bool pytorch = is_pytorch_input(*input);
+  bool pytorch = input->shape == convert_input::kind::pytorch_sharded;
   std::string input_format = pytorch ? "PyTorch" : "SafeTensors";
   if (input->shape == convert_input::kind::file) {
     auto sniffed = sniff_file(input->path);
     if (!sniffed) return std::move(sniffed).err().with_path(input->path);
     input_format = std::string(file_format_name(*sniffed));
+    pytorch = *sniffed == file_format::pytorch_zip || *sniffed == file_format::pickle;
   }
   if (auto s = check_applicable(options, input_format, pytorch, *format); !s) return std::move(s).err();
 
   std::vector<std::string> warnings;
   source_options read = options.read;
-  read.on_warning = [&](std::string_view message) {
-    warnings.emplace_back(message);
-    if (options.on_warning) options.on_warning(message);
-  };
+  read.on_warning = collecting(warnings, options.on_warning);
   auto source = input->shape == convert_input::kind::safetensors_sharded ? open_checkpoint_source(input->path)
                                                                          : open_source(input->path, read);
   if (!source) return std::move(source).err();
