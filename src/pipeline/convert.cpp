@@ -12,22 +12,43 @@ namespace {
 
 error usage(std::string message) { return make_error(error_code::invalid_argument, std::move(message)); }
 
-/// Options that do not apply to this input and output are refused, never ignored.
-status check_applicable(const convert_options& options, const std::string& input_format, bool pytorch,
-                        output_format out) {
+/// What the option checks need to know about the inputs.
+struct input_kind {
+  std::string format;   ///< the first input's: "PyTorch", "SafeTensors (sharded)", ...
+  bool pytorch = true;  ///< every input is PyTorch
+};
+
+bool is_safetensors(output_format f) {
+  return f == output_format::safetensors || f == output_format::safetensors_sharded;
+}
+
+/// Options that do not apply to these inputs and this output are refused, never ignored.
+status check_applicable(const convert_options& options, const input_kind& in, output_format out) {
   const auto pytorch_only = [&](bool given, std::string_view option) -> status {
-    if (!given || pytorch) return {};
-    return usage(fmt::format("{} applies to PyTorch input only (the input is {})", option, input_format));
+    if (!given || in.pytorch) return {};
+    return usage(fmt::format("{} applies to PyTorch input only (the input is {})", option, in.format));
   };
   if (auto s = pytorch_only(!options.read.key.empty(), "the key option"); !s) return s;
   if (auto s = pytorch_only(options.read.shared != shared_tensors::keep, "deduplicating shared tensors"); !s) return s;
   if (auto s = pytorch_only(options.read.strict, "strict reading"); !s) return s;
-  if (options.compress && out != output_format::npz) {
-    return usage(fmt::format("compression applies to .npz output only (the output is {})", output_format_name(out)));
-  }
-  if (options.hash_long_names && out != output_format::gguf) {
+  const auto output_only = [&](bool given, bool applies, std::string_view option, std::string_view which) -> status {
+    if (!given || applies) return {};
     return usage(
-        fmt::format("hashing long names applies to GGUF output only (the output is {})", output_format_name(out)));
+        fmt::format("{} applies to {} output only (the output is {})", option, which, output_format_name(out)));
+  };
+  const safetensors_layout plain;
+  for (auto s :
+       {output_only(options.compress, out == output_format::npz, "compression", ".npz"),
+        output_only(options.hash_long_names, out == output_format::gguf, "hashing long names", "GGUF"),
+        output_only(!options.metadata.empty(), is_safetensors(out), "editing __metadata__", "SafeTensors"),
+        output_only(options.layout.alignment != plain.alignment, is_safetensors(out), "an alignment", "SafeTensors"),
+        output_only(options.layout.max_shard_bytes != 0 || options.layout.prefix != plain.prefix,
+                    out == output_format::safetensors_sharded, "a shard size or prefix",
+                    "sharded SafeTensors (a directory)")}) {
+    if (!s) return s;
+  }
+  if (!options.cast && (!options.cast_only.selects_all() || options.saturate)) {
+    return usage("choosing the tensors to cast, or saturating, needs a dtype to cast to");
   }
   return {};
 }
@@ -40,17 +61,28 @@ warning_handler collecting(std::vector<std::string>& into, const warning_handler
   };
 }
 
+/// source -> selection -> metadata -> cast -> progress -> sink.
 result<convert_summary> run(source_ptr source, const std::string& out, output_format format,
                             const convert_options& options, std::vector<std::string> inputs,
                             std::vector<std::string> warnings) {
   convert_summary summary;
   summary.input_format = source->format();
   summary.output = format;
-  if (options.cast) source = cast_source(std::move(source), *options.cast);
+  auto selected = select_source(std::move(source), options.select, options.rename);
+  if (!selected) return std::move(selected).err();
+  auto edited = edit_metadata(std::move(selected).value(), options.metadata);
+  if (!edited) return std::move(edited).err();
+  source = std::move(edited).value();
+  if (options.cast) {
+    auto cast = cast_source(std::move(source), *options.cast, options.cast_only, {.saturate = options.saturate});
+    if (!cast) return std::move(cast).err();
+    source = std::move(cast).value();
+  }
   source = observed_source(std::move(source), options.progress);
   auto sink = make_sink(format, out,
                         {.compress = options.compress,
                          .hash_long_names = options.hash_long_names,
+                         .layout = options.layout,
                          .inputs = std::move(inputs),
                          .on_warning = collecting(warnings, options.on_warning)});
   if (auto s = sink->write(*source); !s) return std::move(s).err().with_path(out);
@@ -59,45 +91,83 @@ result<convert_summary> run(source_ptr source, const std::string& out, output_fo
   summary.bytes = total_bytes(*source);
   summary.notes = source->notes();
   summary.warnings = std::move(warnings);
+  summary.files = sink->files();
   return summary;
+}
+
+/// The format of a resolved input, sniffed once; PyTorch when it is a pickle or torch zip.
+result<std::pair<std::string, bool>> kind_of(const convert_input& input) {
+  if (input.shape == convert_input::kind::pytorch_sharded) return std::pair<std::string, bool>{"PyTorch", true};
+  if (input.shape == convert_input::kind::safetensors_sharded) {
+    return std::pair<std::string, bool>{"SafeTensors (sharded)", false};
+  }
+  auto sniffed = sniff_file(input.path);
+  if (!sniffed) return std::move(sniffed).err().with_path(input.path);
+  return std::pair<std::string, bool>{std::string(file_format_name(*sniffed)),
+                                      *sniffed == file_format::pytorch_zip || *sniffed == file_format::pickle};
+}
+
+/// The output format, after the check made before any byte is written: the output is a file or
+/// absent, not an input (unless replace_input), in a writable directory. A sharded output's
+/// files are checked by its sink once their names are known.
+result<output_format> checked_output(const std::string& out, std::span<const std::string> inputs,
+                                     const convert_options& options) {
+  auto format = output_format_for(out, options.to);
+  if (!format) return format;
+  const in_place rule = options.replace_input ? in_place::allow : in_place::refuse;
+  auto s = *format == output_format::safetensors_sharded ? check_output_dir(out) : check_output(out, inputs, rule);
+  if (!s) return std::move(s).err();
+  return format;
 }
 
 }  // namespace
 
-result<convert_summary> convert(const std::string& in, const std::string& out, const convert_options& options) {
-  auto input = resolve_convert_input(in);
-  if (!input) return std::move(input).err();
-  // First, before any byte is written: the output is a file or absent, not an input, in a writable
-  // directory (a sharded output's files are checked by its sink once their names are known).
-  if (auto s = check_convert_output(out, *input); !s) return std::move(s).err();
-  auto format = output_format_for(out, options.to);
-  if (!format) return std::move(format).err();
-  bool pytorch = input->shape == convert_input::kind::pytorch_sharded;
-  std::string input_format = pytorch ? "PyTorch" : "SafeTensors";
-  if (input->shape == convert_input::kind::file) {
-    auto sniffed = sniff_file(input->path);
-    if (!sniffed) return std::move(sniffed).err().with_path(input->path);
-    input_format = std::string(file_format_name(*sniffed));
-    pytorch = *sniffed == file_format::pytorch_zip || *sniffed == file_format::pickle;
+result<convert_summary> convert(std::span<const std::string> ins, const std::string& out,
+                                const convert_options& options) {
+  if (ins.empty()) return usage("nothing to convert: no input given");
+  std::vector<convert_input> inputs;
+  std::vector<std::string> files;
+  for (const auto& in : ins) {
+    auto input = resolve_convert_input(in);
+    if (!input) return std::move(input).err();
+    files.insert(files.end(), input->files.begin(), input->files.end());
+    inputs.push_back(std::move(input).value());
   }
-  if (auto s = check_applicable(options, input_format, pytorch, *format); !s) return std::move(s).err();
+  auto format = checked_output(out, files, options);
+  if (!format) return std::move(format).err();
+  input_kind kind;
+  for (const auto& input : inputs) {
+    auto k = kind_of(input);
+    if (!k) return std::move(k).err();
+    if (kind.format.empty()) kind.format = k->first;
+    kind.pytorch = kind.pytorch && k->second;
+  }
+  if (auto s = check_applicable(options, kind, *format); !s) return std::move(s).err();
 
   std::vector<std::string> warnings;
   source_options read = options.read;
   read.on_warning = collecting(warnings, options.on_warning);
-  auto source = input->shape == convert_input::kind::safetensors_sharded ? open_checkpoint_source(input->path)
-                                                                         : open_source(input->path, read);
-  if (!source) return std::move(source).err();
-  return run(std::move(source).value(), out, *format, options, std::move(input->files), std::move(warnings));
+  std::vector<source_ptr> sources;
+  for (const auto& input : inputs) {
+    auto source = input.shape == convert_input::kind::safetensors_sharded
+                      ? open_checkpoint_source(input.path, read.on_warning)
+                      : open_source(input.path, read);
+    if (!source) return std::move(source).err();
+    sources.push_back(std::move(source).value());
+  }
+  return run(concat_sources(std::move(sources), read.on_warning), out, *format, options, std::move(files),
+             std::move(warnings));
+}
+
+result<convert_summary> convert(const std::string& in, const std::string& out, const convert_options& options) {
+  return convert(std::span(&in, 1), out, options);
 }
 
 result<convert_summary> convert(source_ptr source, const std::string& out, const convert_options& options,
                                 std::vector<std::string> inputs) {
-  const bool directory = is_directory_path(out);
-  if (auto s = directory ? check_output_dir(out) : check_output(out, inputs); !s) return std::move(s).err();
-  auto format = output_format_for(out, options.to);
+  auto format = checked_output(out, inputs, options);
   if (!format) return std::move(format).err();
-  if (auto s = check_applicable(options, source->format(), source->format() == "PyTorch", *format); !s) {
+  if (auto s = check_applicable(options, {source->format(), source->format() == "PyTorch"}, *format); !s) {
     return std::move(s).err();
   }
   return run(std::move(source), out, *format, options, std::move(inputs), {});

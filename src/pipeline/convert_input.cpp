@@ -47,10 +47,4 @@ safetensors::result<convert_input> resolve_convert_input(const std::string& path
   return convert_input{convert_input::kind::safetensors_sharded, path, input_files(*c)};
 }
 
-safetensors::status check_convert_output(const std::string& out, const convert_input& in) {
-  // A sharded output's file names are known once the conversion is planned: write_checkpoint_output
-  // checks each of them against the inputs before it writes.
-  return is_directory_path(out) ? check_output_dir(out) : check_output(out, in.files);
-}
-
 }  // namespace safetensors::pipeline

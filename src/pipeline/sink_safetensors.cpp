@@ -28,10 +28,11 @@ st::error as_usage(st::error e) {
 
 class safetensors_file_sink final : public tensor_sink {
  public:
-  explicit safetensors_file_sink(std::string path) : path_(std::move(path)) {}
+  safetensors_file_sink(std::string path, std::uint64_t alignment) : path_(std::move(path)), alignment_(alignment) {}
 
   st::status write(const tensor_source& source) override {
     st::write_options options;
+    options.alignment = alignment_;
     options.metadata = source.metadata();
     auto plan = st::write_plan::make(specs_of(source), options);
     if (!plan) return as_usage(std::move(plan).err());
@@ -43,21 +44,28 @@ class safetensors_file_sink final : public tensor_sink {
         return s;
       }
     }
-    return writer->commit();
+    if (auto s = writer->commit(); !s) return s;
+    files_ = {path_};
+    return {};
   }
 
  private:
   std::string path_;
+  std::uint64_t alignment_;
 };
 
 class safetensors_directory_sink final : public tensor_sink {
  public:
-  safetensors_directory_sink(std::string path, std::vector<std::string> inputs)
-      : path_(std::move(path)), inputs_(std::move(inputs)) {}
+  safetensors_directory_sink(std::string path, safetensors_layout layout, std::vector<std::string> inputs)
+      : path_(std::move(path)), layout_(std::move(layout)), inputs_(std::move(inputs)) {}
 
   st::status write(const tensor_source& source) override {
     st::shard_write_options options;
-    options.max_shard_bytes = source.shard_bytes() > 0 ? source.shard_bytes() : st::default_max_shard_bytes;
+    options.max_shard_bytes = layout_.max_shard_bytes > 0 ? layout_.max_shard_bytes
+                              : source.shard_bytes() > 0  ? source.shard_bytes()
+                                                          : st::default_max_shard_bytes;
+    options.prefix = layout_.prefix;
+    options.file.alignment = layout_.alignment;
     options.file.metadata = source.metadata();
     const auto specs = specs_of(source);
     if (auto plan = st::assign_shards(specs, options); !plan) return as_usage(std::move(plan).err());
@@ -66,19 +74,23 @@ class safetensors_directory_sink final : public tensor_sink {
     auto produce = [&](std::size_t i, const st::chunk_sink& sink) { return source.read(i, sink); };
     auto written = write_checkpoint_output(path_, specs, produce, options, inputs_);
     if (!written) return std::move(written).err();
+    files_ = written->file_names;
+    if (written->shards.size() > 1) files_.push_back(layout_.prefix + ".safetensors.index.json");
     return {};
   }
 
  private:
   std::string path_;
+  safetensors_layout layout_;
   std::vector<std::string> inputs_;
 };
 
 }  // namespace
 
-sink_ptr make_safetensors_sink(const std::string& path, bool sharded, std::vector<std::string> inputs) {
-  if (sharded) return std::make_unique<safetensors_directory_sink>(path, std::move(inputs));
-  return std::make_unique<safetensors_file_sink>(path);
+sink_ptr make_safetensors_sink(const std::string& path, bool sharded, const safetensors_layout& layout,
+                               std::vector<std::string> inputs) {
+  if (sharded) return std::make_unique<safetensors_directory_sink>(path, layout, std::move(inputs));
+  return std::make_unique<safetensors_file_sink>(path, layout.alignment);
 }
 
 }  // namespace safetensors::pipeline

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "safetensors/checkpoint.h"
+#include "safetensors/pipeline/selection.h"
 #include "safetensors/pipeline/tensor_source.h"
 
 namespace safetensors::pipeline {
@@ -29,11 +30,11 @@ class safetensors_reader final : public tensor_source {
   mutable std::vector<std::byte> buffer_;
 };
 
-// Every shard's tensors in shard order; `__metadata__` is the first shard's (shards of one
-// checkpoint carry the same).
+// Every shard's tensors in shard order; `__metadata__` is what the shards share (shards of
+// one checkpoint normally carry the same).
 class checkpoint_reader final : public tensor_source {
  public:
-  explicit checkpoint_reader(checkpoint c) : checkpoint_(std::move(c)) {
+  checkpoint_reader(checkpoint c, const warning_handler& on_warning) : checkpoint_(std::move(c)) {
     format_ = "SafeTensors (sharded)";
     path_ = checkpoint_.index_path();
     for (const auto& shard : checkpoint_.shards()) {
@@ -46,7 +47,9 @@ class checkpoint_reader final : public tensor_source {
       shard_bytes_ = std::max(shard_bytes_, shard_total);
     }
     shard_bytes_ = std::max<std::uint64_t>(shard_bytes_, 1);
-    if (!checkpoint_.shards().empty()) metadata_ = checkpoint_.shards().front().file.meta().metadata();
+    std::vector<std::optional<metadata_map>> all;
+    for (const auto& shard : checkpoint_.shards()) all.push_back(shard.file.meta().metadata());
+    metadata_ = common_metadata(all, on_warning);
   }
 
   status read(std::size_t index, const chunk_consumer& consume) const override {
@@ -61,13 +64,17 @@ class checkpoint_reader final : public tensor_source {
 
 }  // namespace
 
-result<source_ptr> open_checkpoint_source(const std::string& path) {
+result<source_ptr> open_checkpoint_source(const std::string& path, const warning_handler& on_warning) {
   checkpoint_options options;
   options.shard.backend = io_backend::pread;
   auto c = checkpoint::open(path, options);
   if (!c) return std::move(c).err().with_path(path);
+  // What opening tolerated (a wrong total_size in the index).
+  if (on_warning) {
+    for (const auto& w : c->warnings()) on_warning(w);
+  }
   if (!c->sharded()) return open_safetensors_source(c->shards().front().file.path());
-  return source_ptr(std::make_unique<checkpoint_reader>(std::move(c).value()));
+  return source_ptr(std::make_unique<checkpoint_reader>(std::move(c).value(), on_warning));
 }
 
 source_ptr safetensors_source(file f) { return std::make_unique<safetensors_reader>(std::move(f)); }

@@ -42,6 +42,7 @@ result<output_format> output_format_for(const std::string& path, std::string_vie
   const bool directory = is_directory_path(path);
   const std::string to =
       to_format.empty() ? (ext.empty() || directory ? std::string() : ext.substr(1)) : std::string(to_format);
+  if (to == "sharded") return output_format::safetensors_sharded;
   if (to == "safetensors" || (to.empty() && directory)) {
     return directory ? output_format::safetensors_sharded : output_format::safetensors;
   }
@@ -68,8 +69,8 @@ result<output_format> output_format_for(const std::string& path, std::string_vie
 
 sink_ptr make_sink(output_format format, const std::string& path, const sink_options& options) {
   switch (format) {
-    case output_format::safetensors: return make_safetensors_sink(path, false, options.inputs);
-    case output_format::safetensors_sharded: return make_safetensors_sink(path, true, options.inputs);
+    case output_format::safetensors: return make_safetensors_sink(path, false, options.layout, options.inputs);
+    case output_format::safetensors_sharded: return make_safetensors_sink(path, true, options.layout, options.inputs);
     case output_format::npz: return make_npz_sink(path, options.compress, options.on_warning);
     case output_format::npy: return make_npy_sink(path, options.on_warning);
     case output_format::gguf: return make_gguf_sink(path, options.hash_long_names);

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "safetensors/pipeline/tensor_source.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <numeric>
 
 #include <fmt/format.h>
 
+#include "safetensors/glob.h"
 #include "safetensors/pipeline/chunk_cast.h"
 #include "safetensors/sniff.h"
+#include "source_decorator.h"
 
 namespace safetensors::pipeline {
 
@@ -63,22 +66,6 @@ status read_tensor_chunks(const file& f, const tensor_info& t, std::vector<std::
 
 namespace {
 
-/// Copies the inner source's listing; subclasses change what they must.
-class decorator : public tensor_source {
- public:
-  explicit decorator(source_ptr inner) : inner_(std::move(inner)) {
-    format_ = inner_->format();
-    path_ = inner_->path();
-    tensors_ = inner_->tensors();
-    metadata_ = inner_->metadata();
-    notes_ = inner_->notes();
-    shard_bytes_ = inner_->shard_bytes();
-  }
-
- protected:
-  source_ptr inner_;
-};
-
 // Sub-byte types come in groups that fill whole bytes (F4: 2 elements, F6: 4): conversion
 // takes whole groups, so a chunk's tail that splits one waits for the next chunk.
 std::size_t group_bytes(dtype t) {
@@ -87,12 +74,13 @@ std::size_t group_bytes(dtype t) {
   return bits * elements / 8;
 }
 
-class casting_source final : public decorator {
+class casting_source final : public source_decorator {
  public:
-  casting_source(source_ptr inner, dtype to) : decorator(std::move(inner)) {
+  casting_source(source_ptr inner, dtype to, const tensor_filter& which, const encode_options& encode)
+      : source_decorator(std::move(inner)), encode_(encode) {
     std::size_t cast = 0;
     for (auto& t : tensors_) {
-      if (castable(t.type) && t.type != to) {
+      if (castable(t.type) && t.type != to && which.selects(t.name)) {
         t.type = to;
         ++cast;
       }
@@ -110,7 +98,7 @@ class casting_source final : public decorator {
     chunk_caster caster;
     auto convert = [&](std::span<const std::byte> whole) -> status {
       if (whole.empty()) return {};
-      if (auto s = caster.cast(from, to, whole, converted); !s) {
+      if (auto s = caster.cast(from, to, whole, converted, encode_); !s) {
         error e = std::move(s).err();
         if (!e.tensor) e.tensor = tensors_[index].name;
         return e;
@@ -138,12 +126,15 @@ class casting_source final : public decorator {
     }
     return {};
   }
+
+ private:
+  encode_options encode_;
 };
 
-class observed final : public decorator {
+class observed final : public source_decorator {
  public:
   observed(source_ptr inner, progress_callback progress)
-      : decorator(std::move(inner)), progress_(std::move(progress)), total_(total_bytes(*this)) {}
+      : source_decorator(std::move(inner)), progress_(std::move(progress)), total_(total_bytes(*this)) {}
 
   status read(std::size_t index, const chunk_consumer& consume) const override {
     return inner_->read(index, [&](std::span<const std::byte> chunk) -> status {
@@ -164,11 +155,43 @@ class observed final : public decorator {
 
 }  // namespace
 
-source_ptr cast_source(source_ptr inner, dtype to) { return std::make_unique<casting_source>(std::move(inner), to); }
+result<source_ptr> cast_source(source_ptr inner, dtype to, const tensor_filter& which, const encode_options& encode) {
+  if (!castable(to)) {
+    return make_error(error_code::invalid_argument,
+                      fmt::format("cannot cast to {}: expected a floating-point dtype", dtype_name(to)));
+  }
+  if (!which.selects_all()) {
+    std::vector<std::string_view> names;
+    for (const auto& t : inner->tensors()) names.push_back(t.name);
+    if (auto s = which.require_matches(names, inner->path()); !s) return std::move(s).err();
+  }
+  return source_ptr(std::make_unique<casting_source>(std::move(inner), to, which, encode));
+}
 
 source_ptr observed_source(source_ptr inner, progress_callback progress) {
   if (!progress) return inner;
   return std::make_unique<observed>(std::move(inner), std::move(progress));
+}
+
+bool tensor_filter::selects(std::string_view name) const {
+  const auto matches = [&](const std::string& pattern) { return name_matches(pattern, name); };
+  return (only.empty() || std::any_of(only.begin(), only.end(), matches)) &&
+         std::none_of(exclude.begin(), exclude.end(), matches);
+}
+
+status tensor_filter::require_matches(std::span<const std::string_view> names, const std::string& path) const {
+  for (const auto* patterns : {&only, &exclude}) {
+    for (const auto& pattern : *patterns) {
+      if (std::any_of(names.begin(), names.end(), [&](std::string_view n) { return name_matches(pattern, n); })) {
+        continue;
+      }
+      return make_error(error_code::tensor_not_found,
+                        patterns == &only ? fmt::format("no tensor matches '{}'", pattern)
+                                          : fmt::format("exclude pattern '{}' matches no tensor", pattern))
+          .with_path(path);
+    }
+  }
+  return {};
 }
 
 std::uint64_t total_bytes(const tensor_source& source) {

@@ -97,9 +97,9 @@ TEST(CliExtract, ErrorsExit2AndLeaveNoFile) {
       {{"--only", "nothing.*"}, in + ": no tensor matches 'nothing.*'"},
       {{"--rename", "model.norm"}, "--rename 'model.norm': expected FROM=TO"},
       {{"--rename", "a.*=b"}, "--rename 'a.*=b': a prefix rename needs '*' at the end of both sides"},
-      {{"--rename", "absent=x"}, in + ": --rename: no selected tensor matches 'absent'"},
+      {{"--rename", "absent=x"}, in + ": rename: no selected tensor matches 'absent'"},
       {{"--set-meta", "novalue"}, "--set-meta 'novalue': expected KEY=VALUE"},
-      {{"--del-meta", "absent"}, in + ": --del-meta: metadata key 'absent' not found"},
+      {{"--del-meta", "absent"}, in + ": metadata key 'absent' not found (nothing to remove)"},
       {{"--rename", "model.norm=model.layers.0.b"}, ""},  // name clash from the writer
       {{"--align", "12"}, ""},
   };

@@ -5,6 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <string_view>
+
 #include "safetensors/error.h"
 
 namespace st_test {
@@ -23,6 +26,16 @@ template <class T>
                                        << safetensors::error_code_name(r.err().code) << ": " << r.err().to_string();
 }
 
+/// fails_with, and the error's message contains `text`.
+template <class T>
+::testing::AssertionResult fails_saying(const safetensors::result<T>& r, safetensors::error_code code,
+                                        std::string_view text) {
+  auto failed = fails_with(r, code);
+  if (!failed) return failed;
+  if (r.err().message.find(text) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "expected a message with \"" << text << "\", got: " << r.err().to_string();
+}
+
 }  // namespace st_test
 
 /// ASSERT_OK(file::open(p)); EXPECT_OK(write_file(...)); EXPECT_ERROR(r, error_code::io).
@@ -30,3 +43,5 @@ template <class T>
 #define EXPECT_OK(expr) EXPECT_TRUE(::st_test::is_ok(expr))
 #define ASSERT_ERROR(expr, code) ASSERT_TRUE(::st_test::fails_with((expr), (code)))
 #define EXPECT_ERROR(expr, code) EXPECT_TRUE(::st_test::fails_with((expr), (code)))
+/// EXPECT_ERROR_SAYING(r, error_code::io, "No such file"): the code, and the message contains the text.
+#define EXPECT_ERROR_SAYING(expr, code, text) EXPECT_TRUE(::st_test::fails_saying((expr), (code), (text)))

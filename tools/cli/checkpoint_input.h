@@ -1,29 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// Helpers shared by the checkpoint subcommands (shard, merge): collecting tensors of open
-// checkpoints as writer input, and reconciling their shards' `__metadata__`.
+// Checkpoints (a directory or an index) for the reading subcommands: their shards' common
+// `__metadata__`, and inspect and validate of a whole checkpoint.
 #pragma once
 
 #include <optional>
-#include <span>
-#include <vector>
 
 #include "report.h"
-#include "rewrite.h"
 #include "safetensors/checkpoint.h"
-#include "safetensors/writer.h"
 
 namespace st_cli {
 
-/// Opens a checkpoint with the pread backend: nothing mapped, so memory stays bounded
-/// whatever its size.
-[[nodiscard]] safetensors::result<safetensors::checkpoint> open_streamed(const std::string& path);
-
-/// Every tensor of `c`, unchanged, in shard order then file order.
-void append_tensors(const safetensors::checkpoint& c, std::vector<output_tensor>& out);
-
-/// The `__metadata__` all shards of all checkpoints share: kept when identical; otherwise
-/// the keys whose values agree, with a warning on stderr naming the dropped ones.
-std::optional<safetensors::metadata_map> common_metadata(std::span<const safetensors::checkpoint> inputs);
+/// The `__metadata__` all shards of `c` share: kept when identical; otherwise the keys whose
+/// values agree, with a warning on stderr naming the dropped ones (pipeline::common_metadata).
+std::optional<safetensors::metadata_map> common_metadata(const safetensors::checkpoint& c);
 
 }  // namespace st_cli
 

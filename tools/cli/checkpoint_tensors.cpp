@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "remote_input.h"
+#include "report.h"
 #include "select.h"
 
 namespace st_cli {
@@ -19,7 +20,7 @@ safetensors::result<safetensors::checkpoint> open_checkpoint_input(const std::st
 }
 
 void print_checkpoint_warnings(const safetensors::checkpoint& c) {
-  for (const auto& w : c.warnings()) fmt::print(stderr, "safetensors: warning: {}\n", w);
+  for (const auto& w : c.warnings()) print_warning(w);
 }
 
 safetensors::result<std::vector<shard_tensor>> select_checkpoint_tensors(const safetensors::checkpoint& c,

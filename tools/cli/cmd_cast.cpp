@@ -7,11 +7,9 @@
 #include <fmt/format.h>
 
 #include "command.h"
-#include "input.h"
+#include "pipeline_run.h"
 #include "report.h"
-#include "rewrite.h"
 #include "safetensors/pipeline/chunk_cast.h"
-#include "select.h"
 
 namespace st_cli {
 namespace {
@@ -34,27 +32,15 @@ run_result run_cast(const cast_args& args) {
                     "F8_E5M2, F8_E4M3FNUZ, F8_E5M2FNUZ, F8_E8M0, F6_E2M3, F6_E3M2, F4)",
                     args.dtype));
   }
-  auto f = open_input(args.in);
-  if (!f) return std::move(f).err();
-  auto chosen = select_tensors(*f, args.only, args.exclude);
-  if (!chosen) return std::move(chosen).err();
-  std::vector<bool> selected(f->tensors().size(), false);
-  for (const auto* t : *chosen) selected[static_cast<std::size_t>(t - f->tensors().data())] = true;
-
-  std::vector<output_tensor> outputs;
-  for (std::size_t i = 0; i < f->tensors().size(); ++i) {
-    const auto& t = f->tensors()[i];
-    const bool convert = selected[i] && safetensors::pipeline::castable(t.type);
-    outputs.push_back({&*f, &t, std::string(t.name), convert ? *target : t.type});
-  }
-  safetensors::write_options options;
-  options.metadata = f->meta().metadata();
-  safetensors::encode_options encode;
-  encode.saturate = args.saturate;
-  if (auto s = write_rewritten(args.out, std::span(&args.in, 1), in_place::allow, outputs, options, !args.quiet, "cast",
-                               encode);
-      !s)
-    return std::move(s).err();
+  safetensors::pipeline::convert_options options;
+  options.to = "safetensors";
+  options.cast = *target;
+  options.cast_only = {args.only, args.exclude};
+  options.saturate = args.saturate;
+  options.replace_input = true;  // cast in place: the input is replaced once the output is complete
+  auto done = run_pipeline(std::span(&args.in, 1), args.out, std::move(options), "cast", args.quiet,
+                           {.safetensors_only = true, .one_input_file = true, .file_output = true});
+  if (!done) return std::move(done).err();
   return exit_ok;
 }
 

@@ -270,8 +270,8 @@ run_result run_check(const checksum_args& args) {
   auto entries = read_check_list(args.check, malformed);
   if (!entries) return with_path(entries.err(), args.check);
   if (malformed > 0) {
-    fmt::print(stderr, "safetensors: warning: {}: {} {} improperly formatted\n", args.check,
-               count_of(malformed, "line"), malformed == 1 ? "is" : "are");
+    print_warning(fmt::format("{}: {} {} improperly formatted", args.check, count_of(malformed, "line"),
+                              malformed == 1 ? "is" : "are"));
   }
   if (entries->empty()) {
     return with_path(usage_error("no properly formatted checksum lines found"), args.check);
@@ -300,11 +300,10 @@ run_result run_check(const checksum_args& args) {
     }
   }
   if (unreadable > 0) {
-    fmt::print(stderr, "safetensors: warning: {} could not be read\n", count_of(unreadable, "listed file"));
+    print_warning(fmt::format("{} could not be read", count_of(unreadable, "listed file")));
   }
   if (failed > 0) {
-    fmt::print(stderr, "safetensors: warning: {} of {} did NOT match\n", with_commas(failed),
-               count_of(checked, "computed checksum"));
+    print_warning(fmt::format("{} of {} did NOT match", with_commas(failed), count_of(checked, "computed checksum")));
   }
   if (unreadable > 0) return exit_usage;
   return failed > 0 ? exit_failed : exit_ok;

@@ -12,6 +12,7 @@
 #include "convert_read_options.h"
 #include "count_text.h"
 #include "foreign_formats.h"
+#include "pipeline_run.h"
 #include "progress.h"
 #include "remote_input.h"
 #include "report.h"
@@ -84,8 +85,6 @@ void print_summary(const sp::convert_summary& s, const std::string& out_path) {
   for (const auto& note : s.notes) fmt::print(stderr, "  {}\n", note);
 }
 
-void print_warning(std::string_view message) { fmt::print(stderr, "safetensors: warning: {}\n", message); }
-
 run_result run_convert(const convert_args& args) {
   auto in = input_format(args.in);
   if (!in) return with_path(std::move(in).err(), args.in);
@@ -102,23 +101,7 @@ run_result run_convert(const convert_args& args) {
   options.read.npz = *npz_limits;
   options.compress = args.compress;
   options.hash_long_names = args.rename_long == "hash";
-  options.on_warning = print_warning;
-  std::unique_ptr<progress> bar;  // made on the first chunk, when the total is known
-  std::uint64_t bar_done = 0;
-  options.progress = [&](std::uint64_t done, std::uint64_t total) {
-    if (!bar) bar = std::make_unique<progress>("convert", total, !args.quiet);
-    bar->advance(done - bar_done);
-    bar_done = done;
-    return true;
-  };
-
-  st::result<sp::convert_summary> summary = [&]() -> st::result<sp::convert_summary> {
-    if (!is_url(args.in)) return sp::convert(args.in, args.out, options);
-    auto remote = open_url(args.in);  // remote reading knows SafeTensors only
-    if (!remote) return std::move(remote).err();
-    return sp::convert(sp::safetensors_source(std::move(remote).value()), args.out, options);
-  }();
-  if (bar) bar->finish();
+  auto summary = run_pipeline(std::span(&args.in, 1), args.out, std::move(options), "convert", args.quiet);
   if (!summary) return std::move(summary).err();
   if (!args.quiet) print_summary(*summary, args.out);
   return exit_ok;

@@ -102,7 +102,7 @@ run_result run_dequantize(const dequantize_args& args) {
   const mlx::checkpoint_info* info = &job->info;
   const std::uint64_t max_shard_bytes = job->max_shard_bytes;
   if (info->layers.empty()) {
-    fmt::print(stderr, "safetensors: warning: {}: no quantized layers, the output is a plain copy\n", args.in);
+    print_warning(fmt::format("{}: no quantized layers, the output is a plain copy", args.in));
   }
 
   std::vector<safetensors::tensor_spec> specs;

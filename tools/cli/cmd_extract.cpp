@@ -7,11 +7,8 @@
 #include <fmt/format.h>
 
 #include "command.h"
-#include "input.h"
-#include "progress.h"
+#include "pipeline_run.h"
 #include "report.h"
-#include "rewrite.h"
-#include "select.h"
 
 namespace st_cli {
 namespace {
@@ -28,13 +25,6 @@ struct extract_args {
   bool quiet = false;
 };
 
-struct rename_rule {
-  std::string from;
-  std::string to;
-  bool prefix = false;  // "a.*=b.*": replace the prefix
-  bool used = false;
-};
-
 /// Splits "K=V" at the first '='; false without one (or with an empty K).
 bool split_pair(const std::string& text, std::string& key, std::string& value) {
   const auto eq = text.find('=');
@@ -44,70 +34,31 @@ bool split_pair(const std::string& text, std::string& key, std::string& value) {
   return true;
 }
 
-std::string renamed(std::string_view name, std::vector<rename_rule>& rules) {
-  for (auto& r : rules) {
-    if (!r.prefix && name == r.from) {
-      r.used = true;
-      return r.to;
-    }
-    if (r.prefix && name.substr(0, r.from.size()) == r.from) {
-      r.used = true;
-      return r.to + std::string(name.substr(r.from.size()));
-    }
-  }
-  return std::string(name);
-}
-
 run_result run_extract(const extract_args& args) {
-  std::vector<rename_rule> rules;
+  namespace sp = safetensors::pipeline;
+  sp::convert_options options;
   for (const auto& text : args.rename) {
-    rename_rule r;
-    if (!split_pair(text, r.from, r.to)) return usage_error(fmt::format("--rename '{}': expected FROM=TO", text));
-    const bool from_star = r.from.back() == '*';
-    const bool to_star = !r.to.empty() && r.to.back() == '*';
-    if (from_star != to_star) {
-      return usage_error(fmt::format("--rename '{}': a prefix rename needs '*' at the end of both sides", text));
-    }
-    if (from_star) {
-      r.prefix = true;
-      r.from.pop_back();
-      r.to.pop_back();
-    }
-    rules.push_back(std::move(r));
+    std::string from;
+    std::string to;
+    if (!split_pair(text, from, to)) return usage_error(fmt::format("--rename '{}': expected FROM=TO", text));
+    auto rule = sp::rename_rule::make(from, to);
+    if (!rule) return usage_error(fmt::format("--rename '{}': {}", text, rule.err().message));
+    options.rename.push_back(std::move(rule).value());
   }
-
-  auto f = open_input(args.in);
-  if (!f) return std::move(f).err();
-  auto chosen = select_tensors(*f, args.only, args.exclude);
-  if (!chosen) return std::move(chosen).err();
-
-  safetensors::write_options options;
-  options.alignment = args.align;
-  options.metadata = f->meta().metadata();
   for (const auto& text : args.set_meta) {
     std::string k;
     std::string v;
     if (!split_pair(text, k, v)) return usage_error(fmt::format("--set-meta '{}': expected KEY=VALUE", text));
-    if (!options.metadata) options.metadata.emplace();
-    (*options.metadata)[k] = v;
+    options.metadata.set[k] = v;
   }
-  for (const auto& k : args.del_meta) {
-    if (!options.metadata || options.metadata->erase(k) == 0) {
-      return usage_error(fmt::format("{}: --del-meta: metadata key '{}' not found", args.in, k));
-    }
-  }
-
-  std::vector<output_tensor> outputs;
-  for (const auto* t : *chosen) outputs.push_back({&*f, t, renamed(t->name, rules), t->type});
-  for (const auto& r : rules) {
-    if (!r.used)
-      return usage_error(
-          fmt::format("{}: --rename: no selected tensor matches '{}'", args.in, r.from + (r.prefix ? "*" : "")));
-  }
-  if (auto s =
-          write_rewritten(args.out, std::span(&args.in, 1), in_place::allow, outputs, options, !args.quiet, "extract");
-      !s)
-    return std::move(s).err();
+  options.metadata.remove = args.del_meta;
+  options.to = "safetensors";
+  options.select = {args.only, args.exclude};
+  options.layout.alignment = args.align;
+  options.replace_input = true;  // extract in place: the input is replaced once the output is complete
+  auto done = run_pipeline(std::span(&args.in, 1), args.out, std::move(options), "extract", args.quiet,
+                           {.safetensors_only = true, .one_input_file = true, .file_output = true});
+  if (!done) return std::move(done).err();
   return exit_ok;
 }
 

@@ -1,17 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// `safetensors merge DIR|INDEX OUT`: joins a sharded checkpoint into one file, streamed, atomically.
+// `safetensors merge DIR|INDEX OUT`: joins a sharded checkpoint into one file, streamed,
+// atomically: the library's convert pipeline with a single-file output.
 #include <fmt/format.h>
 
-#include "checkpoint_input.h"
-#include "checkpoint_tensors.h"
 #include "command.h"
+#include "pipeline_run.h"
 #include "report.h"
-#include "rewrite.h"
-#include "safetensors/pipeline/output_check.h"
 
 namespace st_cli {
-
-using safetensors::pipeline::input_files;
 namespace {
 
 struct merge_args {
@@ -21,18 +17,12 @@ struct merge_args {
 };
 
 run_result run_merge(const merge_args& args) {
-  auto c = open_streamed(args.input);
-  if (!c) return std::move(c).err();
-  print_checkpoint_warnings(*c);
-  std::vector<output_tensor> tensors;
-  append_tensors(*c, tensors);
-  safetensors::write_options options;
-  options.metadata = common_metadata(std::span(&c.value(), 1));
-  if (auto s = write_rewritten(args.output, input_files(*c), in_place::refuse, tensors, options, !args.quiet, "merge");
-      !s)
-    return std::move(s).err();
-  fmt::print("wrote {} tensors ({} bytes) from {} shard{} to {}\n", tensors.size(), c->data_size(), c->shards().size(),
-             c->shards().size() == 1 ? "" : "s", args.output);
+  safetensors::pipeline::convert_options options;
+  options.to = "safetensors";  // one file, whatever its name
+  auto done = run_pipeline(std::span(&args.input, 1), args.output, std::move(options), "merge", args.quiet,
+                           {.safetensors_only = true, .file_output = true});
+  if (!done) return std::move(done).err();
+  fmt::print("wrote {} tensors ({} bytes) from {} to {}\n", done->tensors, done->bytes, args.input, args.output);
   return exit_ok;
 }
 

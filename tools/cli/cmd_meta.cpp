@@ -24,7 +24,7 @@ run_result run_meta(const meta_args& args) {
   auto c = open_checkpoint_input(args.file);
   if (!c) return std::move(c).err();
   // A checkpoint's shards normally share one __metadata__; keys they disagree on are dropped (with a warning).
-  const std::optional<safetensors::metadata_map> metadata = common_metadata(std::span(&c.value(), 1));
+  const std::optional<safetensors::metadata_map> metadata = common_metadata(*c);
   if (args.has_key) {
     const auto it = metadata ? metadata->find(args.key) : safetensors::metadata_map::const_iterator{};
     if (!metadata || it == metadata->end()) {

@@ -1,22 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // `safetensors shard IN... OUTDIR [--max-shard-size 5GB] [--prefix model]`: splits files
 // or checkpoints into shards plus an index, streamed, atomically.
-#include <filesystem>
-
 #include <fmt/format.h>
 
-#include "checkpoint_input.h"
-#include "checkpoint_tensors.h"
 #include "command.h"
-#include "input.h"
-#include "progress.h"
+#include "pipeline_run.h"
 #include "report.h"
-#include "safetensors/pipeline/output_check.h"
+#include "safetensors/checkpoint.h"
 
 namespace st_cli {
-
-using safetensors::pipeline::input_files;
-using safetensors::pipeline::write_checkpoint_output;
 namespace {
 
 struct shard_args {
@@ -36,45 +28,17 @@ run_result run_shard(const shard_args& args) {
   auto max = safetensors::parse_byte_size(args.max_size);
   if (!max) return std::move(max).err();
   const std::string& out_dir = args.paths.back();
-  std::vector<safetensors::checkpoint> inputs;
-  for (std::size_t i = 0; i + 1 < args.paths.size(); ++i) {
-    auto c = open_streamed(args.paths[i]);
-    if (!c) return std::move(c).err();
-    print_checkpoint_warnings(*c);
-    inputs.push_back(std::move(c).value());
-  }
-  std::vector<output_tensor> tensors;
-  std::vector<std::string> input_paths;
-  for (const auto& c : inputs) {
-    append_tensors(c, tensors);
-    for (auto& f : input_files(c)) input_paths.push_back(std::move(f));
-  }
-  std::vector<safetensors::tensor_spec> specs;
-  for (const auto& t : tensors) {
-    specs.push_back({t.name, t.type, {t.source->shape.begin(), t.source->shape.end()}});
-  }
-  safetensors::shard_write_options options;
-  options.max_shard_bytes = *max;
-  options.prefix = args.prefix;
-  options.file.metadata = common_metadata(inputs);
-  std::uint64_t total = 0;
-  for (const auto& t : tensors) total += t.source->byte_size();
-  progress bar("shard", total, !args.quiet);
-  std::vector<std::byte> buffer;
-  auto produce = [&](std::size_t i, const safetensors::chunk_sink& sink) -> safetensors::status {
-    return read_tensor_chunks(*tensors[i].file, *tensors[i].source, buffer,
-                              [&](std::span<const std::byte> chunk) -> safetensors::status {
-                                bar.advance(chunk.size());
-                                return sink(chunk);
-                              });
-  };
-  auto plan = write_checkpoint_output(out_dir, specs, produce, options, input_paths);
-  if (!plan) return with_path(std::move(plan).err(), out_dir);
-  bar.finish();
-  fmt::print("wrote {} tensors ({} bytes) in {} shard{} to {}\n", tensors.size(), total, plan->shards.size(),
-             plan->shards.size() == 1 ? "" : "s", out_dir);
-  for (const auto& name : plan->file_names) fmt::print("  {}\n", name);
-  if (plan->shards.size() > 1) fmt::print("  {}.safetensors.index.json\n", args.prefix);
+  safetensors::pipeline::convert_options options;
+  options.to = "sharded";
+  options.layout.max_shard_bytes = *max;
+  options.layout.prefix = args.prefix;
+  auto done = run_pipeline(std::span(args.paths).first(args.paths.size() - 1), out_dir, std::move(options), "shard",
+                           args.quiet, {.safetensors_only = true});
+  if (!done) return with_path(std::move(done).err(), out_dir);
+  const std::size_t shards = done->files.size() > 1 ? done->files.size() - 1 : 1;  // the index is last
+  fmt::print("wrote {} tensors ({} bytes) in {} shard{} to {}\n", done->tensors, done->bytes, shards,
+             shards == 1 ? "" : "s", out_dir);
+  for (const auto& name : done->files) fmt::print("  {}\n", name);
   return exit_ok;
 }
 

@@ -37,7 +37,7 @@ safetensors::result<mlx_input> mlx_input::open(const std::string& path) {
     specs.push_back({std::string(t.name), t.info->type, {t.info->shape.begin(), t.info->shape.end()}});
   }
   safetensors::write_options write;
-  write.metadata = common_metadata(std::span(&in.checkpoint_, 1));
+  write.metadata = common_metadata(in.checkpoint_);
   auto plan = safetensors::write_plan::make(std::move(specs), write);
   if (!plan) return std::move(plan).err();
   auto h = safetensors::parse_header(plan->header_bytes().subspan(8), plan->file_size());
@@ -97,7 +97,7 @@ safetensors::chunk_sink append_to(safetensors::stream_writer& out, std::string n
 }
 
 void print_warnings(const std::string& file, const std::vector<std::string>& warnings) {
-  for (const auto& w : warnings) fmt::print(stderr, "safetensors: warning: {}: {}\n", file, w);
+  for (const auto& w : warnings) print_warning(fmt::format("{}: {}", file, w));
 }
 
 safetensors::result<mlx_job> open_mlx_job(const std::string& in_path, const std::string& max_shard_size,

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "report.h"
 #include "safetensors/mlx_checkpoint.h"
 
 namespace st_cli {
@@ -42,7 +43,7 @@ void print_mlx_summary(const std::string& path, const safetensors::header& h) {
                mlx::bits_per_weight(l.params, l.scale_type), fmt::format("[{}]", fmt::join(l.shape, ", ")),
                mlx::source_name(l.source), l.ambiguous ? " (ambiguous)" : "");
   }
-  for (const auto& w : info->warnings) fmt::print(stderr, "safetensors: warning: {}: {}\n", path, w);
+  for (const auto& w : info->warnings) print_warning(fmt::format("{}: {}", path, w));
 }
 
 param_overrides logical_param_overrides(const std::string& path, const safetensors::header& h) {

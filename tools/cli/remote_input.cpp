@@ -13,6 +13,7 @@
 
 #include "input.h"
 #if SAFETENSORS_HAVE_REMOTE
+#include "report.h"
 #include "safetensors/remote/remote.h"
 #endif
 
@@ -54,7 +55,7 @@ safetensors::remote::options remote_options(const std::string& url) {
   }
   static bool warned = false;
   if (o.insecure && starts_with(url, "https://") && !std::exchange(warned, true)) {
-    fmt::print(stderr, "safetensors: warning: --insecure: TLS certificates and host names are not verified\n");
+    print_warning("--insecure: TLS certificates and host names are not verified");
   }
   return o;
 }

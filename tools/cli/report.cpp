@@ -21,6 +21,8 @@ void print_error(const safetensors::error& e) {
 
 void print_error(std::string_view message) { fmt::print(stderr, "safetensors: error: {}\n", message); }
 
+void print_warning(std::string_view message) { fmt::print(stderr, "safetensors: warning: {}\n", message); }
+
 safetensors::error with_path(safetensors::error e, const std::string& path) {
   if (e.path.empty()) e.path = path;
   return e;

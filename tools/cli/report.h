@@ -21,6 +21,8 @@ using run_result = safetensors::result<int>;
 void print_error(const safetensors::error& e);
 /// Prints "safetensors: error: <message>" to stderr.
 void print_error(std::string_view message);
+/// Prints "safetensors: warning: <message>" to stderr.
+void print_warning(std::string_view message);
 /// 2 for I/O and usage problems, 1 for a file that failed a check.
 [[nodiscard]] int exit_code_for(const safetensors::error& e) noexcept;
 

@@ -3,9 +3,8 @@
 
 #include <algorithm>
 
-#include <fmt/format.h>
-
 #include "safetensors/glob.h"
+#include "safetensors/pipeline/tensor_filter.h"
 
 namespace st_cli {
 
@@ -25,31 +24,16 @@ safetensors::status require_matches(std::span<const safetensors::tensor_info> te
 
 safetensors::status require_matches(std::span<const std::string_view> names, const std::vector<std::string>& only,
                                     const std::vector<std::string>& exclude, const std::string& path) {
-  for (const auto* patterns : {&only, &exclude}) {
-    for (const auto& pattern : *patterns) {
-      if (std::any_of(names.begin(), names.end(),
-                      [&](std::string_view name) { return safetensors::name_matches(pattern, name); })) {
-        continue;
-      }
-      safetensors::error e =
-          safetensors::make_error(safetensors::error_code::tensor_not_found,
-                                  patterns == &only ? fmt::format("no tensor matches '{}'", pattern)
-                                                    : fmt::format("--exclude '{}' matches no tensor", pattern));
-      e.path = path;
-      return e;
-    }
-  }
-  return {};
+  return safetensors::pipeline::tensor_filter{only, exclude}.require_matches(names, path);
 }
 
 safetensors::result<std::vector<const safetensors::tensor_info*>> select_tensors(
     const safetensors::file& f, const std::vector<std::string>& only, const std::vector<std::string>& exclude) {
   if (auto s = require_matches(f.tensors(), only, exclude, f.path()); !s) return std::move(s).err();
   std::vector<const safetensors::tensor_info*> out;
+  const safetensors::pipeline::tensor_filter filter{only, exclude};
   for (const auto& t : f.tensors()) {
-    if (!only.empty() && !any_matches(only, t.name)) continue;
-    if (any_matches(exclude, t.name)) continue;
-    out.push_back(&t);
+    if (filter.selects(t.name)) out.push_back(&t);
   }
   return out;
 }

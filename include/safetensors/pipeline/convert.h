@@ -2,18 +2,24 @@
 // The conversion pipeline: any input the library reads (SafeTensors file or sharded
 // checkpoint, PyTorch .pt/.bin or sharded directory, NumPy .npy/.npz, GGUF) to any output it
 // writes (SafeTensors file or sharded directory, .npz, .npy, GGUF), in bounded memory:
-// source -> optional cast -> progress -> sink. The output is checked before any byte is
-// written (never an input, a device or a directory where a file goes) and appears complete
-// or not at all. The CLI's `convert`, Python's `safetensors.cxx.convert` and the C API call it.
+// source -> selection and renames -> metadata edits -> optional cast -> progress -> sink.
+// The output is checked before any byte is written (never an input, a device or a directory
+// where a file goes) and appears complete or not at all. Every rewrite is this pipeline with
+// options: `extract` (select, rename, metadata), `cast`, `merge` (a checkpoint into one file),
+// `shard` (inputs into a sharded directory). The CLI, Python's `safetensors.cxx` and the C
+// API call it.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
+#include "safetensors/pipeline/selection.h"
+#include "safetensors/pipeline/tensor_filter.h"
 #include "safetensors/pipeline/tensor_sink.h"
 #include "safetensors/pipeline/tensor_source.h"
 
@@ -25,6 +31,15 @@ struct convert_options {
   /// Floating tensors (complex excepted) become this type; nullopt keeps each tensor's own
   /// (quantized GGUF blocks always become F32).
   std::optional<dtype> cast;
+  tensor_filter cast_only;          ///< of the floating tensors, those cast (all when empty); needs `cast`
+  bool saturate = false;            ///< F8 targets of `cast`: out-of-range values become the largest finite one
+  tensor_filter select;             ///< the tensors written; the others are left out
+  std::vector<rename_rule> rename;  ///< applied to the selected tensors, the first rule that applies
+  metadata_edits metadata;          ///< SafeTensors output: `__metadata__` keys set and removed
+  safetensors_layout layout;        ///< SafeTensors output: alignment; sharded: shard size and prefix
+  /// The output may be the input file itself: it is replaced atomically once complete (the
+  /// CLI's in-place `cast` and `extract`). Otherwise writing over an input is refused.
+  bool replace_input = false;
   /// PyTorch and .npz reading options; PyTorch ones given for another input are refused.
   source_options read;
   bool compress = false;         ///< .npz output: deflate members (refused for other outputs)
@@ -42,11 +57,17 @@ struct convert_summary {
   std::uint64_t bytes = 0;       ///< tensor bytes written
   std::vector<std::string> notes;
   std::vector<std::string> warnings;
+  std::vector<std::string> files;  ///< written: the output, or a sharded output's shards then index
 };
 
 /// Converts the file, directory or index `in` into `out`. Errors name the file they are
 /// about; nothing is left at `out` after a failure or a cancellation.
 [[nodiscard]] result<convert_summary> convert(const std::string& in, const std::string& out,
+                                              const convert_options& options = {});
+
+/// The tensors of every one of `ins` (files, directories or indexes), one input after the
+/// other, into `out`; `__metadata__` is what the inputs share (a warning names dropped keys).
+[[nodiscard]] result<convert_summary> convert(std::span<const std::string> ins, const std::string& out,
                                               const convert_options& options = {});
 
 /// Converts an opened source (a remote SafeTensors file, a custom reader) into `out`;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The shapes of a conversion's input and output: a file, or a sharded checkpoint (its
-// directory or its index file), and the output checks made before anything is written.
+// directory or its index file).
 #pragma once
 
 #include <string>
@@ -25,10 +25,5 @@ struct convert_input {
 /// PyTorch when it holds (or is) `pytorch_model.bin.index.json` (or any `*.bin.index.json`),
 /// else SafeTensors; anything else is a file. Errors: the index's or the directory's.
 [[nodiscard]] safetensors::result<convert_input> resolve_convert_input(const std::string& path);
-
-/// Checks `out` against `in` before anything is written (check_output / check_output_dir):
-/// a directory path (an existing directory, or a path ending in '/') is a sharded output,
-/// anything else one file, which must not be one of `in.files`.
-[[nodiscard]] safetensors::status check_convert_output(const std::string& out, const convert_input& in);
 
 }  // namespace safetensors::pipeline

@@ -16,11 +16,13 @@
 #include <string_view>
 #include <vector>
 
+#include "safetensors/convert.h"
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
 #include "safetensors/file.h"
 #include "safetensors/formats/npz.h"
 #include "safetensors/header.h"
+#include "safetensors/pipeline/tensor_filter.h"
 
 namespace safetensors::pipeline {
 
@@ -92,8 +94,10 @@ struct source_options {
 [[nodiscard]] result<source_ptr> open_source(const std::string& path, const source_options& options = {});
 /// The readers open_source chooses from (source_<format>.cpp).
 [[nodiscard]] result<source_ptr> open_safetensors_source(const std::string& path);
-/// A SafeTensors checkpoint: its directory or its index (a directory holding one file is that file).
-[[nodiscard]] result<source_ptr> open_checkpoint_source(const std::string& path);
+/// A SafeTensors checkpoint: its directory or its index (a directory holding one file is that
+/// file). `on_warning` hears what opening tolerated and `__metadata__` keys the shards disagree on.
+[[nodiscard]] result<source_ptr> open_checkpoint_source(const std::string& path,
+                                                        const warning_handler& on_warning = {});
 /// An opened SafeTensors file of any backend (a remote one included): read in chunks.
 [[nodiscard]] source_ptr safetensors_source(file f);
 [[nodiscard]] result<source_ptr> open_pytorch_source(const std::string& path, const source_options& options = {});
@@ -110,9 +114,11 @@ inline constexpr std::size_t chunk_bytes = std::size_t{24} << 17;  // 3 MiB
 [[nodiscard]] status read_tensor_chunks(const file& f, const tensor_info& t, std::vector<std::byte>& buffer,
                                         const chunk_consumer& consume, std::size_t max_bytes = chunk_bytes);
 
-/// `inner` with every floating tensor (complex excepted) cast to `to`, chunk by chunk;
-/// integer and boolean tensors pass unchanged.
-[[nodiscard]] source_ptr cast_source(source_ptr inner, dtype to);
+/// `inner` with every floating tensor (complex excepted) that `which` selects cast to `to`,
+/// chunk by chunk (`encode`: F8 saturation); other tensors pass unchanged. A pattern of
+/// `which` that matches no tensor is an error (tensor_filter::require_matches).
+[[nodiscard]] result<source_ptr> cast_source(source_ptr inner, dtype to, const tensor_filter& which = {},
+                                             const encode_options& encode = {});
 
 /// Told the bytes done and the total as a pipeline reads; returning false stops it with
 /// error_code::cancelled (a Ctrl-C in a binding, a stop button in a user interface).

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pipeline_run.h"
+
+#include <memory>
+
+#include "input.h"
+#include "progress.h"
+#include "remote_input.h"
+#include "report.h"
+#include "safetensors/pipeline/output_check.h"
+
+namespace st_cli {
+
+namespace sp = safetensors::pipeline;
+
+namespace {
+
+/// A file given where SafeTensors is expected: opening it names a foreign format as such
+/// ("this is a GGUF file, not SafeTensors"). Directories and indexes are checked as checkpoints.
+safetensors::status require_safetensors(const std::string& in) {
+  if (sp::is_directory_path(in) || in.ends_with(".json")) return {};
+  auto f = open_input(in);
+  if (!f) return std::move(f).err();
+  return {};
+}
+
+}  // namespace
+
+safetensors::result<sp::convert_summary> run_pipeline(std::span<const std::string> ins, const std::string& out,
+                                                      sp::convert_options options, std::string_view label, bool quiet,
+                                                      command_io io) {
+  std::unique_ptr<progress> bar;  // made on the first chunk, when the total is known
+  std::uint64_t drawn = 0;
+  options.progress = [&](std::uint64_t done, std::uint64_t total) {
+    if (!bar) bar = std::make_unique<progress>(std::string(label), total, !quiet);
+    bar->advance(done - drawn);
+    drawn = done;
+    return true;
+  };
+  options.on_warning = print_warning;
+  auto summary = [&]() -> safetensors::result<sp::convert_summary> {
+    const bool one_file = ins.size() == 1 && (io.one_input_file || is_url(ins.front()));
+    if (io.file_output) {
+      // One file out: a directory there is an error, not a sharded output.
+      if (auto s = sp::check_output(out, {}, sp::in_place::allow); !s) return std::move(s).err();
+    }
+    if (!one_file) {
+      if (io.safetensors_only) {
+        for (const auto& in : ins) {
+          if (auto s = require_safetensors(in); !s) return std::move(s).err();
+        }
+      }
+      return sp::convert(ins, out, options);
+    }
+    auto f = open_input(ins.front());
+    if (!f) return std::move(f).err();
+    std::vector<std::string> read;
+    if (!is_url(ins.front())) read.push_back(ins.front());
+    return sp::convert(sp::safetensors_source(std::move(f).value()), out, options, std::move(read));
+  }();
+  if (bar) bar->finish();
+  return summary;
+}
+
+}  // namespace st_cli
