@@ -8,6 +8,12 @@ namespace safetensors::pipeline {
 
 bool castable(dtype t) noexcept { return dtype_is_float(t) && t != dtype::C64; }
 
+status decode_values(dtype type, std::span<const std::byte> chunk, std::vector<double>& out) {
+  if (type == dtype::C64) type = dtype::F32;  // (re, im) pairs of float32
+  out.resize(chunk.size() * 8 / dtype_bits(type));
+  return decode_to_f64(type, chunk, out);
+}
+
 status chunk_caster::cast(dtype from, dtype to, std::span<const std::byte> chunk, std::vector<std::byte>& out,
                           const encode_options& options) {
   static_assert(std::endian::native == std::endian::little, "tensor bytes are little-endian");

@@ -3,16 +3,14 @@
 // whole file, exactly as sha256sum prints it (any readable file: a partial download, a
 // pipe, stdin as `-`), and with --per-tensor of each tensor's bytes, in one pass.
 // `--check LIST` verifies a list written by checksum (or by sha256sum).
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,6 +25,8 @@
 #include "report.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/json_text.h"
+#include "safetensors/pipeline/checksum.h"
+#include "safetensors/pipeline/output_check.h"
 #include "safetensors/sha256.h"
 
 namespace st_cli {
@@ -40,130 +40,85 @@ struct checksum_args {
   std::string check;
 };
 
-struct tensor_digest {
-  std::string name;
-  std::uint64_t bytes = 0;
-  std::string hex;
-};
+using safetensors::pipeline::file_digest;
 
-struct file_digest {
-  std::string hex;
-  std::uint64_t bytes = 0;
-  std::vector<tensor_digest> tensors;  ///< with --per-tensor, in file order
-};
+/// The progress callback of a library checksum, drawing a bar once the size is known.
+struct checksum_bar {
+  bool quiet;
+  std::unique_ptr<progress> bar;
+  std::uint64_t drawn = 0;
 
-safetensors::error io_error(const std::string& what, int err, const std::string& path) {
-  safetensors::error e =
-      safetensors::make_error(safetensors::error_code::io, fmt::format("{}: {}", what, std::strerror(err)));
-  e.os_errno = err;
-  e.path = path;
-  return e;
-}
-
-safetensors::result<safetensors::sha256_hasher> new_hasher() { return safetensors::sha256_hasher::create(); }
-
-/// Reads all of `path` (`-`: standard input) in order: `start(size)` once (the size of a
-/// regular file, else 0), then `consume(chunk)` for each chunk. A directory is EISDIR.
-safetensors::status read_sequentially(const std::string& path, const std::function<void(std::uint64_t)>& start,
-                                      const std::function<void(std::span<const std::byte>)>& consume) {
-  if (is_url(path)) return read_url_sequentially(path, start, consume);
-  const bool stdin_input = path == "-";
-  const int fd = stdin_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return io_error("cannot open file", errno, path);
-  struct closer {
-    int descriptor;
-    bool owned;
-    ~closer() {
-      if (owned) ::close(descriptor);
-    }
-  };
-  const closer guard{fd, !stdin_input};
-  struct stat st {};
-  const bool known = ::fstat(fd, &st) == 0;
-  if (known && S_ISDIR(st.st_mode)) return io_error("cannot read", EISDIR, path);
-  start(known && S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0);
-  std::vector<std::byte> buffer(chunk_bytes);
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return io_error("read failed", errno, path);
-    if (n == 0) return {};
-    consume(std::span(buffer.data(), static_cast<std::size_t>(n)));
+  safetensors::pipeline::progress_callback callback() {
+    return [this](std::uint64_t done, std::uint64_t total) {
+      if (!bar) bar = std::make_unique<progress>("checksum", total, !quiet);
+      bar->advance(done - drawn);
+      drawn = done;
+      return true;
+    };
   }
-}
+};
 
-/// The whole-file digest by plain sequential reads: works on anything readable, whatever
-/// its content, and on `-` (standard input).
+/// The whole-file digest of a path, `-` (standard input) or URL: any content.
 safetensors::result<file_digest> digest_stream(const std::string& path, bool quiet) {
-  auto hasher = new_hasher();
+  checksum_bar bar{quiet, nullptr};
+  if (!is_url(path)) return safetensors::pipeline::checksum(path, {.per_tensor = false, .progress = bar.callback()});
+  auto hasher = safetensors::sha256_hasher::create();
   if (!hasher) return std::move(hasher).err();
-  std::optional<progress> bar;
   file_digest out;
-  auto s = read_sequentially(
-      path, [&](std::uint64_t size) { bar.emplace("checksum", size, !quiet); },
+  auto s = read_url_sequentially(
+      path, [&](std::uint64_t size) { bar.bar = std::make_unique<progress>("checksum", size, !quiet); },
       [&](std::span<const std::byte> chunk) {
         hasher->update(chunk);
         out.bytes += chunk.size();
-        bar->advance(chunk.size());
+        bar.bar->advance(chunk.size());
       });
   if (!s) return std::move(s).err();
-  out.hex = safetensors::to_hex(hasher->finish());
+  out.sha256 = safetensors::to_hex(hasher->finish());
   return out;
 }
 
-/// Hashes [offset, end) of the file into `hasher` in chunks.
-safetensors::status hash_range(const safetensors::file& f, std::uint64_t offset, std::uint64_t end,
-                               std::vector<std::byte>& buffer, safetensors::sha256_hasher& hasher, progress& bar) {
-  while (offset < end) {
-    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(end - offset, chunk_bytes));
-    buffer.resize(n);
-    if (auto s = f.read_range(offset, buffer); !s) return s;
-    hasher.update(buffer);
-    bar.advance(n);
-    offset += n;
-  }
-  return {};
-}
-
-/// Whole-file and per-tensor digests of a valid SafeTensors file, in one pass: header,
-/// then every tensor (they tile the data in file order), then any trailing bytes.
+/// Whole-file and per-tensor digests of a SafeTensors path or URL, in one pass.
 safetensors::result<file_digest> digest_tensors(const std::string& path, bool quiet) {
   auto f = open_input(path);
   if (!f) return std::move(f).err();
-  auto whole = new_hasher();
-  auto per = new_hasher();
-  if (!whole || !per) return whole ? per.err() : whole.err();
-  progress bar("checksum", f->file_size(), !quiet);
-  std::vector<std::byte> buffer;
-  const auto& h = f->meta();
-  file_digest out;
-  auto s = hash_range(*f, 0, h.data_start(), buffer, *whole, bar);
-  for (const auto& t : f->tensors()) {
-    if (!s) break;
-    s = read_tensor_chunks(*f, t, buffer, [&](std::span<const std::byte> chunk) -> safetensors::status {
-      whole->update(chunk);
-      per->update(chunk);
-      bar.advance(chunk.size());
-      return {};
-    });
-    out.tensors.push_back({std::string(t.name), t.byte_size(), safetensors::to_hex(per->finish())});
+  checksum_bar bar{quiet, nullptr};
+  return safetensors::pipeline::checksum(*f, {.per_tensor = true, .progress = bar.callback()});
+}
+
+/// All of a check list: a file, `-` (standard input) or a URL.
+safetensors::result<std::string> read_list(const std::string& path) {
+  std::string text;
+  if (is_url(path)) {
+    auto s = read_url_sequentially(
+        path, [](std::uint64_t) {},
+        [&](std::span<const std::byte> chunk) {
+          text.append(reinterpret_cast<const char*>(chunk.data()), chunk.size());
+        });
+    if (!s) return std::move(s).err();
+    return text;
   }
-  if (s) s = hash_range(*f, h.data_start() + h.data_size(), f->file_size(), buffer, *whole, bar);
-  if (!s) return std::move(s).err();
-  out.hex = safetensors::to_hex(whole->finish());
-  out.bytes = f->file_size();
-  return out;
+  std::ifstream file;
+  if (path != "-") {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) return safetensors::pipeline::os_failure("cannot read", EISDIR, path);
+    file.open(path, std::ios::binary);
+    if (!file) return safetensors::pipeline::os_failure("cannot open file", errno, path);
+  }
+  std::istream& in = path == "-" ? std::cin : file;
+  text.assign(std::istreambuf_iterator<char>(in), {});
+  if (in.bad()) return safetensors::pipeline::os_failure("read failed", errno, path);
+  return text;
 }
 
 void print_digest(const std::string& path, const file_digest& d, const checksum_args& args) {
   if (args.json) {
     std::string out =
-        fmt::format(R"({{"file":{},"bytes":{},"sha256":"{}")", safetensors::json_quote(path), d.bytes, d.hex);
+        fmt::format(R"({{"file":{},"bytes":{},"sha256":"{}")", safetensors::json_quote(path), d.bytes, d.sha256);
     if (args.per_tensor) {
       std::vector<std::string> tensors;
       for (const auto& t : d.tensors) {
-        tensors.push_back(
-            fmt::format(R"({{"name":{},"bytes":{},"sha256":"{}"}})", safetensors::json_quote(t.name), t.bytes, t.hex));
+        tensors.push_back(fmt::format(R"({{"name":{},"bytes":{},"sha256":"{}"}})", safetensors::json_quote(t.name),
+                                      t.bytes, t.sha256));
       }
       out += fmt::format(R"(,"tensors":[{}])", fmt::join(tensors, ","));
     }
@@ -172,8 +127,8 @@ void print_digest(const std::string& path, const file_digest& d, const checksum_
   }
   // The file line is sha256sum's; tensor lines start with a word, so `sha256sum -c` skips
   // them as unformatted instead of looking for a file named "model.safetensors:w".
-  fmt::print("{}  {}\n", d.hex, path);
-  for (const auto& t : d.tensors) fmt::print("tensor {}  {}\n", t.hex, t.name);
+  fmt::print("{}  {}\n", d.sha256, path);
+  for (const auto& t : d.tensors) fmt::print("tensor {}  {}\n", t.sha256, t.name);
 }
 
 /// Hashes one file (or stdin) and prints its lines.
@@ -231,13 +186,9 @@ std::string lower(std::string_view s) {
 /// Reads a list in sha256sum's format ("HEX  PATH", "HEX *PATH") plus our "tensor HEX  NAME"
 /// lines, which belong to the file line above them.
 safetensors::result<std::vector<check_entry>> read_check_list(const std::string& list, std::size_t& malformed) {
-  std::string text;
-  auto s = read_sequentially(
-      list, [](std::uint64_t) {},
-      [&](std::span<const std::byte> chunk) {
-        text.append(reinterpret_cast<const char*>(chunk.data()), chunk.size());
-      });
-  if (!s) return std::move(s).err();
+  auto read = read_list(list);
+  if (!read) return std::move(read).err();
+  const std::string& text = *read;
   std::vector<check_entry> entries;
   std::size_t start = 0;
   while (start < text.size()) {
@@ -288,14 +239,14 @@ run_result run_check(const checksum_args& args) {
       continue;
     }
     ++checked;
-    const bool ok = d->hex == entry.hex;
+    const bool ok = d->sha256 == entry.hex;
     if (!ok) ++failed;
     fmt::print("{}: {}\n", entry.path, ok ? "OK" : "FAILED");
     for (const auto& [name, hex] : entry.tensors) {
       ++checked;
       const auto it = std::find_if(d->tensors.begin(), d->tensors.end(), [&](const auto& t) { return t.name == name; });
-      const char* verdict = it == d->tensors.end() ? "FAILED (no such tensor)" : it->hex == hex ? "OK" : "FAILED";
-      if (it == d->tensors.end() || it->hex != hex) ++failed;
+      const char* verdict = it == d->tensors.end() ? "FAILED (no such tensor)" : it->sha256 == hex ? "OK" : "FAILED";
+      if (it == d->tensors.end() || it->sha256 != hex) ++failed;
       fmt::print("{}: tensor '{}': {}\n", entry.path, name, verdict);
     }
   }

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `safetensors diff A B [--rtol R] [--atol A] [--json] [--quiet]`: compares names, dtypes,
 // shapes, metadata and values (|a - b| <= atol + rtol * |b|, NaN equals NaN, as numpy's
-// allclose with equal_nan). Exit 0 equal, 1 different, 2 error.
-#include <cmath>
-#include <cstring>
-#include <limits>
+// allclose with equal_nan) with the library's pipeline::diff, and prints its report.
+// Exit 0 equal, 1 different, 2 error.
 #include <memory>
 
 #include <fmt/format.h>
@@ -15,10 +13,12 @@
 #include "json_util.h"
 #include "progress.h"
 #include "report.h"
-#include "values.h"
+#include "safetensors/pipeline/diff.h"
 
 namespace st_cli {
 namespace {
+
+namespace sp = safetensors::pipeline;
 
 struct diff_args {
   std::string a;
@@ -29,86 +29,6 @@ struct diff_args {
   bool quiet = false;
   bool ignore_dtype = false;
 };
-
-struct meta_difference {
-  std::string key;
-  std::optional<std::string> a, b;
-};
-
-struct tensor_difference {
-  const safetensors::tensor_info* a = nullptr;
-  const safetensors::tensor_info* b = nullptr;
-  bool dtype_differs = false;
-  bool dtype_counts = true;  // false with --ignore-dtype: only values decide
-  bool shape_differs = false;
-  bool compared = false;     // values were compared
-  std::uint64_t values = 0;  // values compared (C64: two per element)
-  std::uint64_t mismatched = 0;
-  double max_abs = 0;
-  double max_rel = 0;
-  std::uint64_t first_index = 0;
-  double first_a = 0, first_b = 0;
-  [[nodiscard]] bool differs() const { return (dtype_differs && dtype_counts) || shape_differs || mismatched > 0; }
-  [[nodiscard]] bool values_match() const { return compared && mismatched == 0; }
-};
-
-/// Compares value chunks, updating the running differences.
-void compare_values(const std::vector<double>& va, const std::vector<double>& vb, std::uint64_t base,
-                    const diff_args& args, tensor_difference& d) {
-  for (std::size_t i = 0; i < va.size(); ++i) {
-    const double x = va[i];
-    const double y = vb[i];
-    if (x == y || (std::isnan(x) && std::isnan(y))) continue;
-    const double abs_err = std::isnan(x) || std::isnan(y) ? std::numeric_limits<double>::infinity() : std::fabs(x - y);
-    const double rel_err = y == 0 ? std::numeric_limits<double>::infinity() : abs_err / std::fabs(y);
-    if (!(abs_err <= args.atol + args.rtol * std::fabs(y))) {
-      if (d.mismatched == 0) {
-        d.first_index = base + i;
-        d.first_a = x;
-        d.first_b = y;
-      }
-      ++d.mismatched;
-    }
-    d.max_abs = std::max(d.max_abs, abs_err);
-    d.max_rel = std::max(d.max_rel, rel_err);
-  }
-}
-
-/// Reads both tensors in lockstep, element chunk by element chunk.
-safetensors::status compare_tensor(const safetensors::file& fa, const safetensors::file& fb, tensor_difference& d,
-                                   const diff_args& args, progress& bar) {
-  const auto& ta = *d.a;
-  const auto& tb = *d.b;
-  const std::uint64_t n = ta.element_count();
-  const unsigned bits_a = safetensors::dtype_bits(ta.type);
-  const unsigned bits_b = safetensors::dtype_bits(tb.type);
-  const bool same_type = ta.type == tb.type;
-  std::vector<std::byte> ba;
-  std::vector<std::byte> bb;
-  std::vector<double> va;
-  std::vector<double> vb;
-  const std::uint64_t per_value = ta.type == safetensors::dtype::C64 ? 2 : 1;
-  for (std::uint64_t done = 0; done < n;) {
-    const std::uint64_t k = std::min<std::uint64_t>(n - done, chunk_elements);
-    ba.resize(static_cast<std::size_t>(k * bits_a / 8));
-    bb.resize(static_cast<std::size_t>(k * bits_b / 8));
-    const std::uint64_t off_a = fa.meta().data_start() + ta.begin + done * bits_a / 8;
-    const std::uint64_t off_b = fb.meta().data_start() + tb.begin + done * bits_b / 8;
-    if (auto s = fa.read_range(off_a, ba); !s) return s;
-    if (auto s = fb.read_range(off_b, bb); !s) return s;
-    bar.advance(ba.size() + bb.size());
-    // Identical bytes mean identical values: skip decoding.
-    if (!same_type || std::memcmp(ba.data(), bb.data(), ba.size()) != 0) {
-      if (auto s = decode_values(ta.type, ba, va); !s) return s;
-      if (auto s = decode_values(tb.type, bb, vb); !s) return s;
-      compare_values(va, vb, done * per_value, args, d);
-    }
-    done += k;
-  }
-  d.values = n * per_value;
-  d.compared = true;
-  return {};
-}
 
 std::string shape_text(std::span<const std::uint64_t> shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
@@ -125,67 +45,28 @@ run_result run_diff(const diff_args& args) {
   auto fb = open_input(args.b);
   if (!fb) return std::move(fb).err();
 
-  std::vector<meta_difference> meta;
-  const safetensors::metadata_map empty;
-  const auto& ma = fa->meta().metadata() ? *fa->meta().metadata() : empty;
-  const auto& mb = fb->meta().metadata() ? *fb->meta().metadata() : empty;
-  for (const auto& [k, v] : ma) {
-    const auto it = mb.find(k);
-    if (it == mb.end()) {
-      meta.push_back({k, v, std::nullopt});
-    } else if (it->second != v) {
-      meta.push_back({k, v, it->second});
-    }
-  }
-  for (const auto& [k, v] : mb) {
-    if (ma.find(k) == ma.end()) meta.push_back({k, std::nullopt, v});
-  }
-
-  std::vector<std::string_view> only_a;
-  std::vector<std::string_view> only_b;
-  std::vector<tensor_difference> common;
-  std::uint64_t total = 0;
-  for (const auto& t : fa->tensors()) {
-    const auto* other = fb->find(t.name);
-    if (other == nullptr) {
-      only_a.push_back(t.name);
-      continue;
-    }
-    tensor_difference d;
-    d.a = &t;
-    d.b = other;
-    d.dtype_differs = t.type != other->type;
-    d.dtype_counts = !args.ignore_dtype;
-    d.shape_differs = !std::equal(t.shape.begin(), t.shape.end(), other->shape.begin(), other->shape.end());
-    const bool c64_mismatch =
-        d.dtype_differs && (t.type == safetensors::dtype::C64 || other->type == safetensors::dtype::C64);
-    if (!d.shape_differs && !c64_mismatch) total += t.byte_size() + other->byte_size();
-    common.push_back(d);
-  }
-  for (const auto& t : fb->tensors()) {
-    if (fa->find(t.name) == nullptr) only_b.push_back(t.name);
-  }
-
-  {
-    progress bar("diff", total, !args.quiet);
-    for (auto& d : common) {
-      const bool c64_mismatch =
-          d.dtype_differs && (d.a->type == safetensors::dtype::C64 || d.b->type == safetensors::dtype::C64);
-      if (d.shape_differs || c64_mismatch) continue;
-      if (auto s = compare_tensor(*fa, *fb, d, args, bar); !s) {
-        bar.finish();
-        safetensors::error e = std::move(s).err();
-        if (!e.tensor) e.tensor = std::string(d.a->name);
-        return e;
-      }
-    }
-  }
-
-  std::size_t differing = 0;
-  for (const auto& d : common) {
-    if (d.differs()) ++differing;
-  }
-  const bool equal = meta.empty() && only_a.empty() && only_b.empty() && differing == 0;
+  sp::diff_options options;
+  options.rtol = args.rtol;
+  options.atol = args.atol;
+  options.ignore_dtype = args.ignore_dtype;
+  std::unique_ptr<progress> bar;
+  std::uint64_t drawn = 0;
+  options.progress = [&](std::uint64_t done, std::uint64_t total) {
+    if (!bar) bar = std::make_unique<progress>("diff", total, !args.quiet);
+    bar->advance(done - drawn);
+    drawn = done;
+    return true;
+  };
+  auto outcome = sp::diff(*fa, *fb, options);
+  if (bar) bar->finish();
+  if (!outcome) return std::move(outcome).err();
+  const sp::diff_report& report = *outcome;
+  const auto& meta = report.metadata;
+  const auto& only_a = report.only_in_a;
+  const auto& only_b = report.only_in_b;
+  const auto& common = report.tensors;
+  const std::size_t differing = report.differing();
+  const bool equal = report.equal();
 
   if (args.json) {
     std::string out = fmt::format(R"({{"a":{},"b":{},"equal":{},"only_in_a":{},"only_in_b":{},"metadata":[)",
@@ -202,9 +83,9 @@ run_result run_diff(const diff_args& args) {
       if (i > 0) out += ',';
       out += fmt::format(
           R"({{"name":{},"equal":{},"values_equal":{},"dtype_a":"{}","dtype_b":"{}","shape_a":[{}],"shape_b":[{}],"compared":{},"values":{},"mismatched":{},"max_abs":{},"max_rel":{}}})",
-          safetensors::json_quote(d.a->name), !d.differs(), d.compared ? (d.values_match() ? "true" : "false") : "null",
-          safetensors::dtype_name(d.a->type), safetensors::dtype_name(d.b->type), fmt::join(d.a->shape, ","),
-          fmt::join(d.b->shape, ","), d.compared, d.values, d.mismatched, d.compared ? json_number(d.max_abs) : "null",
+          safetensors::json_quote(d.name), !d.differs(), d.compared ? (d.values_match() ? "true" : "false") : "null",
+          safetensors::dtype_name(d.type_a), safetensors::dtype_name(d.type_b), fmt::join(d.shape_a, ","),
+          fmt::join(d.shape_b, ","), d.compared, d.values, d.mismatched, d.compared ? json_number(d.max_abs) : "null",
           d.compared ? json_number(d.max_rel) : "null");
     }
     fmt::print("{}]}}\n", out);
@@ -224,20 +105,20 @@ run_result run_diff(const diff_args& args) {
   for (auto name : only_a) fmt::print("only in A: {}\n", name);
   for (auto name : only_b) fmt::print("only in B: {}\n", name);
   for (const auto& d : common) {
-    if (d.shape_differs) {
-      fmt::print("shape differs: {}: {} vs {}\n", d.a->name, shape_text(d.a->shape), shape_text(d.b->shape));
+    if (d.shape_differs()) {
+      fmt::print("shape differs: {}: {} vs {}\n", d.name, shape_text(d.shape_a), shape_text(d.shape_b));
     }
-    if (d.dtype_differs) {
+    if (d.dtype_differs()) {
       // Across a cast the question is whether the values survived it: say so either way.
       const std::string values = !d.compared ? "" : d.values_match() ? ", values match" : ", values differ";
-      fmt::print("dtype {}: {}: {} vs {}{}\n", d.dtype_counts ? "differs" : "ignored", d.a->name,
-                 safetensors::dtype_name(d.a->type), safetensors::dtype_name(d.b->type), values);
+      fmt::print("dtype {}: {}: {} vs {}{}\n", d.dtype_counts ? "differs" : "ignored", d.name,
+                 safetensors::dtype_name(d.type_a), safetensors::dtype_name(d.type_b), values);
     }
     if (d.mismatched > 0) {
       fmt::print(
           "values differ: {}: {} of {} values, max abs error {:.6g}, max rel error {:.6g} (first at index {}: "
           "{:.9g} vs {:.9g})\n",
-          d.a->name, d.mismatched, d.values, d.max_abs, d.max_rel, d.first_index, d.first_a, d.first_b);
+          d.name, d.mismatched, d.values, d.max_abs, d.max_rel, d.first_index, d.first_a, d.first_b);
     }
   }
   std::size_t compared = 0;
@@ -246,7 +127,7 @@ run_result run_diff(const diff_args& args) {
   for (const auto& d : common) {
     if (d.compared) ++compared;
     if (d.compared && !d.values_match()) ++values_differ;
-    if (d.dtype_differs) ++dtype_changes;
+    if (d.dtype_differs()) ++dtype_changes;
   }
   const std::string values =
       compared == 0 ? std::string("no values compared")

@@ -18,10 +18,12 @@
 #include "safetensors/checkpoint.h"
 #include "safetensors/convert.h"
 #include "safetensors/json_text.h"
+#include "safetensors/pipeline/chunk_cast.h"
 #include "safetensors/slice.h"
-#include "values.h"
 
 namespace st_cli {
+
+using safetensors::pipeline::decode_values;
 namespace {
 
 struct dump_args {

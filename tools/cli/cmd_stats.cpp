@@ -11,10 +11,12 @@
 #include "json_util.h"
 #include "progress.h"
 #include "report.h"
+#include "safetensors/pipeline/chunk_cast.h"
 #include "safetensors/stats.h"
-#include "values.h"
 
 namespace st_cli {
+
+using safetensors::pipeline::decode_values;
 namespace {
 
 struct stats_args {

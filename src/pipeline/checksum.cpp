@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "safetensors/pipeline/checksum.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "safetensors/pipeline/output_check.h"
+#include "safetensors/sha256.h"
+
+namespace safetensors::pipeline {
+namespace {
+
+error cancelled() { return make_error(error_code::cancelled, "cancelled"); }
+
+/// Feeds the hashers and reports progress.
+class hashing {
+ public:
+  hashing(sha256_hasher whole, const progress_callback& progress, std::uint64_t total)
+      : whole_(std::move(whole)), progress_(progress), total_(total) {}
+
+  status add(std::span<const std::byte> chunk, sha256_hasher* tensor = nullptr) {
+    whole_.update(chunk);
+    if (tensor != nullptr) tensor->update(chunk);
+    done_ += chunk.size();
+    if (progress_ && !progress_(done_, total_)) return cancelled();
+    return {};
+  }
+
+  /// Hashes [offset, end) of `f` in chunks.
+  status add_range(const file& f, std::uint64_t offset, std::uint64_t end) {
+    while (offset < end) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(end - offset, chunk_bytes));
+      buffer_.resize(n);
+      if (auto s = f.read_range(offset, buffer_); !s) return s;
+      if (auto s = add(buffer_); !s) return s;
+      offset += n;
+    }
+    return {};
+  }
+
+  std::vector<std::byte>& buffer() { return buffer_; }
+  std::uint64_t done() const { return done_; }
+  std::string finish() { return to_hex(whole_.finish()); }
+
+ private:
+  sha256_hasher whole_;
+  const progress_callback& progress_;
+  std::uint64_t total_;
+  std::uint64_t done_ = 0;
+  std::vector<std::byte> buffer_;
+};
+
+/// The whole-file digest by plain sequential reads of `path` ("-": standard input).
+result<file_digest> checksum_stream(const std::string& path, const checksum_options& options) {
+  auto hasher = sha256_hasher::create();
+  if (!hasher) return std::move(hasher).err();
+  const bool stdin_input = path == "-";
+  const int fd = stdin_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return os_failure("cannot open file", errno, path);
+  struct closer {
+    int descriptor;
+    bool owned;
+    ~closer() {
+      if (owned) ::close(descriptor);
+    }
+  };
+  const closer guard{fd, !stdin_input};
+  struct stat st {};
+  const bool known = ::fstat(fd, &st) == 0;
+  if (known && S_ISDIR(st.st_mode)) return os_failure("cannot read", EISDIR, path);
+  hashing hash(std::move(hasher).value(), options.progress,
+               known && S_ISREG(st.st_mode) ? static_cast<std::uint64_t>(st.st_size) : 0);
+  auto& buffer = hash.buffer();
+  buffer.resize(chunk_bytes);
+  for (;;) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return os_failure("read failed", errno, path);
+    if (n == 0) break;
+    if (auto s = hash.add(std::span(buffer.data(), static_cast<std::size_t>(n))); !s) return std::move(s).err();
+  }
+  file_digest out;
+  out.bytes = hash.done();
+  out.sha256 = hash.finish();
+  return out;
+}
+
+}  // namespace
+
+result<file_digest> checksum(const file& f, const checksum_options& options) {
+  auto whole = sha256_hasher::create();
+  if (!whole) return std::move(whole).err();
+  hashing hash(std::move(whole).value(), options.progress, f.file_size());
+  const auto& h = f.meta();
+  auto per = sha256_hasher::create();  // reset by each finish()
+  if (!per) return std::move(per).err();
+  sha256_hasher* per_tensor = options.per_tensor ? &per.value() : nullptr;
+  file_digest out;
+  if (auto s = hash.add_range(f, 0, h.data_start()); !s) return std::move(s).err().with_path(f.path());
+  for (const auto& t : f.tensors()) {
+    auto s = read_tensor_chunks(f, t, hash.buffer(),
+                                [&](std::span<const std::byte> chunk) { return hash.add(chunk, per_tensor); });
+    if (!s) return std::move(s).err().with_path(f.path());
+    if (per_tensor != nullptr) out.tensors.push_back({std::string(t.name), t.byte_size(), to_hex(per->finish())});
+  }
+  if (auto s = hash.add_range(f, h.data_start() + h.data_size(), f.file_size()); !s) {
+    return std::move(s).err().with_path(f.path());
+  }
+  out.sha256 = hash.finish();
+  out.bytes = f.file_size();
+  return out;
+}
+
+result<file_digest> checksum(const std::string& path, const checksum_options& options) {
+  if (!options.per_tensor) return checksum_stream(path, options);
+  if (path == "-") {
+    return make_error(error_code::invalid_argument,
+                      "hashing each tensor needs a file: standard input cannot be read by offset");
+  }
+  open_options pread;
+  pread.backend = io_backend::pread;
+  auto f = file::open(path, pread);
+  if (!f) return std::move(f).err().with_path(path);
+  return checksum(*f, options);
+}
+
+}  // namespace safetensors::pipeline
