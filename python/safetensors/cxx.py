@@ -15,10 +15,11 @@ from ._safetensors_cxx import mlx_params as _mlx_params
 from ._safetensors_cxx import mlx_quantize_into as _mlx_quantize_into
 from ._safetensors_cxx import mlx_scale_dtype as _mlx_scale_dtype
 from ._safetensors_cxx import validate as _validate
+from ._pipelines import cast, checksum, convert, diff, extract, merge, shard  # noqa: F401
 from ._tp_load import load_sharded  # noqa: F401
 
 __all__ = ["ValidationResult", "validate", "writer", "open_checkpoint", "mlx_layers", "dequantize", "quantize",
-           "convert", "load_sharded", "SafetensorError"]
+           "convert", "cast", "extract", "merge", "shard", "diff", "checksum", "load_sharded", "SafetensorError"]
 
 
 @dataclass(frozen=True)
@@ -179,19 +180,3 @@ def quantize(array, mode="affine", bits=None, group_size=None):
     biases = np.empty_like(scales) if mode == "affine" else None
     _mlx_quantize_into(code, array, rows, cols, mode, bits, group_size, weight, scales, biases)
     return {"weight": weight, "scales": scales, "biases": biases}
-
-
-def convert(input, output, *, to=None, dtype=None, key=None, shared="keep", strict=False, compress=False,
-            hash_long_names=False, progress=None):
-    """Converts a checkpoint between formats without running any code from it: SafeTensors (a
-    file or a sharded directory/index), PyTorch .pt/.bin (zip or legacy; a sharded directory),
-    NumPy .npy/.npz and GGUF in; SafeTensors (a file, or a sharded directory when `output`
-    ends in '/'), .npz, .npy and GGUF out. The format comes from `output`'s name unless `to`
-    ("safetensors", "npz", "npy", "gguf") is given; `dtype` ("F32", "F16", "BF16", ...) casts
-    floating tensors. `progress(done, total)` is called with byte counts as it goes; an
-    exception from it, or Ctrl-C, stops the conversion and nothing is left at `output`.
-    Returns a dict: input_format, output_format, tensors, parameters, bytes, notes, warnings."""
-    from ._safetensors_cxx import convert as _convert
-
-    return _convert(os.fsdecode(input), os.fsdecode(output), to or "", dtype, key or "", shared, strict, compress,
-                    hash_long_names, progress)

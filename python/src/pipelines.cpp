@@ -1,16 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
-// The library's pipelines for Python: `convert` (any format the library reads to any it
-// writes). The work runs without the GIL; the progress callback and Ctrl-C checks take it
-// back between chunks, and either can stop the run (nothing is left at the output).
+// The library's pipelines for Python (safetensors/_pipelines.py wraps them): `convert` with
+// every option of the rewrites (cast, extract, merge and shard are convert with options),
+// `diff` and `checksum`. The work runs without the GIL; the progress callback and Ctrl-C
+// checks take it back between chunks, and either can stop the run (nothing is left at the output).
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <pybind11/functional.h>
 #include <pybind11/stl.h>
 
 #include "bindings.h"
 #include "errors.h"
+#include "safetensors/checkpoint.h"
+#include "safetensors/pipeline/checksum.h"
 #include "safetensors/pipeline/convert.h"
+#include "safetensors/pipeline/diff.h"
 
 namespace py = pybind11;
 namespace sp = safetensors::pipeline;
@@ -24,39 +30,60 @@ sp::shared_tensors shared_policy(const std::string& shared) {
   fail_argument("shared must be 'keep' or 'dedup', not '" + shared + "'");
 }
 
-std::optional<safetensors::dtype> cast_type(const std::optional<std::string>& dtype) {
-  if (!dtype) return std::nullopt;
-  auto parsed = safetensors::parse_dtype(*dtype);
-  if (!parsed) fail_argument("unknown dtype '" + *dtype + "'");
+safetensors::dtype dtype_named(const std::string& name) {
+  auto parsed = safetensors::parse_dtype(name);
+  if (!parsed) fail_argument("unknown dtype '" + name + "'");
   return *parsed;
 }
 
-py::dict summary_dict(const sp::convert_summary& s) {
+/// The options a Python call spells as keyword arguments, gathered in a dict by _pipelines.py.
+struct python_options {
   py::dict d;
-  d["input_format"] = s.input_format;
-  d["output_format"] = std::string(sp::output_format_name(s.output));
-  d["tensors"] = s.tensors;
-  d["parameters"] = s.parameters;
-  d["bytes"] = s.bytes;
-  d["notes"] = s.notes;
-  d["warnings"] = s.warnings;
-  return d;
+
+  template <class T>
+  std::optional<T> get(const char* key) const {
+    if (!d.contains(key) || d[key].is_none()) return std::nullopt;
+    return d[key].cast<T>();
+  }
+};
+
+sp::convert_options convert_options_from(const py::dict& given) {
+  const python_options o{given};
+  sp::convert_options options;
+  options.to = o.get<std::string>("to").value_or("");
+  if (auto dtype = o.get<std::string>("dtype")) options.cast = dtype_named(*dtype);
+  options.cast_only.only = o.get<std::vector<std::string>>("cast_only").value_or(std::vector<std::string>{});
+  options.cast_only.exclude = o.get<std::vector<std::string>>("cast_exclude").value_or(std::vector<std::string>{});
+  options.saturate = o.get<bool>("saturate").value_or(false);
+  options.select.only = o.get<std::vector<std::string>>("only").value_or(std::vector<std::string>{});
+  options.select.exclude = o.get<std::vector<std::string>>("exclude").value_or(std::vector<std::string>{});
+  for (const auto& [from, to] : o.get<std::vector<std::pair<std::string, std::string>>>("rename").value_or(
+           std::vector<std::pair<std::string, std::string>>{})) {
+    options.rename.push_back(unwrap(sp::rename_rule::make(from, to)));
+  }
+  options.metadata.set = o.get<std::map<std::string, std::string>>("set_metadata").value_or(
+      std::map<std::string, std::string>{});
+  options.metadata.remove = o.get<std::vector<std::string>>("remove_metadata").value_or(std::vector<std::string>{});
+  options.layout.alignment = o.get<std::uint64_t>("alignment").value_or(8);
+  if (auto size = o.get<std::string>("max_shard_size")) {
+    options.layout.max_shard_bytes = unwrap(safetensors::parse_byte_size(*size));
+  }
+  options.layout.prefix = o.get<std::string>("prefix").value_or("model");
+  options.replace_input = o.get<bool>("replace_input").value_or(false);
+  options.read.key = o.get<std::string>("key").value_or("");
+  options.read.shared = shared_policy(o.get<std::string>("shared").value_or("keep"));
+  options.read.strict = o.get<bool>("strict").value_or(false);
+  options.compress = o.get<bool>("compress").value_or(false);
+  options.hash_long_names = o.get<bool>("hash_long_names").value_or(false);
+  return options;
 }
 
-py::dict convert(const std::string& in, const std::string& out, const std::string& to,
-                 const std::optional<std::string>& dtype, const std::string& key, const std::string& shared,
-                 bool strict, bool compress, bool hash_long_names, const py::object& progress) {
-  sp::convert_options options;
-  options.to = to;
-  options.cast = cast_type(dtype);
-  options.read.key = key;
-  options.read.shared = shared_policy(shared);
-  options.read.strict = strict;
-  options.compress = compress;
-  options.hash_long_names = hash_long_names;
-  // Raised inside a callback: kept, and raised again once the pipeline has cleaned up.
+/// Runs `work` without the GIL, with `progress` (and Ctrl-C) consulted between chunks. An
+/// exception raised there is kept and raised again once the pipeline has cleaned up.
+template <class Work>
+auto run_released(const py::object& progress, Work work) {
   std::optional<py::error_already_set> raised;
-  options.progress = [&](std::uint64_t done, std::uint64_t total) {
+  sp::progress_callback callback = [&](std::uint64_t done, std::uint64_t total) {
     py::gil_scoped_acquire gil;
     try {
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
@@ -67,20 +94,108 @@ py::dict convert(const std::string& in, const std::string& out, const std::strin
       return false;
     }
   };
-  safetensors::result<sp::convert_summary> summary = [&] {
+  auto outcome = [&] {
     py::gil_scoped_release release;
-    return sp::convert(in, out, options);
+    return work(std::move(callback));
   }();
   if (raised) throw std::move(*raised);
-  return summary_dict(unwrap(std::move(summary)));
+  return unwrap(std::move(outcome));
+}
+
+py::dict convert_summary_dict(const sp::convert_summary& s) {
+  py::dict d;
+  d["input_format"] = s.input_format;
+  d["output_format"] = std::string(sp::output_format_name(s.output));
+  d["tensors"] = s.tensors;
+  d["parameters"] = s.parameters;
+  d["bytes"] = s.bytes;
+  d["notes"] = s.notes;
+  d["warnings"] = s.warnings;
+  d["files"] = s.files;
+  return d;
+}
+
+py::dict convert(const std::vector<std::string>& inputs, const std::string& out, const py::dict& given,
+                 const py::object& progress) {
+  sp::convert_options options = convert_options_from(given);
+  auto summary = run_released(progress, [&](sp::progress_callback callback) {
+    options.progress = std::move(callback);
+    return sp::convert(inputs, out, options);
+  });
+  return convert_summary_dict(summary);
+}
+
+py::object optional_text(const std::optional<std::string>& s) { return s ? py::object(py::str(*s)) : py::none(); }
+
+py::dict diff_dict(const sp::diff_report& r) {
+  py::list metadata;
+  for (const auto& m : r.metadata) {
+    py::dict d;
+    d["key"] = m.key;
+    d["a"] = optional_text(m.a);
+    d["b"] = optional_text(m.b);
+    metadata.append(d);
+  }
+  py::list tensors;
+  for (const auto& t : r.tensors) {
+    py::dict d;
+    d["name"] = t.name;
+    d["equal"] = !t.differs();
+    d["dtype_a"] = std::string(safetensors::dtype_name(t.type_a));
+    d["dtype_b"] = std::string(safetensors::dtype_name(t.type_b));
+    d["shape_a"] = t.shape_a;
+    d["shape_b"] = t.shape_b;
+    d["compared"] = t.compared;
+    d["values"] = t.values;
+    d["mismatched"] = t.mismatched;
+    d["max_abs"] = t.compared ? py::object(py::float_(t.max_abs)) : py::none();
+    d["max_rel"] = t.compared ? py::object(py::float_(t.max_rel)) : py::none();
+    d["first_mismatch"] =
+        t.mismatched > 0 ? py::object(py::make_tuple(t.first_index, t.first_a, t.first_b)) : py::none();
+    tensors.append(d);
+  }
+  py::dict out;
+  out["equal"] = r.equal();
+  out["only_in_a"] = r.only_in_a;
+  out["only_in_b"] = r.only_in_b;
+  out["metadata"] = metadata;
+  out["tensors"] = tensors;
+  return out;
+}
+
+py::dict diff(const std::string& a, const std::string& b, double rtol, double atol, bool ignore_dtype,
+              const py::object& progress) {
+  sp::diff_options options;
+  options.rtol = rtol;
+  options.atol = atol;
+  options.ignore_dtype = ignore_dtype;
+  auto report = run_released(progress, [&](sp::progress_callback callback) {
+    options.progress = std::move(callback);
+    return sp::diff(a, b, options);
+  });
+  return diff_dict(report);
+}
+
+py::dict checksum(const std::string& path, bool per_tensor, const py::object& progress) {
+  auto digest = run_released(progress, [&](sp::progress_callback callback) {
+    return sp::checksum(path, {.per_tensor = per_tensor, .progress = std::move(callback)});
+  });
+  py::dict tensors;  // in file order
+  for (const auto& t : digest.tensors) tensors[py::str(t.name)] = t.sha256;
+  py::dict out;
+  out["sha256"] = digest.sha256;
+  out["bytes"] = digest.bytes;
+  out["tensors"] = tensors;
+  return out;
 }
 
 }  // namespace
 
 void bind_pipelines(py::module_& m) {
-  m.def("convert", &convert, py::arg("input"), py::arg("output"), py::arg("to") = "", py::arg("dtype") = py::none(),
-        py::arg("key") = "", py::arg("shared") = "keep", py::arg("strict") = false, py::arg("compress") = false,
-        py::arg("hash_long_names") = false, py::arg("progress") = py::none());
+  m.def("convert", &convert, py::arg("inputs"), py::arg("output"), py::arg("options"), py::arg("progress"));
+  m.def("diff", &diff, py::arg("a"), py::arg("b"), py::arg("rtol"), py::arg("atol"), py::arg("ignore_dtype"),
+        py::arg("progress"));
+  m.def("checksum", &checksum, py::arg("path"), py::arg("per_tensor"), py::arg("progress"));
 }
 
 }  // namespace st_python

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
-"""safetensors.cxx.convert: the library's conversion pipeline from Python, with the same
-results as the CLI (a .pt made by Debian's torch, back through torch.load)."""
+"""safetensors.cxx's pipelines: convert (a .pt made by Debian's torch, back through
+torch.load), the rewrites that are conversions with options (cast, extract, merge, shard),
+diff and checksum, with the same results as the CLI."""
 
+import hashlib
 import os
 
 import numpy as np
@@ -9,9 +11,9 @@ import pytest
 import torch
 
 from safetensors import SafetensorError
-from safetensors.cxx import convert
+from safetensors.cxx import cast, checksum, convert, diff, extract, merge, shard
 from safetensors.numpy import load_file as load_numpy
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
 
 
 @pytest.fixture
@@ -75,3 +77,89 @@ def test_bad_requests_raise_safetensor_error_naming_the_problem(checkpoint, tmp_
     with pytest.raises(SafetensorError, match="unknown dtype"):
         convert(path, tmp_path / "y.safetensors", dtype="F17")
     assert not (tmp_path / "x.safetensors").exists()
+
+
+@pytest.fixture
+def model(tmp_path):
+    tensors = {"a.w": torch.tensor([1.0, 2.0, 3.0, 1e6]), "a.b": torch.tensor([0.5, -0.5]),
+               "c.w": torch.arange(6, dtype=torch.float32).reshape(2, 3), "n": torch.tensor([-1, 1], dtype=torch.int32)}
+    path = tmp_path / "model.safetensors"
+    save_file(tensors, path, metadata={"format": "pt", "owner": "me"})
+    return path, tensors
+
+
+def test_cast_chosen_tensors_in_place(model):
+    path, tensors = model
+    summary = cast(path, path, "BF16", only="a.*", exclude=["a.b"])
+    assert summary["files"] == [os.fsdecode(path)]
+    loaded = load_file(path)
+    assert loaded["a.w"].dtype == torch.bfloat16
+    assert loaded["a.b"].dtype == torch.float32 and loaded["c.w"].dtype == torch.float32
+    assert loaded["n"].dtype == torch.int32
+    assert torch.equal(loaded["a.w"], tensors["a.w"].to(torch.bfloat16))
+    with pytest.raises(SafetensorError, match="no tensor matches 'zzz'"):
+        cast(path, path, "F16", only="zzz")
+
+
+def test_extract_selects_renames_and_edits_metadata(model, tmp_path):
+    path, tensors = model
+    out = tmp_path / "part.safetensors"
+    extract(path, out, only=["a.*", "n"], exclude="a.b", rename={"a.*": "x.*"}, set_metadata={"new": "1"},
+            remove_metadata=["owner"])
+    from safetensors import safe_open
+    with safe_open(out, "pt") as f:
+        assert list(f.keys()) == ["n", "x.w"]
+        assert f.metadata() == {"format": "pt", "new": "1"}
+        assert torch.equal(f.get_tensor("x.w"), tensors["a.w"])
+    with pytest.raises(SafetensorError, match="rename: no selected tensor matches 'zzz'"):
+        extract(path, tmp_path / "y.safetensors", rename={"zzz": "q"})
+    assert not (tmp_path / "y.safetensors").exists()
+
+
+def test_shard_then_merge_round_trips(model, tmp_path):
+    path, tensors = model
+    summary = shard(path, tmp_path / "ck", max_shard_size=16, prefix="m")
+    assert summary["output_format"] == "SafeTensors (sharded)"
+    assert summary["files"][-1] == "m.safetensors.index.json"
+    assert len(summary["files"]) >= 3
+    assert all((tmp_path / "ck" / name).exists() for name in summary["files"])
+    merge(tmp_path / "ck", tmp_path / "merged.safetensors")
+    merged = load_file(tmp_path / "merged.safetensors")
+    assert merged.keys() == tensors.keys()
+    for name, tensor in tensors.items():
+        assert torch.equal(merged[name], tensor), name
+
+
+def test_diff_reports_what_the_cli_reports(model, tmp_path):
+    path, tensors = model
+    other = dict(tensors, **{"a.w": torch.tensor([1.0, 2.001, 3.0, 1e6])})
+    del other["n"]
+    save_file(other, tmp_path / "other.safetensors", metadata={"format": "pt", "owner": "you"})
+    report = diff(path, tmp_path / "other.safetensors")
+    assert not report["equal"]
+    assert report["only_in_a"] == ["n"] and report["only_in_b"] == []
+    assert report["metadata"] == [{"key": "owner", "a": "me", "b": "you"}]
+    by_name = {t["name"]: t for t in report["tensors"]}
+    assert by_name["a.w"]["mismatched"] == 1 and by_name["a.w"]["first_mismatch"][0] == 1
+    assert by_name["c.w"]["equal"] and by_name["c.w"]["max_abs"] == 0
+    loose = diff(path, tmp_path / "other.safetensors", atol=0.01)
+    assert {t["name"]: t["mismatched"] for t in loose["tensors"]}["a.w"] == 0
+    assert diff(path, path)["equal"]
+
+
+def test_checksum_matches_hashlib(model):
+    path, _ = model
+    data = path.read_bytes()
+    digest = checksum(path, per_tensor=True)
+    assert digest["sha256"] == hashlib.sha256(data).hexdigest()
+    assert digest["bytes"] == len(data)
+    header = 8 + int.from_bytes(data[:8], "little")
+    import json
+    entries = {k: v for k, v in json.loads(data[8:header]).items() if k != "__metadata__"}
+    assert list(digest["tensors"]) == sorted(entries, key=lambda k: entries[k]["data_offsets"][0])
+    for name, entry in entries.items():
+        begin, end = entry["data_offsets"]
+        assert digest["tensors"][name] == hashlib.sha256(data[header + begin:header + end]).hexdigest(), name
+    assert checksum(path)["tensors"] == {}
+    with pytest.raises(SafetensorError, match="Is a directory"):
+        checksum(path.parent)
