@@ -61,8 +61,8 @@ sp::convert_options convert_options_from(const py::dict& given) {
            std::vector<std::pair<std::string, std::string>>{})) {
     options.rename.push_back(unwrap(sp::rename_rule::make(from, to)));
   }
-  options.metadata.set = o.get<std::map<std::string, std::string>>("set_metadata").value_or(
-      std::map<std::string, std::string>{});
+  options.metadata.set =
+      o.get<std::map<std::string, std::string>>("set_metadata").value_or(std::map<std::string, std::string>{});
   options.metadata.remove = o.get<std::vector<std::string>>("remove_metadata").value_or(std::vector<std::string>{});
   options.layout.alignment = o.get<std::uint64_t>("alignment").value_or(8);
   if (auto size = o.get<std::string>("max_shard_size")) {

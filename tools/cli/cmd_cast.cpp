@@ -44,7 +44,7 @@ run_result run_cast(const cast_args& args) {
   return exit_ok;
 }
 
-const command_registrar registrar{
+const command_registrar cast_registrar{
     "cast", "Convert floating-point tensors to another float dtype (streamed, atomic)", [](CLI::App& app) -> runner {
       auto args = std::make_shared<cast_args>();
       app.add_option("in", args->in, "Input SafeTensors file")->required();

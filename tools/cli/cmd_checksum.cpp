@@ -294,7 +294,7 @@ run_result run_checksum(const checksum_args& args) {
   return status;
 }
 
-const command_registrar registrar{
+const command_registrar checksum_registrar{
     "checksum",
     "SHA-256 of files (as sha256sum; any readable file, - for stdin), of each tensor with --per-tensor; --check LIST",
     [](CLI::App& app) -> runner {

@@ -107,7 +107,7 @@ run_result run_convert(const convert_args& args) {
   return exit_ok;
 }
 
-const command_registrar registrar{
+const command_registrar convert_registrar{
     "convert", "Convert between SafeTensors, PyTorch (.pt/.bin, read only), NumPy (.npy/.npz) and GGUF",
     [](CLI::App& app) -> runner {
       auto args = std::make_shared<convert_args>();

@@ -161,7 +161,7 @@ run_result run_dequantize(const dequantize_args& args) {
   return exit_ok;
 }
 
-const command_registrar registrar{
+const command_registrar dequantize_registrar{
     "dequantize", "Turn an MLX quantized checkpoint into plain F32/F16/BF16 weights", [](CLI::App& app) -> runner {
       auto args = std::make_shared<dequantize_args>();
       app.add_option("in", args->in,

@@ -147,7 +147,7 @@ run_result run_diff(const diff_args& args) {
   return equal ? exit_ok : exit_failed;
 }
 
-const command_registrar registrar{
+const command_registrar diff_registrar{
     "diff", "Compare two files: names, dtypes, shapes, metadata, values (exit 0 equal, 1 different)",
     [](CLI::App& app) -> runner {
       auto args = std::make_shared<diff_args>();

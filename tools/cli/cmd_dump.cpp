@@ -293,7 +293,7 @@ run_result run_dump(const dump_args& args) {
   return exit_ok;
 }
 
-const command_registrar registrar{
+const command_registrar dump_registrar{
     "dump", "Print a tensor's values, or a numpy-style slice of them", [](CLI::App& app) -> runner {
       auto args = std::make_shared<dump_args>();
       app.add_option("file", args->path, "SafeTensors file, checkpoint directory or index")->required();

@@ -62,7 +62,7 @@ run_result run_extract(const extract_args& args) {
   return exit_ok;
 }
 
-const command_registrar registrar{
+const command_registrar extract_registrar{
     "extract", "Write a new file with a subset of tensors, renamed, with edited metadata (streamed, atomic)",
     [](CLI::App& app) -> runner {
       auto args = std::make_shared<extract_args>();

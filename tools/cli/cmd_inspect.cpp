@@ -189,7 +189,7 @@ run_result run_inspect(const inspect_args& args) {
   return exit_ok;
 }
 
-const command_registrar registrar{
+const command_registrar inspect_registrar{
     "inspect", "Summarise a file: tensors, dtypes, parameters, alignment, metadata", [](CLI::App& app) -> runner {
       auto args = std::make_shared<inspect_args>();
       app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index; PyTorch, NumPy or GGUF file")

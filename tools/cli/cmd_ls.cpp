@@ -46,7 +46,7 @@ run_result run_ls(const ls_args& args) {
   return exit_ok;
 }
 
-const command_registrar registrar{
+const command_registrar ls_registrar{
     "ls", "List tensor names, one per line, in file order", [](CLI::App& app) -> runner {
       auto args = std::make_shared<ls_args>();
       app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")->required();

@@ -26,14 +26,14 @@ run_result run_merge(const merge_args& args) {
   return exit_ok;
 }
 
-const command_registrar registrar{"merge", "Join a sharded checkpoint (directory or index) into one file",
-                                  [](CLI::App& app) -> runner {
-                                    auto args = std::make_shared<merge_args>();
-                                    app.add_option("input", args->input, "Checkpoint directory or index")->required();
-                                    app.add_option("output", args->output, "Output .safetensors file")->required();
-                                    app.add_flag("-q,--quiet", args->quiet, "No progress bar");
-                                    return [args] { return run_merge(*args); };
-                                  }};
+const command_registrar merge_registrar{
+    "merge", "Join a sharded checkpoint (directory or index) into one file", [](CLI::App& app) -> runner {
+      auto args = std::make_shared<merge_args>();
+      app.add_option("input", args->input, "Checkpoint directory or index")->required();
+      app.add_option("output", args->output, "Output .safetensors file")->required();
+      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
+      return [args] { return run_merge(*args); };
+    }};
 
 }  // namespace
 }  // namespace st_cli

@@ -51,7 +51,7 @@ run_result run_meta(const meta_args& args) {
   return exit_ok;
 }
 
-const command_registrar registrar{
+const command_registrar meta_registrar{
     "meta", "Print the metadata (__metadata__), or the value of one KEY (exit 1 if absent)",
     [](CLI::App& app) -> runner {
       auto args = std::make_shared<meta_args>();

@@ -280,7 +280,7 @@ run_result run_quantize(const quantize_args& args) {
   return exit_ok;
 }
 
-const command_registrar registrar{
+const command_registrar quantize_registrar{
     "quantize", "Quantize linear and embedding weights into an MLX checkpoint", [](CLI::App& app) -> runner {
       auto args = std::make_shared<quantize_args>();
       app.add_option("in", args->in,

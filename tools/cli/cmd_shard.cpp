@@ -42,7 +42,7 @@ run_result run_shard(const shard_args& args) {
   return exit_ok;
 }
 
-const command_registrar registrar{
+const command_registrar shard_registrar{
     "shard", "Split files or checkpoints into shards of at most --max-shard-size, plus an index",
     [](CLI::App& app) -> runner {
       auto args = std::make_shared<shard_args>();

@@ -95,7 +95,7 @@ run_result run_stats(const stats_args& args) {
   return exit_ok;
 }
 
-const command_registrar registrar{
+const command_registrar stats_registrar{
     "stats", "Per-tensor min, max, mean, std and NaN/Inf/zero counts (one streaming pass)",
     [](CLI::App& app) -> runner {
       auto args = std::make_shared<stats_args>();

@@ -74,7 +74,7 @@ run_result run_validate(const validate_args& args) {
   return status;
 }
 
-const command_registrar registrar{
+const command_registrar validate_registrar{
     "validate", "Check files against the format rules (exit 0 valid, 1 invalid, 2 I/O error)",
     [](CLI::App& app) -> runner {
       auto args = std::make_shared<validate_args>();

@@ -122,7 +122,7 @@ run_result run_verify(const verify_args& args) {
   return exit_status_of(*report);
 }
 
-const command_registrar registrar{
+const command_registrar verify_registrar{
     "verify", "Check a checkpoint: index against shards, each shard against the format (exit 0/1/2)",
     [](CLI::App& app) -> runner {
       auto args = std::make_shared<verify_args>();
