@@ -169,6 +169,72 @@ def test_remote_options_are_checked(server, model):
         safe_open(server.url("model.safetensors"), framework="np", token=123)
 
 
+def _load_sharded(url, **options):
+    pytest.importorskip("torch")
+    from safetensors.cxx import load_sharded
+
+    return sorted(load_sharded(url, 0, 1, {}, **options))
+
+
+# Every entry point that takes remote options: one parser (python/src/remote_options.h), one behaviour.
+OPENERS = {
+    "safe_open": lambda url, **o: safe_open(url, framework="np", **o).keys(),
+    "open_checkpoint": lambda url, **o: safetensors.cxx.open_checkpoint(url, **o).keys(),
+    "load_sharded": _load_sharded,
+    "Reader.open_url": lambda url, **o: Reader.open_url(url, "reference", o).keys(),
+    "Reader.open_checkpoint_url": lambda url, **o: Reader.open_checkpoint_url(url, "reference", o).keys(),
+}
+
+
+@pytest.mark.parametrize("opener", sorted(OPENERS))
+def test_token_defaults_to_the_environment_everywhere(server, model, monkeypatch, opener):
+    open_url = OPENERS[opener]
+    url = server.url("private/model.safetensors")
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setenv("SAFETENSORS_TOKEN", TOKEN)
+    assert open_url(url) == sorted(ARRAYS)
+    monkeypatch.delenv("SAFETENSORS_TOKEN")
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    assert open_url(url) == sorted(ARRAYS)
+    monkeypatch.setenv("SAFETENSORS_TOKEN", "wrong-" + TOKEN)  # the first of the two wins
+    with pytest.raises(SafetensorError, match="401"):
+        open_url(url)
+    # An explicit token, even an empty one, is used instead of the environment's.
+    assert open_url(url, token=TOKEN) == sorted(ARRAYS)
+    monkeypatch.setenv("SAFETENSORS_TOKEN", TOKEN)
+    with pytest.raises(SafetensorError, match="401"):
+        open_url(url, token="")
+
+
+@pytest.mark.parametrize("opener", sorted(OPENERS))
+def test_remote_options_fail_alike_everywhere(server, model, opener):
+    open_url = OPENERS[opener]
+    url = server.url("model.safetensors")
+    for timeout in (0, -1.5, "10", True):
+        with pytest.raises(SafetensorError, match="timeout must be a positive number of seconds"):
+            open_url(url, timeout=timeout)
+    with pytest.raises(TypeError, match="token must be a str, not int"):
+        open_url(url, token=123)
+    assert open_url(url, timeout=30, token=None, ca_file=None) == sorted(ARRAYS)
+
+
+@pytest.mark.parametrize("opener", ["load_sharded", "Reader.open_url", "Reader.open_checkpoint_url"])
+def test_connections_option(server, model, opener):
+    open_url = OPENERS[opener]
+    url = server.url("model.safetensors")
+    for bad in (0, 65, 2.0, True):
+        with pytest.raises(SafetensorError, match="connections must be an int from 1 to 64"):
+            open_url(url, connections=bad)
+    assert open_url(url, connections=2) == sorted(ARRAYS)
+
+
+def test_unknown_remote_option_is_an_error(server, model):
+    with pytest.raises(SafetensorError, match="unknown remote option 'tokn'"):
+        Reader.open_url(server.url("model.safetensors"), "reference", {"tokn": TOKEN})
+    with pytest.raises(TypeError, match="unexpected keyword arguments"):
+        _load_sharded(server.url("model.safetensors"), tokn=TOKEN)
+
+
 def test_safe_open_handle_over_fsspec_http_reads_only_what_it_needs(server, model):
     fsspec = pytest.importorskip("fsspec")
     pytest.importorskip("aiohttp", reason="fsspec's HTTP filesystem needs aiohttp (Debian python3-aiohttp)")
