@@ -4,10 +4,12 @@
 server, in one run: nginx on 127.0.0.1 (tests/python/nginx_server.py) serving one file from
 the page cache (warmed by a first, untimed curl).
 
-Cases, each timed --repeat times (median wall time, throughput = file size / wall):
+Cases, taking turns --repeat times (median wall time, throughput = file size / wall):
   curl -o /dev/null          one connection, the baseline
   load_sharded(url, 0, 1)    safetensors.cxx's parallel loader into torch tensors (Python)
   safe_open(url) get_tensor  one tensor after another, each split over parallel connections
+  loader, reused buffers     load_sharded's transfer alone, into memory touched beforehand
+  fresh buffers, no transfer the page faults alone of as much new memory as a load fills
 
     PYTHONPATH=build/python python3 bench/remote_bench.py [--size-mb 1024] [--repeat 5] [--dir DIR]
 """
@@ -44,13 +46,16 @@ def write_model(path, size_mb):
     save_file(tensors, path)
 
 
-def timed(run, repeat):
-    times = []
+def timed(cases, repeat):
+    """Median wall time of each case, the cases taking turns so that a busy moment of a shared
+    machine does not fall on one of them only."""
+    times = {name: [] for name, _ in cases}
     for _ in range(repeat):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name, run in cases:
+            start = time.perf_counter()
+            run()
+            times[name].append(time.perf_counter() - start)
+    return [(name, statistics.median(times[name])) for name, _ in cases]
 
 
 def main():
@@ -61,7 +66,10 @@ def main():
     args = parser.parse_args()
 
     import nginx_server
+    import numpy as np
+
     from safetensors import safe_open
+    from safetensors._safetensors_cxx import TensorParallelLoad
     from safetensors.cxx import load_sharded
 
     work = tempfile.mkdtemp(prefix="st-remote-bench-", dir=args.dir)
@@ -83,10 +91,22 @@ def main():
                     for name in f.keys():
                         f.get_tensor(name)
 
+            # The library's transfer alone: the same loader into buffers allocated and touched once,
+            # so that no page of fresh memory is faulted in during the timing (as curl writes to
+            # /dev/null from one reused buffer).
+            loader = TensorParallelLoad(url, 0, 1, "{}", "pread", {})
+            buffers = [np.ones(nbytes, dtype=np.uint8) for _, _, _, nbytes, _, _ in loader.tensors()]
+
+            def touch_fresh():  # what a load into new memory pays the kernel in page faults
+                for _, _, _, nbytes, _, _ in loader.tensors():
+                    np.empty(nbytes, dtype=np.uint8)[::4096] = 1
+
             cases = [("curl -o /dev/null", lambda: subprocess.run(curl, check=True)),
                      ("load_sharded(url, 0, 1, {})", load_all),
-                     ("safe_open(url) + get_tensor each", one_by_one)]
-            results = [(name, timed(run, args.repeat)) for name, run in cases]
+                     ("safe_open(url) + get_tensor each", one_by_one),
+                     ("the same loader into reused buffers", lambda: loader.load_into(buffers)),
+                     ("no transfer: fresh buffers of the same sizes, one byte per page written", touch_fresh)]
+            results = timed(cases, args.repeat)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
