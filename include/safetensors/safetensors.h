@@ -4,24 +4,25 @@
 /// safetensors/formats/, belong to the separate safetensors::formats library).
 #pragma once
 
-#include "safetensors/checkpoint.h"      // IWYU pragma: export
-#include "safetensors/cleanup.h"         // IWYU pragma: export
-#include "safetensors/convert.h"         // IWYU pragma: export
-#include "safetensors/dtype.h"           // IWYU pragma: export
-#include "safetensors/error.h"           // IWYU pragma: export
-#include "safetensors/file.h"            // IWYU pragma: export
-#include "safetensors/glob.h"            // IWYU pragma: export
-#include "safetensors/header.h"          // IWYU pragma: export
-#include "safetensors/json_text.h"       // IWYU pragma: export
-#include "safetensors/lifetimebound.h"   // IWYU pragma: export
-#include "safetensors/loader.h"          // IWYU pragma: export
-#include "safetensors/minifloat.h"       // IWYU pragma: export
-#include "safetensors/mlx_checkpoint.h"  // IWYU pragma: export
-#include "safetensors/mlx_quant.h"       // IWYU pragma: export
-#include "safetensors/policy.h"          // IWYU pragma: export
-#include "safetensors/range_reader.h"    // IWYU pragma: export
-#include "safetensors/sha256.h"          // IWYU pragma: export
-#include "safetensors/slice.h"           // IWYU pragma: export
-#include "safetensors/sniff.h"           // IWYU pragma: export
-#include "safetensors/stats.h"           // IWYU pragma: export
-#include "safetensors/writer.h"          // IWYU pragma: export
+#include "safetensors/checkpoint.h"          // IWYU pragma: export
+#include "safetensors/cleanup.h"             // IWYU pragma: export
+#include "safetensors/convert.h"             // IWYU pragma: export
+#include "safetensors/dtype.h"               // IWYU pragma: export
+#include "safetensors/error.h"               // IWYU pragma: export
+#include "safetensors/file.h"                // IWYU pragma: export
+#include "safetensors/glob.h"                // IWYU pragma: export
+#include "safetensors/header.h"              // IWYU pragma: export
+#include "safetensors/json_text.h"           // IWYU pragma: export
+#include "safetensors/lifetimebound.h"       // IWYU pragma: export
+#include "safetensors/loader.h"              // IWYU pragma: export
+#include "safetensors/minifloat.h"           // IWYU pragma: export
+#include "safetensors/mlx_checkpoint.h"      // IWYU pragma: export
+#include "safetensors/mlx_quant.h"           // IWYU pragma: export
+#include "safetensors/multi_range_reader.h"  // IWYU pragma: export
+#include "safetensors/policy.h"              // IWYU pragma: export
+#include "safetensors/range_reader.h"        // IWYU pragma: export
+#include "safetensors/sha256.h"              // IWYU pragma: export
+#include "safetensors/slice.h"               // IWYU pragma: export
+#include "safetensors/sniff.h"               // IWYU pragma: export
+#include "safetensors/stats.h"               // IWYU pragma: export
+#include "safetensors/writer.h"              // IWYU pragma: export

@@ -87,22 +87,20 @@ def _is_url(filename):
     return isinstance(filename, str) and filename.startswith(_URL_SCHEMES)
 
 
-def _remote_settings(token, ca_file, insecure, timeout):
-    """The remote options of the CLI (--token, --ca-file, --insecure, --timeout) as the
-    extension takes them. Without `token`, $SAFETENSORS_TOKEN then $HF_TOKEN, as the CLI does;
+def _remote_settings(token=None, ca_file=None, insecure=False, timeout=None, connections=None):
+    """The remote options (the CLI's --token, --ca-file, --insecure, --timeout) as the extension
+    takes them. One parser in the extension checks them for every entry point and, without a
+    token, takes $SAFETENSORS_TOKEN then $HF_TOKEN, as the CLI does (python/src/remote_options.h);
     the library sends it to the URL's own host only and never puts it in a message."""
-    if token is None:
-        token = os.environ.get("SAFETENSORS_TOKEN") or os.environ.get("HF_TOKEN")
-    if token is not None and not isinstance(token, str):
-        raise TypeError(f"token must be a str, not {type(token).__name__}")
-    if timeout is not None and not timeout > 0:
-        raise SafetensorError(f"timeout must be a positive number of seconds, not {timeout!r}")
     if insecure:
         import warnings
 
         warnings.warn("insecure=True: TLS certificates and host names are not verified", stacklevel=3)
-    return {"token": token, "ca_file": None if ca_file is None else os.fsdecode(ca_file), "insecure": bool(insecure),
-            "timeout": None if timeout is None else float(timeout)}
+    settings = {"token": token, "ca_file": None if ca_file is None else os.fsdecode(ca_file), "insecure": insecure,
+                "timeout": timeout}
+    if connections is not None:
+        settings["connections"] = connections
+    return settings
 
 
 def _check_name(name):

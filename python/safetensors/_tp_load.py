@@ -6,7 +6,8 @@ import json
 import os
 
 from . import _dtypes
-from ._open import _BIG_ENDIAN, _byteswapped_torch, _device_name, _to_device, _torch_shape
+from ._open import (_BIG_ENDIAN, _byteswapped_torch, _device_name, _is_url, _remote_settings, _to_device,
+                    _torch_shape)
 from ._safetensors_cxx import SafetensorError, TensorParallelLoad
 
 _REMOTE_OPTIONS = ("token", "ca_file", "insecure", "timeout", "connections")
@@ -51,7 +52,10 @@ def load_sharded(path_or_url, rank, world_size, plan, device="cpu", *, backend="
     if isinstance(rank, bool) or isinstance(world_size, bool) or not isinstance(rank, int) \
             or not isinstance(world_size, int) or world_size < 1 or not 0 <= rank < world_size:
         raise SafetensorError(f"rank {rank!r} is not in a world of size {world_size!r}")
-    loader = TensorParallelLoad(os.fsdecode(path_or_url), rank, world_size, _plan_text(plan), backend, remote)
+    path = os.fsdecode(path_or_url)
+    if remote and _is_url(path):
+        remote = _remote_settings(**remote)  # checked by the extension, as safe_open's
+    loader = TensorParallelLoad(path, rank, world_size, _plan_text(plan), backend, remote)
     parts = loader.tensors()
     buffers = [np.empty(max(nbytes, 1), dtype=np.uint8)[:nbytes] for _, _, _, nbytes, _, _ in parts]
     loader.load_into(buffers)

@@ -15,6 +15,7 @@
 #include "buffers.h"
 #include "errors.h"
 #include "mapping.h"
+#include "remote_options.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/file.h"
 #include "safetensors/slice.h"
@@ -139,36 +140,7 @@ reader open_checkpoint(const std::string& path, const std::string& backend, cons
   return reader(std::move(s));
 }
 
-/// What safe_open(url, ...) and open_checkpoint(url, ...) pass on: the CLI's remote options.
-struct remote_settings {
-  std::string token;
-  std::string ca_file;
-  bool insecure = false;
-  double timeout_s = 0;
-};
-
-remote_settings remote_settings_from(const py::dict& d) {
-  remote_settings s;
-  if (d.contains("token") && !d["token"].is_none()) s.token = py::cast<std::string>(d["token"]);
-  if (d.contains("ca_file") && !d["ca_file"].is_none()) s.ca_file = py::cast<std::string>(d["ca_file"]);
-  if (d.contains("insecure")) s.insecure = py::cast<bool>(d["insecure"]);
-  if (d.contains("timeout") && !d["timeout"].is_none()) s.timeout_s = py::cast<double>(d["timeout"]);
-  return s;
-}
-
-#if SAFETENSORS_HAVE_REMOTE
-safetensors::remote::options remote_options(const remote_settings& s) {
-  safetensors::remote::options o;
-  o.bearer_token = s.token;
-  o.ca_file = s.ca_file;
-  o.insecure = s.insecure;
-  if (s.timeout_s > 0) {
-    o.connect_timeout_ms = static_cast<long>(s.timeout_s * 1000);
-    o.stall_timeout_ms = o.connect_timeout_ms;
-  }
-  return o;
-}
-#else
+#if !SAFETENSORS_HAVE_REMOTE
 [[noreturn]] void no_remote(const std::string& url) {
   st::error e = st::make_error(st::error_code::unsupported, "this build reads no URLs (it was built without libcurl)");
   e.path = url.substr(0, url.find_first_of("?#"));
@@ -177,40 +149,40 @@ safetensors::remote::options remote_options(const remote_settings& s) {
 #endif
 
 reader open_url(const std::string& url, const std::string& policy, const py::dict& settings) {
-  const auto s = remote_settings_from(settings);
 #if SAFETENSORS_HAVE_REMOTE
+  const auto o = remote_options(settings);
   const auto parse = parse_options_for(policy);
   auto src = std::make_shared<source>();
   std::optional<st::result<st::file>> opened;
   {
     py::gil_scoped_release release;
-    opened.emplace(safetensors::remote::open(url, remote_options(s), parse));
+    opened.emplace(safetensors::remote::open(url, o, parse));
   }
   src->file.emplace(unwrap(std::move(*opened)));
   return reader(std::move(src));
 #else
   (void)policy;
-  (void)s;
+  (void)settings;
   no_remote(url);
 #endif
 }
 
 reader open_checkpoint_url(const std::string& url, const std::string& policy, const py::dict& settings) {
-  const auto s = remote_settings_from(settings);
 #if SAFETENSORS_HAVE_REMOTE
+  const auto o = remote_options(settings);
   st::checkpoint_options options;
   options.shard.parse = parse_options_for(policy);
   auto src = std::make_shared<source>();
   std::optional<st::result<st::checkpoint>> opened;
   {
     py::gil_scoped_release release;
-    opened.emplace(safetensors::remote::open_checkpoint(url, remote_options(s), options));
+    opened.emplace(safetensors::remote::open_checkpoint(url, o, options));
   }
   src->checkpoint.emplace(unwrap(std::move(*opened)));
   return reader(std::move(src));
 #else
   (void)policy;
-  (void)s;
+  (void)settings;
   no_remote(url);
 #endif
 }

@@ -5,7 +5,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -18,6 +17,7 @@
 #include "bindings.h"
 #include "buffers.h"
 #include "errors.h"
+#include "remote_options.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/distributed/tensor_parallel.h"
 #if SAFETENSORS_HAVE_REMOTE
@@ -40,43 +40,6 @@ constexpr auto signal_poll = std::chrono::milliseconds(50);
 bool is_url(const std::string& s) {
   return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0 || s.rfind("file://", 0) == 0;
 }
-
-#if SAFETENSORS_HAVE_REMOTE
-/// token, ca_file, insecure, timeout (seconds) from a dict; the token falls back on
-/// $SAFETENSORS_TOKEN, then $HF_TOKEN, as in the CLI.
-st::remote::options remote_options(const py::dict& given) {
-  st::remote::options o;
-  for (auto item : given) {
-    const auto key = item.first.cast<std::string>();
-    if (item.second.is_none()) continue;
-    if (key == "token") {
-      o.bearer_token = item.second.cast<std::string>();
-    } else if (key == "ca_file") {
-      o.ca_file = item.second.cast<std::string>();
-    } else if (key == "insecure") {
-      o.insecure = item.second.cast<bool>();
-    } else if (key == "timeout") {
-      const double s = item.second.cast<double>();
-      if (!(s > 0)) fail_argument("timeout must be a positive number of seconds");
-      o.connect_timeout_ms = o.stall_timeout_ms = static_cast<long>(s * 1000);
-    } else if (key == "connections") {
-      o.connections = item.second.cast<int>();
-      if (o.connections < 1) fail_argument("connections must be at least 1");
-    } else {
-      fail_argument("unknown remote option '" + key + "' (valid: token, ca_file, insecure, timeout, connections)");
-    }
-  }
-  if (o.bearer_token.empty()) {
-    for (const char* name : {"SAFETENSORS_TOKEN", "HF_TOKEN"}) {
-      if (const char* v = std::getenv(name); v != nullptr && *v != '\0') {
-        o.bearer_token = v;
-        break;
-      }
-    }
-  }
-  return o;
-}
-#endif
 
 class rank_load {
  public:

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "remote/client.h"
 
+#include "remote/ranges.h"
+
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -88,7 +90,14 @@ struct client::attempt {
     if (line == "\r\n" || line == "\n") {
       a.headers_done = true;
       curl_easy_getinfo(a.handle, CURLINFO_RESPONSE_CODE, &a.status);
-      if (a.status == 206 && !a.check_content_range()) return 0;
+      if (a.status == 206 && a.req->ranges != nullptr) {
+        if (!a.req->ranges->begin(a.out->content_type, a.out->content_range)) {
+          a.problem = a.req->ranges->problem();
+          return 0;
+        }
+      } else if (a.status == 206 && !a.check_content_range()) {
+        return 0;
+      }
       return line.size();
     }
     const auto colon = line.find(':');
@@ -96,6 +105,7 @@ struct client::attempt {
     const std::string name = lower(line.substr(0, colon));
     std::string value = trimmed(line.substr(colon + 1));
     if (name == "content-range") a.out->content_range = std::move(value);
+    if (name == "content-type") a.out->content_type = value;
     if (name == "etag") a.out->etag = std::move(value);
     if (name == "last-modified") a.out->last_modified = std::move(value);
     if (name == "content-length") {
@@ -138,6 +148,19 @@ struct client::attempt {
   static std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
     auto& a = *static_cast<attempt*>(user);
     const std::size_t n = size * count;
+    if (a.req->ranges != nullptr) {  // a 200 (whole file) is left to the caller, unread
+      if (a.status != 206) {
+        a.stopped = true;
+        return 0;
+      }
+      a.self->bytes_ += n;
+      a.out->received += n;
+      if (!a.req->ranges->feed(std::span(reinterpret_cast<const std::byte*>(data), n))) {
+        a.problem = a.req->ranges->problem();
+        return 0;
+      }
+      return n;
+    }
     const bool keep = a.status == 206 || (a.status == 200 && (!a.req->begin || a.req->whole_allowed));
     if (!keep) {  // an error page, a redirect's body, or a whole file nobody asked for
       a.stopped = true;
@@ -199,6 +222,7 @@ std::optional<content_range> parse_content_range(std::string_view text) {
 }
 
 std::string range_text(const request& r) {
+  if (r.ranges != nullptr) return r.ranges->description();
   if (!r.begin) return "the whole file";
   if (r.sink.empty()) return fmt::format("bytes {}-", *r.begin);
   return fmt::format("bytes {}-{}", *r.begin, *r.begin + r.sink.size() - 1);
@@ -252,7 +276,10 @@ status client::perform_once(void* raw, const std::string& url, const request& r,
     add_header("Authorization: Bearer " + options_.bearer_token);
   }
   if (r.begin && !r.if_range.empty()) add_header("If-Range: " + r.if_range);
-  const std::string range = r.begin ? fmt::format("{}-{}", *r.begin, *r.begin + r.sink.size() - 1) : std::string();
+  if (r.ranges != nullptr) r.ranges->reset();  // a retry or a redirect starts over
+  const std::string range = r.ranges != nullptr ? r.ranges->header_value()
+                            : r.begin           ? fmt::format("{}-{}", *r.begin, *r.begin + r.sink.size() - 1)
+                                                : std::string();
 
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -300,6 +327,10 @@ status client::perform_once(void* raw, const std::string& url, const request& r,
     out.url = location != nullptr ? location : "";
     return {};
   }
+  if (out.status == 206 && r.ranges != nullptr && !r.ranges->finish()) {
+    kind = failure::fatal;
+    return remote_error(url, r.begin, fmt::format("{} ({})", r.ranges->problem(), where));
+  }
   if (out.status == 206 && out.received < out.expected) {
     kind = failure::fatal;
     return remote_error(url, r.begin,
@@ -341,7 +372,8 @@ result<response> client::fetch(const std::string& url, const request& r) {
       if ((retry_status || kind == failure::retryable) && retries < options_.max_retries) {
         ++retries;
         std::this_thread::sleep_for(std::chrono::milliseconds(100) * (1 << (retries - 1)));
-        if (now.begin && !retry_status) {  // resume after what arrived; If-Range keeps it one version
+        if (now.begin && !retry_status &&
+            r.ranges == nullptr) {  // resume after what arrived; If-Range keeps it one version
           done += res.received;
           now.begin = *r.begin + done;
           now.sink = r.sink.subspan(done);

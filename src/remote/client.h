@@ -19,12 +19,17 @@
 
 namespace safetensors::remote::detail {
 
+class range_receiver;
+
 /// What one request asks for.
 struct request {
   std::optional<std::uint64_t> begin;  ///< with `begin`: bytes [begin, begin + sink.size()); without: the whole body
   std::string if_range;                ///< validator sent as If-Range with a range
   std::span<std::byte> sink;           ///< the body lands here; a longer whole body is cut off (`truncated`)
   bool whole_allowed = false;          ///< a 200 to a range request is kept (the first request of a file)
+  /// Instead of `sink`: the ranges it lists (`begin` is the first, for errors), a 206's
+  /// body routed by it; the body of a 200 is not read.
+  range_receiver* ranges = nullptr;
 };
 
 /// What came back.
@@ -33,6 +38,7 @@ struct response {
   std::uint64_t received = 0;  ///< body bytes written into the sink
   bool truncated = false;      ///< the body went on past the sink: reading stopped there
   std::string content_range;
+  std::string content_type;
   std::string etag;
   std::string last_modified;
   std::optional<std::uint64_t> content_length;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -12,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "remote/client.h"
+#include "remote/ranges.h"
 #include "safetensors/remote/remote.h"
 
 namespace safetensors::remote {
@@ -27,7 +29,15 @@ struct http_source::impl {
   std::string if_range;         // a strong ETag, else Last-Modified
   std::string etag;
 
+  /// Set once the server answered a multi-range request with 200 or with fewer ranges:
+  /// later reads send one range per request.
+  std::atomic<bool> single_ranges{false};
+
   [[nodiscard]] status fetch_range(std::uint64_t offset, std::span<std::byte> destination);
+  /// `ranges` (of `pieces`) in one request, or one per range when the server wants that.
+  [[nodiscard]] status fetch_ranges(std::span<const detail::wanted_bytes> pieces,
+                                    std::span<const detail::request_range> ranges);
+  [[nodiscard]] error changed_error(std::uint64_t offset, const std::string& why, const std::string& where) const;
 };
 
 namespace {
@@ -42,7 +52,92 @@ std::string http_problem(long status) {
   }
 }
 
+/// Runs `task(0..count)` on up to `connections` threads; the first error wins and stops
+/// the rest from starting.
+status run_parallel(std::size_t count, int connections, const std::function<status(std::size_t)>& task) {
+  const auto workers = std::min(count, static_cast<std::size_t>(std::clamp(connections, 1, 64)));
+  if (workers <= 1) {
+    for (std::size_t i = 0; i < count; ++i) {
+      if (auto s = task(i); !s) return s;
+    }
+    return {};
+  }
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex error_mutex;
+  std::optional<error> first_error;
+  auto work = [&] {
+    for (std::size_t i; !failed && (i = next++) < count;) {
+      if (auto s = task(i); !s) {
+        std::lock_guard lock(error_mutex);
+        if (!first_error) first_error = std::move(s).err();
+        failed = true;
+      }
+    }
+  };
+  std::vector<std::thread> threads;
+  threads.reserve(workers - 1);
+  for (std::size_t t = 1; t < workers; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
+  if (first_error) return std::move(*first_error);
+  return {};
+}
+
+/// The longest Range header value sent: under the 8 KiB line limits of common servers.
+constexpr std::size_t max_range_header = 6000;
+
 }  // namespace
+
+error http_source::impl::changed_error(std::uint64_t offset, const std::string& why, const std::string& where) const {
+  return detail::remote_error(
+      url, offset,
+      fmt::format("the file changed since it was opened ({} for {}); its parts would not belong together", why, where));
+}
+
+status http_source::impl::fetch_ranges(std::span<const detail::wanted_bytes> pieces,
+                                       std::span<const detail::request_range> ranges) {
+  auto one_by_one = [&](std::span<const std::size_t> which) -> status {
+    for (std::size_t i : which) {
+      if (auto s = fetch_ranges(pieces, ranges.subspan(i, 1)); !s) return s;
+    }
+    return {};
+  };
+  if (ranges.size() > 1 && single_ranges) {
+    std::vector<std::size_t> all(ranges.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    return one_by_one(all);
+  }
+  detail::range_receiver receiver(pieces, ranges, size);
+  detail::request r;
+  r.begin = ranges.front().begin;
+  r.if_range = if_range;
+  r.ranges = &receiver;
+  auto res = net.fetch(url, r);
+  if (!res) return std::move(res).err();
+  const std::string where = receiver.description();
+  if (res->status == 200 && ranges.size() > 1) {
+    // No multi-range support (RFC 9110 lets a server answer 200); its body was not read.
+    single_ranges = true;
+    std::vector<std::size_t> all(ranges.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    return one_by_one(all);
+  }
+  if (res->status == 200) {
+    return detail::remote_error(url, r.begin,
+                                fmt::format("the server answered {} with the whole file (200): the file changed since "
+                                            "it was opened, or the server stopped honouring Range; nothing was kept",
+                                            where));
+  }
+  if (res->status != 206)
+    return detail::remote_error(url, r.begin, fmt::format("{} for {}", http_problem(res->status), where));
+  if (!etag.empty() && !res->etag.empty() && res->etag != etag) return changed_error(*r.begin, "another ETag", where);
+  const auto missing = receiver.unfilled();
+  if (missing.empty()) return {};
+  if (ranges.size() == 1) return detail::remote_error(url, r.begin, fmt::format("no part answered {}", where));
+  single_ranges = true;  // fewer ranges than asked: the rest one by one
+  return one_by_one(missing);
+}
 
 status http_source::impl::fetch_range(std::uint64_t offset, std::span<std::byte> destination) {
   detail::request r;
@@ -157,33 +252,90 @@ status http_source::read(std::uint64_t offset, std::span<std::byte> destination)
   if (destination.empty()) return {};
   const std::uint64_t part = std::max<std::uint64_t>(p.net.settings().part_bytes, 1);
   const std::size_t parts = static_cast<std::size_t>((destination.size() + part - 1) / part);
-  const auto workers = static_cast<std::size_t>(std::clamp<std::int64_t>(p.net.settings().connections, 1, 64));
   if (parts == 1) return p.fetch_range(offset, destination);
   // Parts of `part` bytes on up to `connections` connections, each written in place: the
   // bytes in flight never exceed connections x part, and nothing is buffered twice.
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::mutex error_mutex;
-  std::optional<error> first_error;
-  auto work = [&] {
-    for (std::size_t i; !failed && (i = next++) < parts;) {
-      const std::uint64_t at = i * part;
-      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(part, destination.size() - at));
-      if (auto s = p.fetch_range(offset + at, destination.subspan(static_cast<std::size_t>(at), n)); !s) {
-        std::lock_guard lock(error_mutex);
-        if (!first_error) first_error = std::move(s).err();
-        failed = true;
-      }
+  return run_parallel(parts, p.net.settings().connections, [&](std::size_t i) {
+    const std::uint64_t at = i * part;
+    const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(part, destination.size() - at));
+    return p.fetch_range(offset + at, destination.subspan(static_cast<std::size_t>(at), n));
+  });
+}
+
+status http_source::read_ranges(std::span<const byte_range> ranges, std::span<std::byte> destination) const {
+  impl& p = *impl_;
+  const options& o = p.net.settings();
+  const std::uint64_t part = std::max<std::uint64_t>(o.part_bytes, 1);
+  // The wanted bytes with their destinations, the first response's bytes copied, each piece
+  // at most `part`.
+  std::vector<detail::wanted_bytes> pieces;
+  std::size_t at = 0;
+  for (const byte_range& r : ranges) {
+    std::uint64_t end = 0;
+    if (__builtin_add_overflow(r.offset, r.length, &end) || end > p.size || r.length > destination.size() - at) {
+      error e = make_error(
+          error_code::invalid_argument,
+          end > p.size
+              ? fmt::format("range of {} bytes at byte {} is outside the file of {} bytes", r.length, r.offset, p.size)
+              : fmt::format("the ranges hold more than the {} bytes of the destination", destination.size()),
+          r.offset);
+      e.path = p.name;
+      return e;
     }
-  };
-  std::vector<std::thread> threads;
-  const std::size_t count = std::min(workers, parts);
-  threads.reserve(count - 1);
-  for (std::size_t t = 1; t < count; ++t) threads.emplace_back(work);
-  work();
-  for (auto& t : threads) t.join();
-  if (first_error) return std::move(*first_error);
-  return {};
+    std::uint64_t offset = r.offset;
+    auto length = static_cast<std::size_t>(r.length);
+    std::byte* to = destination.data() + at;
+    at += length;
+    if (offset < p.head.size()) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(p.head.size() - offset, length));
+      std::memcpy(to, p.head.data() + offset, n);
+      offset += n;
+      to += n;
+      length -= n;
+    }
+    for (std::size_t take; length > 0; offset += take, to += take, length -= take) {
+      take = static_cast<std::size_t>(std::min<std::uint64_t>(length, part));
+      pieces.push_back({offset, take, to});
+    }
+  }
+  if (at != destination.size()) {
+    error e = make_error(error_code::invalid_argument,
+                         fmt::format("the ranges hold {} bytes, the destination {}", at, destination.size()));
+    e.path = p.name;
+    return e;
+  }
+  std::sort(pieces.begin(), pieces.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
+  for (std::size_t i = 1; i < pieces.size(); ++i) {
+    if (pieces[i].offset < pieces[i - 1].offset + pieces[i - 1].length) {
+      std::size_t out = 0;  // overlapping ranges (no slice has them): one by one
+      for (const byte_range& r : ranges) {
+        if (auto s = read(r.offset, destination.subspan(out, static_cast<std::size_t>(r.length))); !s) return s;
+        out += static_cast<std::size_t>(r.length);
+      }
+      return {};
+    }
+  }
+  const auto merged = detail::merge_pieces(pieces, o.merge_gap_bytes, part);
+  // Requests of at most max_ranges_per_request ranges, `part` bytes and max_range_header
+  // characters of Range header.
+  const auto max_count = static_cast<std::size_t>(std::clamp(o.max_ranges_per_request, 1, 100'000));
+  std::vector<std::span<const detail::request_range>> requests;
+  for (std::size_t i = 0; i < merged.size();) {
+    std::size_t j = i;
+    std::uint64_t bytes = 0;
+    std::size_t chars = 0;
+    for (; j < merged.size() && j - i < max_count; ++j) {
+      const std::uint64_t n = merged[j].end - merged[j].begin;
+      const std::size_t c = fmt::formatted_size("{}-{},", merged[j].begin, merged[j].end - 1);
+      if (j > i && (bytes + n > part || chars + c > max_range_header)) break;
+      bytes += n;
+      chars += c;
+    }
+    requests.emplace_back(merged.data() + i, j - i);
+    i = j;
+  }
+  return run_parallel(requests.size(), o.connections,
+                      [&](std::size_t i) { return p.fetch_ranges(pieces, requests[i]); });
 }
 
 }  // namespace safetensors::remote

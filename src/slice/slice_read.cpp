@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "safetensors/multi_range_reader.h"
 #include "slice/read_ranges.h"
 
 namespace safetensors {
@@ -33,6 +34,21 @@ status read_slice(const file& f, const slice_plan& plan, std::span<std::byte> de
 namespace detail {
 
 status read_ranges(const file& f, std::span<const byte_range> r, std::span<std::byte> destination) {
+  // A range reader (a remote file) gets the whole list: many ranges travel in one request.
+  const auto* multi = dynamic_cast<const multi_range_reader*>(f.reader().get());
+  if (multi != nullptr && r.size() > 1) {
+    for (const byte_range& range : r) {
+      if (range.offset > f.file_size() || range.length > f.file_size() - range.offset) {
+        error e = make_error(error_code::invalid_argument,
+                             fmt::format("range of {} bytes at byte {} is outside the file of {} bytes", range.length,
+                                         range.offset, f.file_size()),
+                             range.offset);
+        e.path = f.path();
+        return e;
+      }
+    }
+    return multi->read_ranges(r, destination);
+  }
   std::vector<std::byte> bounce;
   std::size_t out = 0;
   for (std::size_t i = 0; i < r.size();) {

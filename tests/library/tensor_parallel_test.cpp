@@ -3,6 +3,7 @@
 // and each rank's parts of a sharded checkpoint, read with one pread per run.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <numeric>
@@ -10,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "safetensors/distributed/tensor_parallel.h"
+#include "safetensors/multi_range_reader.h"
+#include "safetensors/writer.h"
 #include "support/fault_injector.h"
 #include "support/paths.h"
 #include "support/status_matchers.h"
@@ -260,6 +263,62 @@ TEST(TensorParallelLoad, ReadsOnePreadPerRunOfTheRanksPart) {
   auto loaded = safetensors::load_tp_rank(*mine, o);
   ASSERT_OK(loaded);
   EXPECT_EQ(count.calls(st_test::sys_call::pread), runs);
+}
+
+/// A file in memory behind the multi_range_reader interface, counting the calls of each kind.
+class counting_reader final : public safetensors::multi_range_reader {
+ public:
+  explicit counting_reader(std::vector<std::byte> bytes) : bytes_(std::move(bytes)) {}
+  const std::string& name() const noexcept override { return name_; }
+  std::uint64_t size() const noexcept override { return bytes_.size(); }
+  safetensors::status read(std::uint64_t offset, std::span<std::byte> destination) const override {
+    ++reads;
+    std::memcpy(destination.data(), bytes_.data() + offset, destination.size());
+    return {};
+  }
+  safetensors::status read_ranges(std::span<const safetensors::byte_range> ranges,
+                                  std::span<std::byte> destination) const override {
+    ++range_calls;
+    range_count += ranges.size();
+    std::size_t at = 0;
+    for (const auto& r : ranges) {
+      std::memcpy(destination.data() + at, bytes_.data() + r.offset, r.length);
+      at += r.length;
+    }
+    return {};
+  }
+  mutable std::atomic<int> reads{0};
+  mutable std::atomic<int> range_calls{0};
+  mutable std::atomic<std::size_t> range_count{0};
+
+ private:
+  std::string name_ = "counting";
+  std::vector<std::byte> bytes_;
+};
+
+TEST(TensorParallelLoad, MultiRangeReaderGetsARowPartsRunsInOneCall) {
+  std::vector<float> w(12 * 16);
+  std::iota(w.begin(), w.end(), 0.0F);
+  const std::vector<safetensors::tensor_data> data = {{"w", dtype::F32, {12, 16}, std::as_bytes(std::span(w))}};
+  auto bytes = safetensors::serialize(data);
+  ASSERT_OK(bytes);
+  auto reader = std::make_shared<counting_reader>(std::move(bytes).value());
+  auto f = safetensors::file::open_reader(reader);
+  ASSERT_OK(f);
+  const int opening_reads = reader->reads;
+  auto part = safetensors::plan_tensor_parallel(*f->find("w"), f->meta().data_start(), 1, 2, 4);
+  ASSERT_OK(part);
+  ASSERT_EQ(part->ranges.size(), 12U);  // one run of 4 floats per row
+  std::vector<float> got(12 * 4);
+  const std::vector<safetensors::load_request> requests = {
+      {&*f, f->find("w"), &*part, std::as_writable_bytes(std::span(got))}};
+  ASSERT_OK(safetensors::load(requests));
+  EXPECT_EQ(reader->range_calls, 1);  // the loader hands all 12 runs over at once ...
+  EXPECT_EQ(reader->range_count, 12U);
+  EXPECT_EQ(reader->reads, opening_reads);  // ... and reads none of them alone
+  for (std::size_t r = 0; r < 12; ++r) {
+    for (std::size_t c = 0; c < 4; ++c) EXPECT_EQ(got[r * 4 + c], w[r * 16 + 8 + c]);
+  }
 }
 
 TEST(TensorParallelLoad, DestinationsMustMatchThePlan) {

@@ -1,14 +1,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """nginx for the Python tests and benchmarks, on 127.0.0.1 only, from the same config as the
-C++ remote tests (tests/remote/nginx.conf.in; its TLS server gets a throwaway certificate).
-The C++ helper (tests/remote/remote_servers.cpp) cannot be driven from Python, so this is
-its counterpart: start, serve a folder, read the access log, stop.
+C++ remote tests (tests/remote/nginx.conf.in): plain HTTP, TLS with a throwaway self-signed
+certificate (`cert`, to trust as a CA file), and a /private/ location that needs the bearer
+token TOKEN. The C++ helper (tests/remote/remote_servers.cpp) cannot be driven from Python,
+so this is its counterpart: start, serve a folder, read the access log, stop.
 
     with NginxServer(root) as server:
-        url = server.url("ckpt/model.safetensors.index.json")
+        url = server.url("ckpt/model.safetensors.index.json")    # server.tls_url(...) for HTTPS
         mark = server.access_mark()
         ...
-        lines = server.access_since(mark)   # [AccessLine(method, uri, status, range, bytes)]
+        lines = server.access_since(mark)   # [AccessLine(method, uri, status, range, bytes, auth)]
 """
 
 import collections
@@ -23,7 +24,8 @@ _SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__
 CONFIG_TEMPLATE = os.path.join(_SOURCE_DIR, "tests", "remote", "nginx.conf.in")
 TOKEN = "st-test-token-3f9c2a"
 
-AccessLine = collections.namedtuple("AccessLine", "method uri status range bytes")
+# auth: "bearer" when the request carried an Authorization header (never its value), else "-".
+AccessLine = collections.namedtuple("AccessLine", "method uri status range bytes auth")
 
 
 def find_nginx():
@@ -53,6 +55,8 @@ class NginxServer:
         self._dir = None
         self._process = None
         self.port = None
+        self.tls_port = None
+        self.cert = None
 
     def start(self):
         nginx = find_nginx()
@@ -62,10 +66,14 @@ class NginxServer:
         prefix = os.path.join(self._dir, "nginx")
         os.makedirs(prefix)
         cert, key = os.path.join(self._dir, "cert.pem"), os.path.join(self._dir, "key.pem")
+        # The IP address as subjectAltName: a client given the certificate as its CA verifies the host.
         subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
-                        "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1"],
+                        "-nodes", "-keyout", key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1",
+                        "-addext", "subjectAltName=IP:127.0.0.1"],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.cert = cert
         self.port, tls_port = _free_port(), _free_port()
+        self.tls_port = tls_port
         with open(CONFIG_TEMPLATE) as f:
             conf = f.read()
         for field, value in (("@PREFIX@", prefix), ("@ROOT@", self.root), ("@PORT@", str(self.port)),
@@ -78,7 +86,7 @@ class NginxServer:
         self._process = subprocess.Popen([nginx, "-p", prefix, "-e", os.path.join(prefix, "error.log"), "-c", config],
                                          stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
         for _ in range(200):
-            if _accepts(self.port):
+            if _accepts(self.port) and _accepts(tls_port):
                 return self
             if self._process.poll() is not None:
                 break
@@ -105,6 +113,9 @@ class NginxServer:
 
     def url(self, path):
         return f"http://127.0.0.1:{self.port}/{path}"
+
+    def tls_url(self, path):
+        return f"https://127.0.0.1:{self.tls_port}/{path}"
 
     @property
     def _access_log(self):
@@ -136,5 +147,6 @@ class NginxServer:
             # GET /uri STATUS "Range" BYTES auth
             head, quoted, tail = line.split('"')
             method, uri, status = head.split()
-            out.append(AccessLine(method, uri, int(status), quoted, int(tail.split()[0])))
+            sent, auth = tail.split()
+            out.append(AccessLine(method, uri, int(status), quoted, int(sent), auth))
         return out

@@ -1,17 +1,13 @@
 # SPDX-License-Identifier: Apache-2.0
 """URLs in safe_open, load_file and safetensors.cxx.open_checkpoint (read by the library's
 remote reader with HTTP Range requests), and _safe_open_handle over fsspec's HTTP files,
-against an nginx this module starts on 127.0.0.1 with tests/remote/nginx.conf.in (plain HTTP,
-a /private/ location that needs a bearer token, and TLS with a self-signed certificate)."""
+against nginx on 127.0.0.1 (tests/python/nginx_server.py: plain HTTP, a /private/ location
+that needs a bearer token, and TLS with a self-signed certificate)."""
 
 import json
 import os
 import shutil
-import signal
-import socket
-import subprocess
 import tempfile
-import time
 import warnings
 
 import numpy as np
@@ -22,110 +18,25 @@ from safetensors import SafetensorError, _safe_open_handle, safe_open
 from safetensors.numpy import load_file, save_file
 from safetensors._safetensors_cxx import Reader
 
-SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-NGINX_CONF = os.path.join(SOURCE_DIR, "tests", "remote", "nginx.conf.in")
-TOKEN = "py-test-token-5e1f"
-
-
-def _find_nginx():
-    for path in ("/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"):
-        if os.access(path, os.X_OK):
-            return path
-    return None
-
-
-def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_for(port, proc):
-    for _ in range(200):
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return True
-        if proc.poll() is not None:
-            return False
-        time.sleep(0.025)
-    return False
-
-
-class Server:
-    """nginx serving `root` on 127.0.0.1: `url(name)` (HTTP), `tls_url(name)` (HTTPS), and the
-    access log (method, uri, status, Range, bytes sent, whether credentials came)."""
-
-    def __init__(self, directory):
-        self.dir = directory
-        self.root = os.path.join(directory, "www")
-        os.makedirs(os.path.join(self.root, "private"))
-        os.makedirs(os.path.join(directory, "nginx"))
-        self.cert = os.path.join(directory, "cert.pem")
-        key = os.path.join(directory, "key.pem")
-        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", self.cert,
-                        "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-                       check=True, capture_output=True)
-        self.port, self.tls_port = _free_port(), _free_port()
-        with open(NGINX_CONF) as f:
-            conf = f.read()
-        for field, value in (("@PREFIX@", os.path.join(directory, "nginx")), ("@ROOT@", self.root),
-                             ("@PORT@", str(self.port)), ("@TLS_PORT@", str(self.tls_port)), ("@CERT@", self.cert),
-                             ("@KEY@", key), ("@TOKEN@", TOKEN)):
-            conf = conf.replace(field, value)
-        conf_path = os.path.join(directory, "nginx.conf")
-        with open(conf_path, "w") as f:
-            f.write(conf)
-        self.log = os.path.join(directory, "nginx", "access.log")
-        self._out = open(os.path.join(directory, "nginx.out"), "wb")
-        self.proc = subprocess.Popen([_find_nginx(), "-p", os.path.join(directory, "nginx"), "-e",
-                                      os.path.join(directory, "nginx", "error.log"), "-c", conf_path],
-                                     stdin=subprocess.DEVNULL, stdout=self._out, stderr=subprocess.STDOUT)
-        if not (_wait_for(self.port, self.proc) and _wait_for(self.tls_port, self.proc)):
-            self.stop()
-            raise RuntimeError(f"nginx did not start (see {directory}/nginx.out)")
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(10)
-        self._out.close()
-
-    def url(self, name):
-        return f"http://127.0.0.1:{self.port}/{name}"
-
-    def tls_url(self, name):
-        return f"https://127.0.0.1:{self.tls_port}/{name}"
-
-    def mark(self):
-        return os.path.getsize(self.log) if os.path.exists(self.log) else 0
-
-    def requests_since(self, mark):
-        """Access-log lines after `mark`, as (method, uri, status, range, bytes sent, auth)."""
-        time.sleep(0.05)  # nginx logs a request after answering it
-        with open(self.log, "rb") as f:
-            f.seek(mark)
-            lines = f.read().decode().splitlines()
-        out = []
-        for line in lines:
-            method, uri, status, rest = line.split(" ", 3)
-            ranged, sent, auth = rest.rsplit(" ", 2)
-            out.append((method, uri, int(status), ranged.strip('"'), int(sent), auth))
-        return out
+from nginx_server import TOKEN, NginxServer, find_nginx
 
 
 @pytest.fixture(scope="module")
 def server():
-    if _find_nginx() is None:
+    """nginx serving a temporary folder (with a /private/ folder that needs TOKEN), plain HTTP and TLS."""
+    if find_nginx() is None:
         pytest.skip("nginx is not installed (scripts/install-deps installs it): remote tests skipped")
     if shutil.which("openssl") is None:
         pytest.skip("openssl is not installed: cannot make the TLS test certificate")
     if not Reader.remote_supported:
         pytest.skip("this build reads no URLs (the library was built without libcurl)")
     directory = tempfile.mkdtemp(prefix="st-pyremote-")
-    s = Server(directory)
-    yield s
-    s.stop()
-    shutil.rmtree(directory, ignore_errors=True)
+    os.makedirs(os.path.join(directory, "private"))
+    try:
+        with NginxServer(directory) as s:
+            yield s
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 ARRAYS = {
@@ -145,16 +56,16 @@ def model(server):
 
 
 def test_safe_open_url_reads_header_then_only_the_tensor_asked_for(server, model):
-    mark = server.mark()
+    mark = server.access_mark()
     with safe_open(server.url("model.safetensors"), framework="np") as f:
         assert f.keys() == sorted(ARRAYS)
         assert f.metadata() == {"origin": "py-remote"}
-        opened = server.requests_since(mark)
+        opened = server.access_since(mark)
         for name in ("small", "matrix"):
             np.testing.assert_array_equal(f.get_tensor(name), ARRAYS[name])
     # One speculative Range request for the header (100 kB: it may hold small tensors too).
     assert len(opened) == 1 and opened[0][3].startswith("bytes=0-") and opened[0][2] == 206
-    every = server.requests_since(mark)
+    every = server.access_since(mark)
     assert all(r[2] == 206 and r[3].startswith("bytes=") for r in every)
     # The 1 MiB tensor nobody asked for never crossed the wire.
     assert sum(r[4] for r in every) <= opened[0][4] + ARRAYS["small"].nbytes + ARRAYS["matrix"].nbytes
@@ -168,11 +79,11 @@ def test_url_tensors_and_slices_equal_the_local_file(server, model):
     for name in local:
         np.testing.assert_array_equal(remote[name], local[name])
     with safe_open(server.url("model.safetensors"), framework="np") as f:
-        mark = server.mark()
+        mark = server.access_mark()
         rows = f.get_slice("big")[2:4]
         np.testing.assert_array_equal(rows, ARRAYS["big"][2:4])
         np.testing.assert_array_equal(f.get_slice("matrix")[:, 1::3], ARRAYS["matrix"][:, 1::3])
-    fetched = sum(r[4] for r in server.requests_since(mark))
+    fetched = sum(r[4] for r in server.access_since(mark))
     assert fetched <= 2 * 2048 + ARRAYS["matrix"].nbytes  # two rows of 2 KiB, not the 1 MiB tensor
 
 
@@ -202,10 +113,10 @@ def test_token_is_sent_and_never_shown(server, model, monkeypatch):
     with pytest.raises(SafetensorError) as e:
         safe_open(url, framework="np", token="wrong-" + TOKEN)
     assert TOKEN not in str(e.value) and TOKEN not in repr(e.value.args)
-    mark = server.mark()
+    mark = server.access_mark()
     with safe_open(url, framework="np", token=TOKEN) as f:
         np.testing.assert_array_equal(f.get_tensor("small"), ARRAYS["small"])
-    assert {r[5] for r in server.requests_since(mark)} == {"bearer"}
+    assert {r[5] for r in server.access_since(mark)} == {"bearer"}
     # As the CLI: $SAFETENSORS_TOKEN when no token is given.
     monkeypatch.setenv("SAFETENSORS_TOKEN", TOKEN)
     with safe_open(url, framework="np") as f:
@@ -258,17 +169,83 @@ def test_remote_options_are_checked(server, model):
         safe_open(server.url("model.safetensors"), framework="np", token=123)
 
 
+def _load_sharded(url, **options):
+    pytest.importorskip("torch")
+    from safetensors.cxx import load_sharded
+
+    return sorted(load_sharded(url, 0, 1, {}, **options))
+
+
+# Every entry point that takes remote options: one parser (python/src/remote_options.h), one behaviour.
+OPENERS = {
+    "safe_open": lambda url, **o: safe_open(url, framework="np", **o).keys(),
+    "open_checkpoint": lambda url, **o: safetensors.cxx.open_checkpoint(url, **o).keys(),
+    "load_sharded": _load_sharded,
+    "Reader.open_url": lambda url, **o: Reader.open_url(url, "reference", o).keys(),
+    "Reader.open_checkpoint_url": lambda url, **o: Reader.open_checkpoint_url(url, "reference", o).keys(),
+}
+
+
+@pytest.mark.parametrize("opener", sorted(OPENERS))
+def test_token_defaults_to_the_environment_everywhere(server, model, monkeypatch, opener):
+    open_url = OPENERS[opener]
+    url = server.url("private/model.safetensors")
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setenv("SAFETENSORS_TOKEN", TOKEN)
+    assert open_url(url) == sorted(ARRAYS)
+    monkeypatch.delenv("SAFETENSORS_TOKEN")
+    monkeypatch.setenv("HF_TOKEN", TOKEN)
+    assert open_url(url) == sorted(ARRAYS)
+    monkeypatch.setenv("SAFETENSORS_TOKEN", "wrong-" + TOKEN)  # the first of the two wins
+    with pytest.raises(SafetensorError, match="401"):
+        open_url(url)
+    # An explicit token, even an empty one, is used instead of the environment's.
+    assert open_url(url, token=TOKEN) == sorted(ARRAYS)
+    monkeypatch.setenv("SAFETENSORS_TOKEN", TOKEN)
+    with pytest.raises(SafetensorError, match="401"):
+        open_url(url, token="")
+
+
+@pytest.mark.parametrize("opener", sorted(OPENERS))
+def test_remote_options_fail_alike_everywhere(server, model, opener):
+    open_url = OPENERS[opener]
+    url = server.url("model.safetensors")
+    for timeout in (0, -1.5, "10", True):
+        with pytest.raises(SafetensorError, match="timeout must be a positive number of seconds"):
+            open_url(url, timeout=timeout)
+    with pytest.raises(TypeError, match="token must be a str, not int"):
+        open_url(url, token=123)
+    assert open_url(url, timeout=30, token=None, ca_file=None) == sorted(ARRAYS)
+
+
+@pytest.mark.parametrize("opener", ["load_sharded", "Reader.open_url", "Reader.open_checkpoint_url"])
+def test_connections_option(server, model, opener):
+    open_url = OPENERS[opener]
+    url = server.url("model.safetensors")
+    for bad in (0, 65, 2.0, True):
+        with pytest.raises(SafetensorError, match="connections must be an int from 1 to 64"):
+            open_url(url, connections=bad)
+    assert open_url(url, connections=2) == sorted(ARRAYS)
+
+
+def test_unknown_remote_option_is_an_error(server, model):
+    with pytest.raises(SafetensorError, match="unknown remote option 'tokn'"):
+        Reader.open_url(server.url("model.safetensors"), "reference", {"tokn": TOKEN})
+    with pytest.raises(TypeError, match="unexpected keyword arguments"):
+        _load_sharded(server.url("model.safetensors"), tokn=TOKEN)
+
+
 def test_safe_open_handle_over_fsspec_http_reads_only_what_it_needs(server, model):
     fsspec = pytest.importorskip("fsspec")
     pytest.importorskip("aiohttp", reason="fsspec's HTTP filesystem needs aiohttp (Debian python3-aiohttp)")
     fs = fsspec.filesystem("http")
-    mark = server.mark()
+    mark = server.access_mark()
     # No read-ahead cache: every read is a Range request of exactly the bytes asked for.
     with fs.open(server.url("model.safetensors"), "rb", cache_type="none") as f:
         with _safe_open_handle(f, framework="np") as g:
             assert g.keys() == sorted(ARRAYS)
             np.testing.assert_array_equal(g.get_tensor("small"), ARRAYS["small"])
             np.testing.assert_array_equal(g.get_slice("big")[5], ARRAYS["big"][5])
-    gets = [r for r in server.requests_since(mark) if r[0] == "GET"]
+    gets = [r for r in server.access_since(mark) if r[0] == "GET"]
     assert gets and all(r[2] == 206 for r in gets)
     assert sum(r[4] for r in gets) < 16 * 1024  # the header, 80 bytes and one 2 KiB row of a 1 MiB file

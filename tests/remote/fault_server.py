@@ -12,11 +12,18 @@ The first path component picks the fault; the rest names a file under --root:
   /resetalways/F drops every non-first request half-way
   /changing/F    a new ETag on every request (If-Range mismatch gives 200, as the RFC says)
   /slow/F        waits --slow seconds before the body of non-first requests
+  /nomulti/F     a multi-range request gets 200 with the whole body (no multi-range support)
+  /firstonly/F   a multi-range request gets a single 206 part: the first range only
+  /reverse/F     multipart/byteranges with the parts in reverse order
+  /badpart/F     multipart/byteranges whose second part is one byte further on than asked
+  /truncmulti/F  multipart/byteranges without its closing boundary
   /status/N      answers HTTP N
   /redirect/F    302 to /ok/F on this server
   /redirect-away/F  302 to --away (another port) + F
   /loop/N        302 to /loop/N+1, forever
   /stop          exits
+
+Other paths answer a multi-range request (`Range: bytes=a-b,c-d`) with multipart/byteranges.
 
 Every request is logged to --log: method, path, Range, and "bearer" when an Authorization
 header came (never its value).
@@ -41,6 +48,7 @@ def log(line):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go as separate writes: no delayed-ACK stall
 
     def log_message(self, *args):
         pass
@@ -104,6 +112,9 @@ class Handler(BaseHTTPRequestHandler):
                 pass
             return
         spec = rng[len("bytes="):]
+        if "," in spec:
+            self.multi_range(mode, data, etag, spec, n)
+            return
         a, b = spec.split("-")
         a = int(a)
         b = min(int(b), len(data) - 1)
@@ -128,6 +139,57 @@ class Handler(BaseHTTPRequestHandler):
             return
         try:
             self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def multi_range(self, mode, data, etag, spec, n):
+        ranges = []
+        for item in spec.split(","):
+            a, b = item.strip().split("-")
+            ranges.append((int(a), min(int(b), len(data) - 1)))
+        if mode == "nomulti":
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("ETag", etag)
+            self.end_headers()
+            try:
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return
+        if mode == "firstonly":
+            a, b = ranges[0]
+            self.send_response(206)
+            self.send_header("Content-Range", f"bytes {a}-{b}/{len(data)}")
+            self.send_header("Content-Length", str(b - a + 1))
+            self.send_header("ETag", etag)
+            self.end_headers()
+            self.wfile.write(data[a:b + 1])
+            return
+        boundary = "st-fault-boundary"
+        body = bytearray()
+        parts = list(reversed(ranges)) if mode == "reverse" else ranges
+        for i, (a, b) in enumerate(parts):
+            if mode == "badpart" and i == 1:
+                a, b = a + 1, b + 1
+            body += (f"\r\n--{boundary}\r\nContent-Type: application/octet-stream\r\n"
+                     f"Content-Range: bytes {a}-{b}/{len(data)}\r\n\r\n").encode()
+            body += data[a:b + 1]
+        if mode != "truncmulti":
+            body += f"\r\n--{boundary}--\r\n".encode()
+        self.send_response(206)
+        self.send_header("Content-Type", f"multipart/byteranges; boundary={boundary}")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("ETag", etag)
+        self.end_headers()
+        if (mode == "reset" and n == 1) or mode == "resetalways":
+            self.wfile.write(bytes(body[: len(body) // 2]))
+            self.wfile.flush()
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
+        try:
+            self.wfile.write(bytes(body))
         except (BrokenPipeError, ConnectionResetError):
             pass
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tensor-parallel loading of a checkpoint served by nginx: each rank's parts equal the local
-// ones, and nginx's access log shows exactly one Range request per run of the part and
-// exactly the part's bytes, nothing else of the split tensors.
+// ones, and nginx's access log shows a few requests per tensor (a row part's 400 runs travel
+// in two multi-range requests) carrying the part's bytes and multipart framing, nothing else
+// of the split tensors.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -18,7 +19,7 @@ namespace {
 
 using st_test::remote_servers;
 
-TEST(RemoteTensorParallel, EachRankFetchesExactlyTheRunsOfItsParts) {
+TEST(RemoteTensorParallel, EachRankFetchesItsRunsInFewRequests) {
   ST_REMOTE_SERVERS(s);
   const auto dir = s->root() / "tp";
   std::filesystem::create_directories(dir);
@@ -40,7 +41,7 @@ TEST(RemoteTensorParallel, EachRankFetchesExactlyTheRunsOfItsParts) {
   ASSERT_OK(local);
 
   safetensors::remote::options o;
-  o.speculative_header_bytes = 8;  // the first response holds no tensor bytes: every run is a request
+  o.speculative_header_bytes = 8;  // the first response holds no tensor bytes: every part is fetched
   for (std::uint64_t rank = 0; rank < 4; ++rank) {
     SCOPED_TRACE(fmt::format("rank {}", rank));
     auto c = safetensors::remote::open_checkpoint(s->http("tp/model.safetensors.index.json"), o);
@@ -64,13 +65,19 @@ TEST(RemoteTensorParallel, EachRankFetchesExactlyTheRunsOfItsParts) {
     ASSERT_OK(parts);
     // nginx writes a request's log line after the response is sent: the last lines may trail the load.
     auto lines = s->access_since(mark);
-    for (int wait = 0; wait < 250 && lines.size() < runs; ++wait) {
+    // Two column parts and the norm: one range each; the row part: 400 runs, 200 per request.
+    const std::size_t requests = 2 + 1 + 2;
+    for (int wait = 0; wait < 250 && lines.size() < requests; ++wait) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       lines = s->access_since(mark);
     }
-    EXPECT_EQ(lines.size(), runs);
-    EXPECT_EQ(st_test::bytes_sent(lines), mine->bytes);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    lines = s->access_since(mark);
+    EXPECT_EQ(lines.size(), requests) << ::testing::PrintToString(lines);
+    // The parts' bytes, plus about 120 bytes of multipart framing per run of the row part.
     EXPECT_EQ(mine->bytes, 3 * 100'000U + 1'000U);
+    EXPECT_GT(st_test::bytes_sent(lines), mine->bytes);
+    EXPECT_LT(st_test::bytes_sent(lines), mine->bytes + 400 * 160);
 
     auto expected = safetensors::load_tp_rank(safetensors::plan_tp_rank(*local, *plan, rank, 4).value());
     ASSERT_OK(expected);

@@ -8,7 +8,8 @@
 /// most real headers are smaller) and at most two for any header; the header is validated
 /// by the same parser and policy as a local file, with the size from `Content-Range`.
 /// Tensor reads are Range requests of exactly the bytes asked for, large reads split over
-/// parallel connections. Every fault is an error naming the URL and the byte range, never
+/// parallel connections; many small ranges (a slice's runs) travel together in multi-range
+/// requests. Every fault is an error naming the URL and the byte range, never
 /// wrong bytes: see docs/remote.md.
 ///
 /// Credentials: `bearer_token` is sent as `Authorization: Bearer` to the origin host only
@@ -23,7 +24,7 @@
 #include "safetensors/checkpoint.h"
 #include "safetensors/error.h"
 #include "safetensors/file.h"
-#include "safetensors/range_reader.h"
+#include "safetensors/multi_range_reader.h"
 
 namespace safetensors::remote {
 
@@ -42,6 +43,15 @@ struct options {
   int connections = 8;  ///< parallel connections of one large read (and of opening shards)
   std::uint64_t part_bytes = std::uint64_t{8} << 20;  ///< one request's size in a split read
   std::uint64_t speculative_header_bytes = default_speculative_header_bytes;
+  /// Many ranges at once (a slice plan's runs): runs closer than this travel as one range,
+  /// the gap received and dropped; below about two multipart part headers it costs less
+  /// than a part of its own.
+  std::uint64_t merge_gap_bytes = 256;
+  /// Ranges per multi-range request (`Range: bytes=a-b,c-d,...`, answered with
+  /// multipart/byteranges): Apache's MaxRanges default, which also keeps the header under
+  /// the 8 KiB line limit of nginx and Apache. 1: one request per range. A server that
+  /// answers a multi-range request with 200 or fewer ranges gets one range per request.
+  int max_ranges_per_request = 200;
 };
 
 /// What a source has fetched so far.
@@ -57,7 +67,7 @@ struct transfer_stats {
 [[nodiscard]] std::string display_url(std::string_view url);
 
 /// One remote file read by Range requests. Thread-safe.
-class http_source final : public range_reader {
+class http_source final : public multi_range_reader {
  public:
   /// Sends the first request (the speculative header range) and learns the size and the
   /// validators (ETag, Last-Modified) that every later request is checked against.
@@ -67,6 +77,9 @@ class http_source final : public range_reader {
   [[nodiscard]] const std::string& name() const noexcept override;
   [[nodiscard]] std::uint64_t size() const noexcept override;
   [[nodiscard]] status read(std::uint64_t offset, std::span<std::byte> destination) const override;
+  /// Sorted ranges travel `max_ranges_per_request` per request (merged when close), on up to
+  /// `connections` connections, each request at most `part_bytes`; bytes land in place.
+  [[nodiscard]] status read_ranges(std::span<const byte_range> ranges, std::span<std::byte> destination) const override;
   [[nodiscard]] transfer_stats stats() const noexcept;
 
   struct impl;
