@@ -112,12 +112,12 @@ result<std::pair<std::string, bool>> kind_of(const convert_input& input) {
 /// files are checked by its sink once their names are known.
 result<output_format> checked_output(const std::string& out, std::span<const std::string> inputs,
                                      const convert_options& options) {
-  auto format = output_format_for(out, options.to);
-  if (!format) return format;
+  // The output is checked first: a device or an input named as the output is reported as such,
+  // whatever its name says about the format.
   const in_place rule = options.replace_input ? in_place::allow : in_place::refuse;
-  auto s = *format == output_format::safetensors_sharded ? check_output_dir(out) : check_output(out, inputs, rule);
-  if (!s) return std::move(s).err();
-  return format;
+  const bool sharded = options.to == "sharded" || is_directory_path(out);
+  if (auto s = sharded ? check_output_dir(out) : check_output(out, inputs, rule); !s) return std::move(s).err();
+  return output_format_for(out, options.to);
 }
 
 }  // namespace
