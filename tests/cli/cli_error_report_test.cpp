@@ -62,8 +62,8 @@ TEST(CliErrorReport, FailuresThatAreNotTheInputsArePrintedOnceWithTheirExitStatu
   const std::vector<failure> failures = {
       {{"cast", in, (dir / "c.safetensors").string(), "--dtype", "I32"},
        2,
-       "safetensors: error: --dtype 'I32': expected a floating-point dtype (F64, F32, F16, BF16, F8_E4M3, F8_E5M2, "
-       "F8_E4M3FNUZ, F8_E5M2FNUZ, F8_E8M0, F6_E2M3, F6_E3M2, F4)\n"},
+       "safetensors: error: --dtype 'I32': expected a floating-point dtype (F64, F32, BF16, F16, F8_E5M2FNUZ, F8_E4M"
+       "3FNUZ, F8_E8M0, F8_E4M3, F8_E5M2, F6_E3M2, F6_E2M3, F4)\n"},
       {{"diff", in, in, "--rtol", "-1"}, 2, "safetensors: error: --rtol and --atol must be numbers >= 0\n"},
       {{"inspect", "--tree", "--depth", "-2", in}, 2, "safetensors: error: --depth must be >= 0\n"},
       {{"quantize", in, (dir / "q.safetensors").string(), "--mode", "int3"},

@@ -27,10 +27,13 @@ struct cast_args {
 run_result run_cast(const cast_args& args) {
   const auto target = safetensors::parse_dtype(args.dtype);
   if (!target || !safetensors::pipeline::castable(*target)) {
+    std::vector<std::string_view> floating;  // the library's list, widest first
+    const auto all = safetensors::all_dtypes();
+    for (auto t = all.rbegin(); t != all.rend(); ++t) {
+      if (safetensors::pipeline::castable(*t)) floating.push_back(safetensors::dtype_name(*t));
+    }
     return usage_error(
-        fmt::format("--dtype '{}': expected a floating-point dtype (F64, F32, F16, BF16, F8_E4M3, "
-                    "F8_E5M2, F8_E4M3FNUZ, F8_E5M2FNUZ, F8_E8M0, F6_E2M3, F6_E3M2, F4)",
-                    args.dtype));
+        fmt::format("--dtype '{}': expected a floating-point dtype ({})", args.dtype, fmt::join(floating, ", ")));
   }
   safetensors::pipeline::convert_options options;
   options.to = "safetensors";
@@ -50,13 +53,11 @@ const command_registrar cast_registrar{
       app.add_option("in", args->in, "Input SafeTensors file")->required();
       app.add_option("out", args->out, "Output file (replaced atomically)")->required();
       app.add_option("--dtype", args->dtype, "Target dtype: F64, F32, F16, BF16, F8_*, F6_*, F4")->required();
-      app.add_option("--only", args->only, "Convert only tensors matching this glob or name (repeatable)")
-          ->allow_extra_args(false);
-      app.add_option("--exclude", args->exclude, "Leave tensors matching this glob or name unchanged (repeatable)")
-          ->allow_extra_args(false);
+      add_selection(app, args->only, args->exclude, "Convert only tensors matching this glob or name",
+                    "Leave tensors matching this glob or name unchanged");
       app.add_flag("--saturate", args->saturate,
                    "F8 targets: values beyond the range become the largest finite value, not NaN/Inf");
-      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
+      add_quiet(app, args->quiet);
       return [args] { return run_cast(*args); };
     }};
 

@@ -301,8 +301,8 @@ const command_registrar checksum_registrar{
       auto args = std::make_shared<checksum_args>();
       app.add_option("files", args->files, "Files (any content), checkpoint directories (each shard), or - (stdin)");
       app.add_flag("--per-tensor", args->per_tensor, "Also hash each tensor's data bytes (SafeTensors files only)");
-      app.add_flag("--json", args->json, "One JSON object per line per file");
-      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
+      add_json(app, args->json, "One JSON object per line per file");
+      add_quiet(app, args->quiet);
       app.add_option("-c,--check", args->check,
                      "Verify the checksums listed in LIST (checksum's or sha256sum's output; - for stdin)");
       return [args] { return run_checksum(*args); };

@@ -145,7 +145,7 @@ const command_registrar convert_registrar{
                          ".npz input: highest compression ratio of a deflated member over 1 MiB (zip-bomb limit)")
               ->check(CLI::PositiveNumber)
               ->capture_default_str();
-      app.add_flag("-q,--quiet", args->quiet, "No progress bar and no summary line");
+      add_quiet(app, args->quiet, "No progress bar and no summary line");
       return [args, key, shared, max_expanded, max_ratio] {
         args->key_given = key->count() > 0;
         args->shared_given = shared->count() > 0;

@@ -175,7 +175,7 @@ const command_registrar dequantize_registrar{
       app.add_option("--max-shard-size", args->max_shard_size,
                      "Sharded input only: largest output shard, decimal (5GB) or binary (2GiB) units")
           ->capture_default_str();
-      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
+      add_quiet(app, args->quiet);
       return [args] { return run_dequantize(*args); };
     }};
 

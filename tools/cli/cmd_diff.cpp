@@ -155,10 +155,10 @@ const command_registrar diff_registrar{
       app.add_option("b", args->b, "Second SafeTensors file (B, the reference for --rtol)")->required();
       app.add_option("--rtol", args->rtol, "Relative tolerance (default 0)");
       app.add_option("--atol", args->atol, "Absolute tolerance (default 0)");
-      app.add_flag("--json", args->json, "Print one JSON object");
+      add_json(app, args->json, "Print one JSON object");
       app.add_flag("--ignore-dtype", args->ignore_dtype,
                    "Compare values across a cast: a dtype change alone is no difference (see --rtol/--atol)");
-      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
+      add_quiet(app, args->quiet);
       return [args] { return run_diff(*args); };
     }};
 

@@ -68,17 +68,15 @@ const command_registrar extract_registrar{
       auto args = std::make_shared<extract_args>();
       app.add_option("in", args->in, "Input SafeTensors file")->required();
       app.add_option("out", args->out, "Output file (replaced atomically)")->required();
-      app.add_option("--only", args->only, "Keep tensors matching this glob or name (repeatable)")
-          ->allow_extra_args(false);
-      app.add_option("--exclude", args->exclude, "Drop tensors matching this glob or name (repeatable)")
-          ->allow_extra_args(false);
+      add_selection(app, args->only, args->exclude, "Keep tensors matching this glob or name",
+                    "Drop tensors matching this glob or name");
       app.add_option("--rename", args->rename, "FROM=TO renames a tensor; 'a.*=b.*' replaces a prefix (repeatable)")
           ->allow_extra_args(false);
       app.add_option("--set-meta", args->set_meta, "KEY=VALUE sets a metadata entry (repeatable)")
           ->allow_extra_args(false);
       app.add_option("--del-meta", args->del_meta, "Removes a metadata key (repeatable)")->allow_extra_args(false);
       app.add_option("--align", args->align, "Data alignment of the output: a power of two >= 8 (default 8)");
-      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
+      add_quiet(app, args->quiet);
       return [args] { return run_extract(*args); };
     }};
 

@@ -194,7 +194,7 @@ const command_registrar inspect_registrar{
       auto args = std::make_shared<inspect_args>();
       app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index; PyTorch, NumPy or GGUF file")
           ->required();
-      app.add_flag("--json", args->json, "Print the parsed header as JSON (with --tree: the tree as JSON)");
+      add_json(app, args->json, "Print the parsed header as JSON (with --tree: the tree as JSON)");
       app.add_flag("--tree", args->tree, "Group tensors by dotted name prefix, with parameter counts per group");
       app.add_option("--depth", args->depth, "With --tree: show groups down to this depth only (default: all)");
       return [args] { return run_inspect(*args); };

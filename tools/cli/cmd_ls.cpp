@@ -50,7 +50,7 @@ const command_registrar ls_registrar{
     "ls", "List tensor names, one per line, in file order", [](CLI::App& app) -> runner {
       auto args = std::make_shared<ls_args>();
       app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")->required();
-      app.add_flag("--json", args->json, "Print a JSON array of names");
+      add_json(app, args->json, "Print a JSON array of names");
       return [args] { return run_ls(*args); };
     }};
 

@@ -31,7 +31,7 @@ const command_registrar merge_registrar{
       auto args = std::make_shared<merge_args>();
       app.add_option("input", args->input, "Checkpoint directory or index")->required();
       app.add_option("output", args->output, "Output .safetensors file")->required();
-      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
+      add_quiet(app, args->quiet);
       return [args] { return run_merge(*args); };
     }};
 

@@ -59,7 +59,7 @@ const command_registrar meta_registrar{
       app.add_option("key", args->key, "Print only this key's value")->each([args](const std::string&) {
         args->has_key = true;
       });
-      app.add_flag("--json", args->json, "Print a JSON object (with KEY: a JSON string)");
+      add_json(app, args->json, "Print a JSON object (with KEY: a JSON string)");
       return [args] { return run_meta(*args); };
     }};
 

@@ -291,11 +291,9 @@ const command_registrar quantize_registrar{
       app.add_option("--bits", args->bits, "Bits per weight (affine: 2, 3, 4, 5, 6, 8; default per mode)");
       app.add_option("--group-size", args->group_size, "Group size (affine: 32, 64, 128; default per mode)");
       app.add_option("--mode", args->mode, "affine (default), mxfp4, mxfp8 or nvfp4");
-      app.add_option("--only", args->only, "Quantize only tensors matching this glob or name (repeatable)")
-          ->allow_extra_args(false);
-      app.add_option("--exclude", args->exclude, "Leave tensors matching this glob or name unquantized (repeatable)")
-          ->allow_extra_args(false);
-      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
+      add_selection(app, args->only, args->exclude, "Quantize only tensors matching this glob or name",
+                    "Leave tensors matching this glob or name unquantized");
+      add_quiet(app, args->quiet);
       app.add_option("--config-out", args->config_out, "Write an mlx-lm style quantization config fragment here");
       app.add_option("--max-shard-size", args->max_shard_size,
                      "Sharded input only: largest output shard, decimal (5GB) or binary (2GiB) units")

@@ -53,7 +53,7 @@ const command_registrar shard_registrar{
                      "Largest shard: decimal (5GB = 5,000,000,000 bytes, 500MB) or binary (2GiB) units")
           ->capture_default_str();
       app.add_option("--prefix", args->prefix, "File name prefix")->capture_default_str();
-      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
+      add_quiet(app, args->quiet);
       return [args] { return run_shard(*args); };
     }};
 

@@ -101,8 +101,8 @@ const command_registrar stats_registrar{
       auto args = std::make_shared<stats_args>();
       app.add_option("file", args->file, "SafeTensors file, checkpoint directory or index")->required();
       app.add_option("tensors", args->tensors, "Tensor names or globs (default: all)");
-      app.add_flag("--json", args->json, "Print a JSON object (non-finite statistics are null)");
-      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
+      add_json(app, args->json, "Print a JSON object (non-finite statistics are null)");
+      add_quiet(app, args->quiet);
       return [args] { return run_stats(*args); };
     }};
 

@@ -79,9 +79,8 @@ const command_registrar validate_registrar{
     [](CLI::App& app) -> runner {
       auto args = std::make_shared<validate_args>();
       app.add_option("files", args->files, "SafeTensors files, checkpoint directories or indexes")->required();
-      app.add_option("--policy", args->policy, "reference (default), strict (upload checks) or lenient")
-          ->check(CLI::IsMember({"reference", "strict", "lenient"}));
-      app.add_flag("--json", args->json, "One JSON object per line per file");
+      add_policy(app, args->policy, "reference (default), strict (upload checks) or lenient");
+      add_json(app, args->json, "One JSON object per line per file");
       return [args] { return run_validate(*args); };
     }};
 

@@ -128,10 +128,9 @@ const command_registrar verify_registrar{
       auto args = std::make_shared<verify_args>();
       app.add_option("path", args->path, "Checkpoint directory, index or single file")->required();
       app.add_flag("--checksums", args->checksums, "Also print the SHA-256 of every shard");
-      app.add_flag("-q,--quiet", args->quiet, "No progress bar");
-      app.add_option("--policy", args->policy, "reference (default), strict or lenient")
-          ->check(CLI::IsMember({"reference", "strict", "lenient"}));
-      app.add_flag("--json", args->json, "Print one JSON object: verdict, shards, problems");
+      add_quiet(app, args->quiet);
+      add_policy(app, args->policy, "reference (default), strict or lenient");
+      add_json(app, args->json, "Print one JSON object: verdict, shards, problems");
       return [args] { return run_verify(*args); };
     }};
 

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "report.h"
+#include "safetensors/policy.h"
 
 namespace st_cli {
 
@@ -26,6 +27,29 @@ struct command {
 
 /// Every registered subcommand, in registration order.
 std::vector<command>& registry();
+
+/// The options several subcommands share, declared once with one spelling.
+/// `-q, --quiet`: no progress bar (and whatever else `help` says).
+inline void add_quiet(CLI::App& app, bool& quiet, const std::string& help = "No progress bar") {
+  app.add_flag("-q,--quiet", quiet, help);
+}
+/// `--json`: machine-readable output, as `help` describes it.
+inline void add_json(CLI::App& app, bool& json, const std::string& help) { app.add_flag("--json", json, help); }
+/// `--only GLOB` and `--exclude GLOB`, repeatable (safetensors/pipeline/tensor_filter.h).
+inline void add_selection(CLI::App& app, std::vector<std::string>& only, std::vector<std::string>& exclude,
+                          const std::string& only_help, const std::string& exclude_help) {
+  app.add_option("--only", only, only_help + " (repeatable)")->allow_extra_args(false);
+  app.add_option("--exclude", exclude, exclude_help + " (repeatable)")->allow_extra_args(false);
+}
+/// `--policy`: one of the library's validation policies (safetensors/policy.h).
+inline void add_policy(CLI::App& app, std::string& policy, const std::string& help) {
+  std::vector<std::string> names;
+  for (auto p : {safetensors::validation_policy::reference, safetensors::validation_policy::strict,
+                 safetensors::validation_policy::lenient}) {
+    names.emplace_back(safetensors::policy_name(p));
+  }
+  app.add_option("--policy", policy, help)->check(CLI::IsMember(names));
+}
 
 /// Registers at static-initialisation time: `const command_registrar r{"name", "help", setup};`
 struct command_registrar {
