@@ -236,7 +236,7 @@ await shot('tensor-dark', { fullPage: true });
 await tab('summary');
 await shot('summary-dark');
 await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
-await page.setViewport({ width: 390, height: 844, isMobile: true });
+await page.setViewport({ width: 390, height: 844 }); // isMobile would reload the page
 await tab('tensors');
 const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
 if (overflow > 0) fail(`phone width: the page is ${overflow} px wider than the window`);

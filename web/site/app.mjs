@@ -314,7 +314,8 @@ async function showValues() {
   if (r.error) { out.append(el('p', { class: 'bad' }, r.error.message)); return; }
   const s = r.stats;
   const num = (v) => (Number.isFinite(v) ? Number(v.toPrecision(6)).toString() : String(v));
-  out.append(el('p', { class: 'muted' }, `shape [${r.shape.join(', ')}], ${fmt(r.values.length)} values, ${fmt(reads.bytes - before)} bytes read`));
+  out.append(el('p', { class: 'muted' }, `shape [${r.shape.join(', ')}], ${fmt(r.values.length)} values, ${fmt(reads.bytes - before)} bytes read; ` +
+    'the statistics and histogram are of these values (an empty slice box: the whole tensor).'));
   const dl = el('dl', { class: 'facts stats' });
   for (const [k, v] of [['min', num(s.min)], ['max', num(s.max)], ['mean', num(s.mean)], ['std', num(s.std)],
     ['NaN', fmt(s.nan)], ['+Inf', fmt(s.posInf)], ['-Inf', fmt(s.negInf)], ['zeros', fmt(s.zeros)]]) dl.append(el('dt', {}, k), el('dd', {}, v));
