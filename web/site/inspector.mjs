@@ -18,8 +18,10 @@ export const MAX_SLICE_VALUES = 1 << 24;
 /** Wraps the emscripten module `m` (await createSafetensors()). */
 export function api(m) {
   const scratch = m._malloc(128); // out-parameters (safetensors_stats is the largest, 72 bytes)
-  const u32 = (p) => m.getValue(p, 'i32') >>> 0;
-  const u64 = (p) => Number(BigInt(u32(p)) | (BigInt(u32(p + 4)) << 32n)); // exact below 2^53
+  // Views are re-read from the module each time: memory growth replaces them. Out-parameters
+  // are 4-byte aligned (uint64_t ones 8-byte aligned); no BigInt on this path, it is per tensor.
+  const u32 = (p) => m.HEAPU32[p >>> 2];
+  const u64 = (p) => m.HEAPU32[p >>> 2] + m.HEAPU32[(p >>> 2) + 1] * 4294967296; // exact below 2^53
   const f64 = (p) => m.getValue(p, 'double');
   const text = (p) => (p === 0 ? null : m.UTF8ToString(p));
   const lastError = (status) => {
@@ -158,8 +160,7 @@ function describe(a, file, size) {
     m._safetensors_tensor_offsets(file, i, scratch, scratch + 8);
     const begin = a.u64(scratch);
     const end = a.u64(scratch + 8);
-    m._safetensors_tensor_element_count(file, i, scratch);
-    const elements = a.u64(scratch);
+    const elements = shape.reduce((x, y) => x * y, 1); // safetensors_tensor_element_count's, one call fewer
     const align = alignmentOf(layout.dataStart + begin);
     tensors.push({ index: i, name, dtype: DTYPE_NAMES[dtypeId], dtypeId, shape, begin, end, bytes: end - begin, elements, align });
   }
@@ -242,14 +243,15 @@ export function tree(tensors) {
   for (const t of tensors) {
     let node = root;
     node.parameters += t.elements; node.bytes += t.bytes; node.tensors += 1;
-    const parts = t.name.split('.');
-    parts.forEach((part, i) => {
-      const path = parts.slice(0, i + 1).join('.');
+    for (const part of t.name.split('.')) {
       let child = node.children.get(part);
-      if (!child) node.children.set(part, (child = { name: part, path, children: new Map(), parameters: 0, bytes: 0, tensors: 0, tensor: null }));
+      if (!child) {
+        const path = node.path ? `${node.path}.${part}` : part;
+        node.children.set(part, (child = { name: part, path, children: new Map(), parameters: 0, bytes: 0, tensors: 0, tensor: null }));
+      }
       child.parameters += t.elements; child.bytes += t.bytes; child.tensors += 1;
       node = child;
-    });
+    }
     node.tensor = t;
   }
   return root;
@@ -414,7 +416,9 @@ export function combine(entries, indexText = null, indexName = 'model.safetensor
     for (const t of e.result.tensors) {
       if (seen.has(t.name)) problems.push(`tensor '${t.name}' is in both ${seen.get(t.name)} and ${e.name}`);
       else seen.set(t.name, e.name);
-      tensors.push({ ...t, shard: e.name, entry: e });
+      t.shard = e.name; // the entry's own tensors, marked with their file: no copies of big headers
+      t.entry = e;
+      tensors.push(t);
     }
   }
   let index = null;
