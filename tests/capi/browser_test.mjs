@@ -159,6 +159,7 @@ const verdicts = () => page.$$eval('#verdict-list li', (items) => items.map((li)
   file: li.dataset.file, code: li.dataset.code, message: li.dataset.message, offset: li.dataset.offset, tensor: li.dataset.tensor,
   warnings: li.querySelectorAll('.warn').length,
 })));
+const flat = (v) => (Array.isArray(v) ? v.flatMap(flat) : [v]);
 const shot = (name, options = {}) => page.screenshot({ path: path.join(shots, `${name}.png`), ...options });
 async function tab(id) { await page.click(`#tab-${id}`); await page.waitForSelector(`#${id}:not([hidden])`); }
 
@@ -226,7 +227,6 @@ await page.waitForFunction(() => document.querySelector('#tensor-out p.muted')?.
 const pageValues = (await page.$eval('#tensor-out pre.values', (p) => p.textContent)).trim().split(/\s+/).map(Number);
 const cliValues = JSON.parse(run(['dump', '--json', '--slice', '2:4, ::-16', model, 'model.layers.1.attn.weight'])
   .trim() || 'null');
-const flat = (v) => (Array.isArray(v) ? v.flatMap(flat) : [v]);
 const want = cliValues ? flat(cliValues.values ?? cliValues.data ?? cliValues) : null;
 if (!want || want.length !== 8 || pageValues.some((v, i) => Math.abs(v - want[i]) > 1e-5 * Math.max(1, Math.abs(want[i])))) {
   fail(`slice values: page ${pageValues}, CLI ${JSON.stringify(want)}`);
@@ -245,6 +245,31 @@ const overflow = await page.evaluate(() => document.documentElement.scrollWidth 
 if (overflow > 0) fail(`phone width: the page is ${overflow} px wider than the window`);
 await shot('tensors-phone', { fullPage: true });
 await page.setViewport({ width: 1200, height: 900 });
+
+// ---- Every dtype decoded by the C++ codecs, as `safetensors dump` prints it ------------------
+for (const [name] of rows.filter(([f]) => /^0(0[7-9]|1\d|2[0-8])-dtype-/.test(f))) {
+  const file = path.join(corpus, name);
+  await open([file]);
+  await tab('tensors');
+  await page.click('#rows tr[data-name="x"]');
+  await page.waitForSelector('#tensor-out dl.stats, #tensor-out p.bad');
+  const shown = await page.$eval('#tensor-out', (o) => ({ error: o.querySelector('p.bad')?.textContent ?? null,
+    values: o.querySelector('pre.values')?.textContent.trim().split(/\s+/) ?? [] }));
+  // The CLI's float32 view of the same values: cast (floats; integers stay), then dump.
+  const asF32 = path.join(scratch, `f32-${name}`);
+  run(['cast', '-q', '--dtype', 'F32', file, asF32]);
+  const dumped = JSON.parse(run(['dump', '--json', '--limit', '0', existsSync(asF32) ? asF32 : file, 'x']) || 'null');
+  if (dumped?.dtype === 'C64') {
+    if (!shown.error?.includes('C64')) fail(`${name}: C64 should be refused, page ${JSON.stringify(shown)}`);
+    continue;
+  }
+  const expected = flat(dumped?.values ?? []);
+  const same = expected.length === shown.values.length && expected.every((w, i) => {
+    const v = Number(shown.values[i]);
+    return w === null ? !Number.isFinite(v) : Math.abs(v - w) <= 1e-5 * Math.max(1, Math.abs(w));
+  });
+  if (!same) fail(`${name}: page ${shown.values.slice(0, 8)} (${shown.error}), CLI ${expected.slice(0, 8)}`);
+}
 
 // ---- MLX: the quantized layer's rows, dequantized by the C++ kernels ----------------------
 await open([quantized]);

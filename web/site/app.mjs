@@ -296,7 +296,7 @@ function openTensor(t) {
     ? `${where}MLX ${layer.mode} ${layer.bits}-bit, group ${layer.groupSize}: U32 [${t.shape.join(', ')}] holds ${fmt(layer.rows)} × ${fmt(layer.cols)} values, dequantized with ${layer.scales.name}${layer.biases ? ` and ${layer.biases.name}` : ''}.`
     : `${where}${t.dtype} [${t.shape.join(', ')}], ${fmt(t.elements)} values, bytes ${fmt(t.begin)}–${fmt(t.end)} of the data.`;
   $('slice-label').textContent = layer ? 'Rows (start:stop)' : 'Slice (numpy)';
-  $('slice').value = layer ? `0:${Math.max(1, Math.min(layer.rows, Math.floor(4096 / Math.max(layer.cols, 1))))}` : defaultSpec(t.shape);
+  $('slice').value = layer ? `0:${Math.max(1, Math.min(layer.rows, Math.floor(4096 / Math.max(layer.cols, 1))))}` : defaultSpec(t.shape, 4096, a.m._safetensors_dtype_bits(t.dtypeId));
   selectTab($('tab-tensor'), true);
   showValues();
 }

@@ -257,14 +257,19 @@ export function tree(tensors) {
   return root;
 }
 
-/** A slice spec that shows at most `limit` values: leading axes at 0, then a range. */
-export function defaultSpec(shape, limit = 4096) {
+/**
+ * A slice spec that shows at most `limit` values: leading axes at 0, then a range. For F4 / F6
+ * (`bits` not a multiple of 8) the range ends on a whole byte where it can: a slice must.
+ */
+export function defaultSpec(shape, limit = 4096, bits = 8) {
   let keep = 1; let d = shape.length;
   while (d > 0 && keep * shape[d - 1] <= limit) keep *= shape[--d];
   if (d === 0) return '';
+  let rows = Math.max(1, Math.floor(limit / keep));
+  if (bits % 8 !== 0) while (rows > 1 && (rows * keep) % 4 !== 0) rows -= 1;
   const parts = [];
   for (let i = 0; i < d - 1; ++i) parts.push('0');
-  parts.push(`0:${Math.max(1, Math.floor(limit / keep))}`);
+  parts.push(`0:${rows}`);
   return parts.join(', ');
 }
 
@@ -275,7 +280,7 @@ export function defaultSpec(shape, limit = 4096) {
  */
 export async function sliceValues(a, read, result, t, spec, policy = 'reference') {
   const { m, scratch } = a;
-  if (t.dtypeId === C64) return { error: 'C64 values are (real, imaginary) pairs: not decoded to one float each' };
+  if (t.dtypeId === C64) return { error: { message: 'C64 values are (real, imaginary) pairs: not decoded to one float each' } };
   let plan;
   try {
     plan = withHeader(a, result, policy, (file) => {
