@@ -20,7 +20,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 
 const [siteDir, corpus, cli, outDir, nodeModules, chromiumArg] = process.argv.slice(2).map((a, i) => (i < 5 ? path.resolve(a) : a));
-const chromium = chromiumArg || ['/usr/lib/chromium/chromium', '/usr/bin/chromium'].find((p) => existsSync(p));
+const chromium = (chromiumArg ? [chromiumArg] : ['/usr/lib/chromium/chromium', '/usr/bin/chromium']).find((p) => existsSync(p));
 if (!chromium) { console.log('browser test skipped: chromium is not installed (scripts/install-deps --web)'); process.exit(0); }
 if (!existsSync(path.join(nodeModules, 'puppeteer-core'))) {
   console.log(`browser test skipped: puppeteer-core is not installed in ${nodeModules} (scripts/test-web installs it)`);
