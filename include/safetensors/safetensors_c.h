@@ -260,6 +260,14 @@ SAFETENSORS_C_API int safetensors_slice_read(const safetensors_slice* slice, voi
 /** Decodes the slice to float32 into `dst` of exactly element_count floats. */
 SAFETENSORS_C_API int safetensors_slice_read_f32(const safetensors_slice* slice, float* dst, size_t count);
 
+/** The slice's byte ranges in output order, merged where contiguous, as absolute file offsets:
+ *  their bytes back to back are what safetensors_slice_read copies. With them a header-only
+ *  handle's slice can be read by the caller (a browser's File.slice) and decoded with
+ *  safetensors_decode_f32. */
+SAFETENSORS_C_API int safetensors_slice_range_count(const safetensors_slice* slice, size_t* count);
+SAFETENSORS_C_API int safetensors_slice_range_at(const safetensors_slice* slice, size_t index, uint64_t* offset,
+                                                 uint64_t* length);
+
 /* ---- Metadata ------------------------------------------------------------------------ */
 
 /** Entries of `__metadata__` (0 when absent), sorted by key. */
@@ -283,6 +291,77 @@ SAFETENSORS_C_API int safetensors_decode_f32(int dtype, const void* src, size_t 
 #define SAFETENSORS_ENCODE_SATURATE 2u
 SAFETENSORS_C_API int safetensors_encode_f32(int dtype, const float* src, size_t count, void* dst, size_t dst_size,
                                              unsigned flags);
+
+/* ---- Statistics ---------------------------------------------------------------------- */
+
+/** Summary of values: min, max, mean and (population) std cover the finite values only; with
+ *  none they are NaN. NaN and infinities are counted instead. */
+typedef struct safetensors_stats {
+  uint64_t count; /**< all values */
+  uint64_t nan;
+  uint64_t pos_inf;
+  uint64_t neg_inf;
+  uint64_t zeros; /**< +0 and -0 */
+  double min;
+  double max;
+  double mean;
+  double std;
+} safetensors_stats;
+
+/** The statistics of `count` floats (as the CLI's `stats` computes them). */
+SAFETENSORS_C_API int safetensors_stats_f32(const float* values, size_t count, safetensors_stats* out);
+
+/* ---- Other formats -------------------------------------------------------------------- */
+
+/** Names the format of a file from its first bytes (up to 512; fewer is fine): "SafeTensors"
+ *  (a plausible length prefix and '{', not a verdict), "GGUF", "PyTorch (zip)", "NumPy .npz",
+ *  "zip", "pickle", "NumPy .npy", "HDF5" or "unknown". Never NULL; a static string. */
+SAFETENSORS_C_API const char* safetensors_sniff_format(const void* data, size_t size);
+
+/* ---- MLX quantized layers (docs/mlx.md) ----------------------------------------------- */
+
+/** The quantized layers of one file: `P.weight` (U32) beside `P.scales` (and `P.biases`). */
+typedef struct safetensors_mlx safetensors_mlx;
+
+enum safetensors_mlx_mode {
+  SAFETENSORS_MLX_AFFINE = 0,
+  SAFETENSORS_MLX_MXFP4 = 1,
+  SAFETENSORS_MLX_MXFP8 = 2,
+  SAFETENSORS_MLX_NVFP4 = 3
+};
+
+/** One quantized layer. Tensor numbers are those of the file; `path` lives as long as the
+ *  handle. The logical weight is `rows` x `cols` (its shape's leading axes multiplied). */
+typedef struct safetensors_mlx_layer {
+  const char* path; /**< module path P */
+  size_t weight;
+  size_t scales;
+  size_t biases; /**< SIZE_MAX when there are none (fp modes) */
+  int mode;      /**< safetensors_mlx_mode */
+  unsigned bits;
+  unsigned group_size;
+  int scale_dtype; /**< safetensors_dtype of scales (and biases) */
+  uint64_t rows;
+  uint64_t cols;
+  int ambiguous; /**< 1 when only the shapes were left and several (bits, group size) fit */
+} safetensors_mlx_layer;
+
+/** Finds the quantized layers of an open file (header-only handles too), their parameters
+ *  from `__metadata__` and the shapes. Errors: INVALID_ARGUMENT naming the tensor whose shape
+ *  or dtype does not fit. */
+SAFETENSORS_C_API int safetensors_mlx_describe(const safetensors_file* file, safetensors_mlx** out);
+SAFETENSORS_C_API void safetensors_mlx_free(safetensors_mlx* mlx);
+SAFETENSORS_C_API int safetensors_mlx_layer_count(const safetensors_mlx* mlx, size_t* count);
+SAFETENSORS_C_API int safetensors_mlx_layer_at(const safetensors_mlx* mlx, size_t index, safetensors_mlx_layer* out);
+/** Dequantizes rows [first_row, first_row + row_count) of layer `index` (MLX-CPU rounding)
+ *  into `count` = row_count * cols floats. `weight`, `scales` and `biases` hold those rows'
+ *  bytes of each tensor (row r of a tensor is bytes [r * S / rows, (r + 1) * S / rows) of
+ *  its S bytes); `biases` is NULL with size 0 for fp modes. The handle keeps what it needs:
+ *  the file may be closed. Errors: INVALID_ARGUMENT (rows out of range, sizes). */
+SAFETENSORS_C_API int safetensors_mlx_dequantize_f32(const safetensors_mlx* mlx, size_t index, uint64_t first_row,
+                                                     uint64_t row_count, const void* weight, size_t weight_size,
+                                                     const void* scales, size_t scales_size, const void* biases,
+                                                     size_t biases_size, float* dst, size_t count);
 
 /* ---- Writing ------------------------------------------------------------------------- */
 

@@ -1,88 +1,424 @@
 // SPDX-License-Identifier: Apache-2.0
-// The page: a file picker / drop zone feeding inspector.mjs, which reads through File.slice.
-import { api, inspect, preview, summarize } from './inspector.mjs';
+// The page: file picker, folder picker and drop zone feeding inspector.mjs, which reads the
+// files through File.slice only. Views: verdict, summary, tensor table, tree, charts, tensor.
+import {
+  api, combine, defaultSpec, histogram, inspect, mlxRows, sliceValues, summarize, tree,
+} from './inspector.mjs';
 
-// safetensors_c.js (a classic script before this module) defines createSafetensors.
-const a = api(await globalThis.createSafetensors());
 const $ = (id) => document.getElementById(id);
-let current = null; // { file, result, sortKey, ascending }
+const fmt = (n) => (typeof n === 'number' ? n.toLocaleString('en-US') : String(n));
+const el = (tag, props = {}, ...children) => {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(props)) {
+    if (k === 'class') e.className = v; else if (k.startsWith('on')) e.addEventListener(k.slice(2), v); else e.setAttribute(k, v);
+  }
+  for (const c of children) if (c !== null && c !== undefined) e.append(c instanceof Node ? c : String(c));
+  return e;
+};
+const svg = (tag, attrs = {}, ...children) => {
+  const e = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  for (const c of children) e.append(c instanceof Node ? c : String(c));
+  return e;
+};
+const bytesText = (n) => {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0; let v = n;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i += 1; }
+  return i === 0 ? `${n} B` : `${v.toFixed(1)} ${units[i]}`;
+};
+const isIndex = (name) => name.endsWith('.index.json');
 
-const read = (file) => async (offset, length) => new Uint8Array(await file.slice(offset, offset + length).arrayBuffer());
-const fmt = (n) => n.toLocaleString('en-US');
+// What the page has read (the browser test checks it too): bytes through File.slice.
+const reads = { bytes: 0, calls: 0 };
+globalThis.inspectorReads = reads;
+const reader = (file) => async (offset, length) => {
+  const end = Math.min(offset + length, file.size);
+  const bytes = new Uint8Array(await file.slice(offset, end).arrayBuffer());
+  reads.bytes += bytes.length; reads.calls += 1;
+  return bytes;
+};
 
-async function open(file) {
-  const result = await inspect(a, read(file), file.size, $('policy').value);
-  current = { file, result, sortKey: 'begin', ascending: true };
-  const v = result.verdict;
-  $('verdict').innerHTML = '';
-  const line = document.createElement('p');
-  line.className = v.ok ? 'ok' : 'bad';
-  line.textContent = v.ok
-    ? `${file.name}: ok (${fmt(result.tensors.length)} tensors)`
-    : `${file.name}: ${v.code}: ${v.message}${v.offset !== null ? ` (at byte ${fmt(v.offset)}` : ''}` +
-      `${v.tensor !== null ? `${v.offset !== null ? ', ' : ' ('}tensor '${v.tensor}'` : ''}${v.offset !== null || v.tensor !== null ? ')' : ''}`;
-  $('verdict').append(line);
-  for (const w of result.warnings) $('verdict').insertAdjacentHTML('beforeend', '<p class="bad"></p>'), $('verdict').lastChild.textContent = `warning: ${w}`;
-  showSummary(result);
-  $('tensors').hidden = !v.ok;
-  $('values').textContent = '';
-  showRows();
+let a = null;
+let state = null; // { files, entries: [{name, file, result}], combined, summary, policy, sortKey, ascending, selected }
+let generation = 0; // a newer openFiles (another drop, a policy change) makes an older one stop
+
+async function openFiles(files) {
+  if (!a || files.length === 0) return;
+  const mine = ++generation;
+  const started = performance.now();
+  $('status').textContent = `Reading ${files.length} file${files.length === 1 ? '' : 's'}…`;
+  const policy = $('policy').value;
+  const list = [...files].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
+  const indexFile = list.find((f) => isIndex(f.name));
+  const entries = [];
+  for (const file of list) {
+    if (isIndex(file.name) || file.name === 'config.json' || file.name.startsWith('.')) continue;
+    entries.push({ name: file.name, file, result: await inspect(a, reader(file), file.size, policy) });
+    if (mine !== generation) return;
+  }
+  const indexText = indexFile && indexFile.size <= (64 << 20) ? await indexFile.text() : null;
+  if (mine !== generation) return;
+  if (indexText !== null) reads.bytes += indexFile.size;
+  const combined = combine(entries, indexText, indexFile?.name);
+  const summary = summarize(combined.tensors);
+  state = { files: list, entries, combined, summary, policy, sortKey: 'begin', ascending: true, selected: null, indexName: indexFile?.name ?? null };
+  showVerdicts();
+  const any = combined.tensors.length > 0 || entries.some((e) => e.result.verdict.ok);
+  $('views').hidden = !any;
+  if (any) {
+    showSummary(); showRows(); showTree(); showCharts(); resetTensor();
+    selectTab($('tab-summary'), false);
+  } else {
+    for (const id of ['summary', 'tensors', 'tree', 'charts', 'tensor']) $(id).hidden = true;
+  }
+  const ms = performance.now() - started;
+  $('status').textContent = `Judged ${entries.length} file${entries.length === 1 ? '' : 's'} in ${ms.toFixed(0)} ms, reading ${bytesText(reads.bytes)}.`;
+  document.body.dataset.openMs = ms.toFixed(1);
+  document.body.dataset.state = 'ready';
 }
 
-function showSummary(result) {
-  const s = summarize(result.tensors);
-  const lines = [];
-  if (result.layout) lines.push(`header ${fmt(result.layout.headerLength)} bytes, data at ${fmt(result.layout.dataStart)}`);
-  lines.push(`${fmt(s.count)} tensors, ${fmt(s.parameters)} parameters, ${fmt(s.bytes)} bytes`);
-  for (const [dtype, row] of Object.entries(s.byDtype)) lines.push(`  ${dtype}: ${fmt(row.tensors)} tensors, ${fmt(row.parameters)} parameters, ${fmt(row.bytes)} bytes`);
-  for (const [k, v] of Object.entries(result.metadata)) lines.push(`  ${k} = ${v}`);
-  $('summary').innerHTML = '<pre></pre>';
-  $('summary').firstChild.textContent = lines.join('\n');
+function verdictLine(name, v) {
+  if (v.ok) return `${name}: ok`;
+  const where = [];
+  if (v.offset !== null) where.push(`at byte ${fmt(v.offset)}`);
+  if (v.tensor !== null) where.push(`tensor '${v.tensor}'`);
+  return `${name}: ${v.code}: ${v.message}${where.length ? ` (${where.join(', ')})` : ''}`;
 }
 
-function showRows() {
-  if (!current) return;
-  const needle = $('filter').value;
-  const { sortKey, ascending } = current;
-  const rows = current.result.tensors.filter((t) => t.name.includes(needle)).sort((x, y) => {
-    const [p, q] = sortKey === 'shape' ? [x.shape.join('x'), y.shape.join('x')] : [x[sortKey], y[sortKey]];
-    return (p < q ? -1 : p > q ? 1 : 0) * (ascending ? 1 : -1);
-  });
-  const body = $('rows');
-  body.textContent = '';
-  for (const t of rows.slice(0, 5000)) {
-    const tr = body.insertRow();
-    tr.tabIndex = 0;
-    for (const cell of [t.name, t.dtype, `[${t.shape.join(', ')}]`, fmt(t.elements), fmt(t.begin)]) tr.insertCell().textContent = cell;
-    const show = () => showValues(t);
-    tr.addEventListener('click', show);
-    tr.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); show(); } });
+function showVerdicts() {
+  const box = $('verdict');
+  box.textContent = '';
+  const list = el('ul', { class: 'verdicts', id: 'verdict-list' });
+  for (const e of state.entries) {
+    const v = e.result.verdict;
+    const li = el('li', { class: v.ok ? 'ok' : 'bad' }, verdictLine(e.name, v));
+    li.dataset.file = e.name;
+    li.dataset.code = v.code;
+    li.dataset.message = v.message ?? '';
+    li.dataset.offset = v.offset ?? '';
+    li.dataset.tensor = v.tensor ?? '';
+    if (v.format && v.format !== 'SafeTensors') {
+      li.append(el('span', { class: 'muted' }, ` — ${v.format} files are not listed here: \`safetensors convert\` turns them into SafeTensors.`));
+    }
+    for (const w of e.result.warnings) li.append(el('div', { class: 'warn' }, `warning: ${w}`));
+    if (e.result.mlx?.error) li.append(el('div', { class: 'warn' }, `MLX layers: ${e.result.mlx.error.message}`));
+    list.append(li);
+  }
+  box.append(list);
+  if (state.entries.length > 1 || state.indexName) {
+    const ok = state.entries.filter((e) => e.result.verdict.ok).length;
+    const head = `${state.indexName ? `Checkpoint (${state.indexName})` : 'Files'}: ${ok} of ${state.entries.length} valid`;
+    box.append(el('p', { class: state.combined.problems.length ? 'bad' : 'ok', id: 'checkpoint' },
+      state.combined.problems.length ? `${head}; ${state.combined.problems.length} problem(s) as one checkpoint:` : `${head}, consistent as one checkpoint.`));
+    if (state.combined.problems.length) {
+      const ul = el('ul', { class: 'problems' });
+      for (const p of state.combined.problems.slice(0, 200)) ul.append(el('li', { class: 'bad' }, p));
+      box.append(ul);
+    }
   }
 }
 
-async function showValues(t) {
-  const r = await preview(a, read(current.file), current.result.layout, t);
-  const out = $('values');
-  out.innerHTML = '<h2></h2><pre></pre>';
-  out.firstChild.textContent = `${t.name} (${t.dtype} [${t.shape.join(', ')}])`;
-  if (r.error) { out.lastChild.textContent = r.error; return; }
-  const s = r.stats;
-  out.lastChild.textContent = `first ${fmt(r.values.length)} of ${fmt(t.elements)} values: min ${s.min} max ${s.max} ` +
-    `mean ${s.mean.toPrecision(6)} std ${s.std.toPrecision(6)} NaN ${s.nan}\n` + Array.from(r.values.slice(0, 64)).join(' ');
+function table(rows, header) {
+  const t = el('table', { class: 'compact' });
+  t.append(el('thead', {}, el('tr', {}, ...header.map((h, i) => el('th', { class: i > 0 ? 'num' : '' }, h)))));
+  const body = el('tbody');
+  for (const r of rows) body.append(el('tr', {}, ...r.map((c, i) => el('td', { class: i > 0 ? 'num' : '' }, c))));
+  t.append(body);
+  return t;
 }
 
-$('picker').addEventListener('change', () => { if ($('picker').files[0]) open($('picker').files[0]); });
-$('policy').addEventListener('change', () => { if (current) open(current.file); });
-$('filter').addEventListener('input', showRows);
-for (const b of document.querySelectorAll('th button')) {
+function showSummary() {
+  const { summary: s, entries } = state;
+  const box = $('summary');
+  box.textContent = '';
+  const dl = el('dl', { class: 'facts' });
+  const fact = (k, v) => dl.append(el('dt', {}, k), el('dd', {}, v));
+  const valid = entries.filter((e) => e.result.verdict.ok);
+  const size = entries.reduce((n, e) => n + e.file.size, 0);
+  fact(entries.length === 1 ? 'file' : 'files', entries.length === 1 ? entries[0].name : `${entries.length} (${valid.length} valid)`);
+  fact('size', `${bytesText(size)} (${fmt(size)} bytes)`);
+  if (valid.length === 1) {
+    const l = valid[0].result.layout;
+    fact('header', `${fmt(l.headerLength)} bytes, data starts at byte ${fmt(l.dataStart)}`);
+  }
+  fact('tensors', fmt(s.count));
+  fact('parameters', fmt(s.parameters));
+  fact('data', `${bytesText(s.bytes)} (${fmt(s.bytes)} bytes)`);
+  fact('alignment', s.count === 0 ? '—' : s.elementAligned
+    ? `every tensor aligned to its element size (all data at least ${s.minAlign}-byte aligned)`
+    : `some tensors are not aligned to their element size (smallest alignment ${s.minAlign})`);
+  box.append(dl);
+  box.append(el('h2', {}, 'Per dtype'));
+  box.append(table(Object.entries(s.byDtype).map(([d, r]) => [d, fmt(r.tensors), fmt(r.parameters), bytesText(r.bytes)]),
+    ['dtype', 'tensors', 'parameters', 'bytes']));
+  const layers = valid.flatMap((e) => e.result.mlx?.layers ?? []);
+  if (layers.length) {
+    box.append(el('h2', {}, `MLX quantized layers (${layers.length})`));
+    box.append(table(layers.slice(0, 500).map((l) => [l.path, `${l.mode} ${l.bits}-bit`, `g${l.groupSize}${l.ambiguous ? ' (guessed)' : ''}`,
+      `${fmt(l.rows)} × ${fmt(l.cols)}`]), ['layer', 'mode', 'group', 'logical shape']));
+  }
+  for (const e of valid) {
+    const meta = Object.entries(e.result.metadata);
+    if (meta.length === 0) continue;
+    box.append(el('h2', {}, valid.length === 1 ? 'Metadata' : `Metadata of ${e.name}`));
+    const m = el('dl', { class: 'facts meta' });
+    for (const [k, v] of meta) m.append(el('dt', {}, k), el('dd', {}, v.length > 2000 ? `${v.slice(0, 2000)}… (${fmt(v.length)} characters)` : v));
+    box.append(m);
+  }
+}
+
+// ---- Tensor table -------------------------------------------------------------------------
+
+const ROW_LIMIT = 2000;
+
+function matcher(text) {
+  const m = /^\/(.+)\/([a-z]*)$/.exec(text);
+  if (m) {
+    try { const re = new RegExp(m[1], m[2]); return (name) => re.test(name); } catch { /* plain text below */ }
+  }
+  return (name) => name.includes(text);
+}
+
+function showRows() {
+  const { sortKey, ascending } = state;
+  const match = matcher($('filter').value);
+  const key = (t) => (sortKey === 'shape' ? t.shape.length * 1e15 + t.shape.reduce((x, y) => x * y, 1) : sortKey === 'begin' ? [t.shard ?? '', t.begin] : t[sortKey]);
+  const cmp = (p, q) => (Array.isArray(p) ? (p[0] < q[0] ? -1 : p[0] > q[0] ? 1 : p[1] - q[1]) : p < q ? -1 : p > q ? 1 : 0);
+  const rows = state.combined.tensors.filter((t) => match(t.name)).sort((x, y) => cmp(key(x), key(y)) * (ascending ? 1 : -1));
+  const body = $('rows');
+  body.textContent = '';
+  const multi = state.entries.length > 1;
+  for (const t of rows.slice(0, ROW_LIMIT)) {
+    const tr = body.insertRow();
+    tr.tabIndex = 0;
+    tr.dataset.name = t.name;
+    const offset = multi ? `${t.shard} @ ${fmt(t.begin)}` : fmt(t.begin);
+    [t.name, t.dtype, `[${t.shape.join(', ')}]`, fmt(t.elements), fmt(t.bytes), offset].forEach((c, i) => {
+      const td = tr.insertCell(); td.textContent = c; if (i >= 3) td.className = i === 5 ? 'num wide' : 'num';
+    });
+    const show = () => openTensor(t);
+    tr.addEventListener('click', show);
+    tr.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); show(); }
+      if (e.key === 'ArrowDown') { e.preventDefault(); tr.nextElementSibling?.focus(); }
+      if (e.key === 'ArrowUp') { e.preventDefault(); tr.previousElementSibling?.focus(); }
+    });
+  }
+  $('shown').textContent = rows.length > ROW_LIMIT ? `showing ${fmt(ROW_LIMIT)} of ${fmt(rows.length)} matches` : `${fmt(rows.length)} of ${fmt(state.combined.tensors.length)} tensors`;
+  for (const th of document.querySelectorAll('#tensors th')) {
+    const b = th.querySelector('button');
+    th.setAttribute('aria-sort', b.dataset.key === sortKey ? (ascending ? 'ascending' : 'descending') : 'none');
+  }
+}
+
+// ---- Tree ----------------------------------------------------------------------------------
+
+function showTree() {
+  const box = $('tree');
+  box.textContent = '';
+  const root = tree(state.combined.tensors);
+  box.append(el('p', { class: 'muted' }, `${fmt(root.parameters)} parameters in ${fmt(root.tensors)} tensors, by name prefix.`));
+  box.append(treeList(root));
+}
+
+/** One level of the tree; a node's children are built when it is first opened. */
+function treeList(node) {
+  const ul = el('ul', { class: 'tree', role: 'group' });
+  const children = [...node.children.values()];
+  for (const c of children.slice(0, 5000)) {
+    const label = `${c.name} — ${fmt(c.parameters)} params${c.tensors > 1 ? `, ${fmt(c.tensors)} tensors` : ''}`;
+    if (c.children.size === 0) {
+      const b = el('button', { class: 'leaf', onclick: () => openTensor(c.tensor) }, label, el('span', { class: 'muted' }, ` ${c.tensor.dtype} [${c.tensor.shape.join(', ')}]`));
+      ul.append(el('li', {}, b));
+    } else {
+      const d = el('details', {}, el('summary', {}, label));
+      d.addEventListener('toggle', () => { if (d.open && d.children.length === 1) d.append(treeList(c)); });
+      ul.append(el('li', {}, d));
+    }
+  }
+  if (children.length > 5000) ul.append(el('li', { class: 'muted' }, `… ${fmt(children.length - 5000)} more`));
+  return ul;
+}
+
+// ---- Charts --------------------------------------------------------------------------------
+
+/** A horizontal bar chart of `items` [{label, value}] as inline SVG. */
+function barChart(title, items, format) {
+  const row = 18; const labelWidth = 190; const width = 640; const barWidth = width - labelWidth - 110;
+  const max = Math.max(1, ...items.map((i) => i.value));
+  const chart = svg('svg', { viewBox: `0 0 ${width} ${items.length * row + 6}`, role: 'img', 'aria-label': title, class: 'chart' });
+  chart.append(svg('title', {}, title));
+  items.forEach((item, i) => {
+    const y = i * row + 3;
+    const w = Math.max(1, (item.value / max) * barWidth);
+    chart.append(svg('text', { x: labelWidth - 6, y: y + 12, 'text-anchor': 'end', class: 'label' }, item.label.length > 30 ? `…${item.label.slice(-29)}` : item.label));
+    chart.append(svg('rect', { x: labelWidth, y: y + 2, width: w, height: row - 5, class: 'bar' }, svg('title', {}, `${item.label}: ${format(item.value)}`)));
+    chart.append(svg('text', { x: labelWidth + w + 4, y: y + 12, class: 'value' }, format(item.value)));
+  });
+  return el('figure', {}, el('figcaption', {}, title), chart);
+}
+
+function showCharts() {
+  const box = $('charts');
+  box.textContent = '';
+  const s = state.summary;
+  const dtypes = Object.entries(s.byDtype);
+  box.append(barChart('Parameters per dtype', dtypes.map(([d, r]) => ({ label: d, value: r.parameters })), fmt));
+  box.append(barChart('Bytes per dtype', dtypes.map(([d, r]) => ({ label: d, value: r.bytes })), bytesText));
+  const layers = s.byLayer.slice(0, 200);
+  const note = s.byLayer.length > 200 ? ` (first 200 of ${fmt(s.byLayer.length)})` : '';
+  box.append(barChart(`Parameters per layer${note}`, layers.map((l) => ({ label: l.layer, value: l.parameters })), fmt));
+  box.append(barChart(`Bytes per layer${note}`, layers.map((l) => ({ label: l.layer, value: l.bytes })), bytesText));
+}
+
+// ---- One tensor ----------------------------------------------------------------------------
+
+function resetTensor() {
+  state.selected = null;
+  $('slice-form').hidden = true;
+  $('tensor-hint').hidden = false;
+  $('tensor-out').textContent = '';
+}
+
+function layerOfWeight(t) {
+  return t.entry.result.mlx?.layers?.find((l) => l.weight?.name === t.name) ?? null;
+}
+
+function openTensor(t) {
+  const layer = layerOfWeight(t);
+  state.selected = { t, layer };
+  $('tensor-hint').hidden = true;
+  $('slice-form').hidden = false;
+  $('tensor-title').textContent = t.name;
+  const where = state.entries.length > 1 ? `${t.shard}, ` : '';
+  $('tensor-info').textContent = layer
+    ? `${where}MLX ${layer.mode} ${layer.bits}-bit, group ${layer.groupSize}: U32 [${t.shape.join(', ')}] holds ${fmt(layer.rows)} × ${fmt(layer.cols)} values, dequantized with ${layer.scales.name}${layer.biases ? ` and ${layer.biases.name}` : ''}.`
+    : `${where}${t.dtype} [${t.shape.join(', ')}], ${fmt(t.elements)} values, bytes ${fmt(t.begin)}–${fmt(t.end)} of the data.`;
+  $('slice-label').textContent = layer ? 'Rows (start:stop)' : 'Slice (numpy)';
+  $('slice').value = layer ? `0:${Math.max(1, Math.min(layer.rows, Math.floor(4096 / Math.max(layer.cols, 1))))}` : defaultSpec(t.shape, 4096, a.m._safetensors_dtype_bits(t.dtypeId));
+  selectTab($('tab-tensor'), true);
+  showValues();
+}
+
+async function showValues() {
+  const { t, layer } = state.selected;
+  const out = $('tensor-out');
+  out.textContent = 'Reading…';
+  const read = reader(t.entry.file);
+  const before = reads.bytes;
+  const r = layer
+    ? await mlxRows(a, read, t.entry.result, layer, $('slice').value, state.policy)
+    : await sliceValues(a, read, t.entry.result, t, $('slice').value, state.policy);
+  out.textContent = '';
+  if (r.error) { out.append(el('p', { class: 'bad' }, r.error.message)); return; }
+  const s = r.stats;
+  const num = (v) => (Number.isFinite(v) ? Number(v.toPrecision(6)).toString() : String(v));
+  out.append(el('p', { class: 'muted' }, `shape [${r.shape.join(', ')}], ${fmt(r.values.length)} values, ${fmt(reads.bytes - before)} bytes read; ` +
+    'the statistics and histogram are of these values (an empty slice box: the whole tensor).'));
+  const dl = el('dl', { class: 'facts stats' });
+  for (const [k, v] of [['min', num(s.min)], ['max', num(s.max)], ['mean', num(s.mean)], ['std', num(s.std)],
+    ['NaN', fmt(s.nan)], ['+Inf', fmt(s.posInf)], ['-Inf', fmt(s.negInf)], ['zeros', fmt(s.zeros)]]) dl.append(el('dt', {}, k), el('dd', {}, v));
+  out.append(dl);
+  out.append(histogramChart(histogram(r.values, s)));
+  out.append(el('pre', { class: 'values' }, valuesText(r.values, r.shape, num)));
+}
+
+function histogramChart(h) {
+  const width = 640; const height = 140;
+  const max = Math.max(1, ...h.counts);
+  const bw = width / h.counts.length;
+  const chart = svg('svg', { viewBox: `0 0 ${width} ${height + 18}`, role: 'img', 'aria-label': 'Histogram of the finite values', class: 'chart' });
+  h.counts.forEach((c, i) => {
+    const bh = (c / max) * height;
+    const lo = h.min + ((h.max - h.min) * i) / h.counts.length;
+    chart.append(svg('rect', { x: i * bw + 0.5, y: height - bh, width: Math.max(bw - 1, 1), height: bh, class: 'bar' }, svg('title', {}, `≥ ${lo.toPrecision(4)}: ${c}`)));
+  });
+  chart.append(svg('text', { x: 0, y: height + 14, class: 'value' }, Number.isFinite(h.min) ? h.min.toPrecision(4) : ''));
+  chart.append(svg('text', { x: width, y: height + 14, 'text-anchor': 'end', class: 'value' }, Number.isFinite(h.max) ? h.max.toPrecision(4) : ''));
+  return el('figure', {}, el('figcaption', {}, 'Histogram (finite values)'), chart);
+}
+
+/** numpy-like text of the first values: rows of the last axis, at most 2000 values. */
+function valuesText(values, shape, num) {
+  const limit = 2000;
+  const last = shape.length ? Math.max(shape[shape.length - 1], 1) : 1;
+  const lines = [];
+  for (let i = 0; i < Math.min(values.length, limit); i += last) {
+    lines.push(Array.from(values.subarray(i, Math.min(i + last, values.length, limit)), num).join(' '));
+  }
+  if (values.length > limit) lines.push(`… ${fmt(values.length - limit)} more`);
+  return lines.join('\n');
+}
+
+// ---- Tabs, events --------------------------------------------------------------------------
+
+function selectTab(tab, focus) {
+  for (const t of document.querySelectorAll('[role=tab]')) {
+    const on = t === tab;
+    t.setAttribute('aria-selected', on ? 'true' : 'false');
+    t.tabIndex = on ? 0 : -1;
+    $(t.getAttribute('aria-controls')).hidden = !on;
+  }
+  if (focus) tab.focus();
+}
+
+const tabs = [...document.querySelectorAll('[role=tab]')];
+for (const t of tabs) {
+  t.addEventListener('click', () => selectTab(t, false));
+  t.addEventListener('keydown', (e) => {
+    const i = tabs.indexOf(t);
+    const next = { ArrowRight: i + 1, ArrowLeft: i - 1, Home: 0, End: tabs.length - 1 }[e.key];
+    if (next === undefined) return;
+    e.preventDefault();
+    selectTab(tabs[(next + tabs.length) % tabs.length], true);
+  });
+}
+$('slice-form').addEventListener('submit', (e) => { e.preventDefault(); showValues(); });
+$('picker').addEventListener('change', () => openFiles($('picker').files));
+$('folder').addEventListener('change', () => openFiles($('folder').files));
+$('policy').addEventListener('change', () => { if (state) openFiles(state.files); });
+$('filter').addEventListener('input', () => { if (state) showRows(); });
+for (const b of document.querySelectorAll('#tensors th button')) {
   b.addEventListener('click', () => {
-    if (!current) return;
-    current.ascending = current.sortKey === b.dataset.key ? !current.ascending : true;
-    current.sortKey = b.dataset.key;
+    if (!state) return;
+    state.ascending = state.sortKey === b.dataset.key ? !state.ascending : true;
+    state.sortKey = b.dataset.key;
     showRows();
   });
+}
+
+/** The files of a drop, folders walked (webkitGetAsEntry). */
+async function droppedFiles(dataTransfer) {
+  const entries = [...dataTransfer.items].map((i) => i.webkitGetAsEntry?.()).filter(Boolean);
+  if (entries.length === 0) return [...dataTransfer.files];
+  const files = [];
+  const walk = async (entry) => {
+    if (entry.isFile) { files.push(await new Promise((ok, fail) => entry.file(ok, fail))); return; }
+    const r = entry.createReader();
+    for (;;) {
+      const batch = await new Promise((ok, fail) => r.readEntries(ok, fail));
+      if (batch.length === 0) break;
+      for (const e of batch) await walk(e);
+    }
+  };
+  for (const e of entries) await walk(e);
+  return files;
 }
 const drop = $('drop');
 drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
 drop.addEventListener('dragleave', () => drop.classList.remove('over'));
-drop.addEventListener('drop', (e) => { e.preventDefault(); drop.classList.remove('over'); if (e.dataTransfer.files[0]) open(e.dataTransfer.files[0]); });
+drop.addEventListener('drop', async (e) => { e.preventDefault(); drop.classList.remove('over'); openFiles(await droppedFiles(e.dataTransfer)); });
+drop.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); $('picker').click(); } });
+// Dropping anywhere else must not make the browser navigate away to the file.
+window.addEventListener('dragover', (e) => e.preventDefault());
+window.addEventListener('drop', (e) => e.preventDefault());
+
+// safetensors_c.js (a classic script before this module) defines createSafetensors.
+const loadStarted = performance.now();
+a = api(await globalThis.createSafetensors());
+const loadMs = performance.now() - loadStarted;
+document.body.dataset.loadMs = loadMs.toFixed(1);
+document.body.dataset.state = 'loaded';
+$('status').textContent = `Ready (core loaded in ${loadMs.toFixed(0)} ms).`;
+$('footer').textContent = `safetensors-cxx ${a.version}, WebAssembly. Files never leave this page.`;
