@@ -42,35 +42,21 @@ struct checksum_args {
 
 using safetensors::pipeline::file_digest;
 
-/// The progress callback of a library checksum, drawing a bar once the size is known.
-struct checksum_bar {
-  bool quiet;
-  std::unique_ptr<progress> bar;
-  std::uint64_t drawn = 0;
-
-  safetensors::pipeline::progress_callback callback() {
-    return [this](std::uint64_t done, std::uint64_t total) {
-      if (!bar) bar = std::make_unique<progress>("checksum", total, !quiet);
-      bar->advance(done - drawn);
-      drawn = done;
-      return true;
-    };
-  }
-};
-
 /// The whole-file digest of a path, `-` (standard input) or URL: any content.
 safetensors::result<file_digest> digest_stream(const std::string& path, bool quiet) {
-  checksum_bar bar{quiet, nullptr};
+  pipeline_progress bar("checksum", quiet);
   if (!is_url(path)) return safetensors::pipeline::checksum(path, {.per_tensor = false, .progress = bar.callback()});
+  const auto advance = bar.callback();
+  std::uint64_t size = 0;
   auto hasher = safetensors::sha256_hasher::create();
   if (!hasher) return std::move(hasher).err();
   file_digest out;
   auto s = read_url_sequentially(
-      path, [&](std::uint64_t size) { bar.bar = std::make_unique<progress>("checksum", size, !quiet); },
+      path, [&](std::uint64_t total) { size = total; },
       [&](std::span<const std::byte> chunk) {
         hasher->update(chunk);
         out.bytes += chunk.size();
-        bar.bar->advance(chunk.size());
+        advance(out.bytes, size);
       });
   if (!s) return std::move(s).err();
   out.sha256 = safetensors::to_hex(hasher->finish());
@@ -81,7 +67,7 @@ safetensors::result<file_digest> digest_stream(const std::string& path, bool qui
 safetensors::result<file_digest> digest_tensors(const std::string& path, bool quiet) {
   auto f = open_input(path);
   if (!f) return std::move(f).err();
-  checksum_bar bar{quiet, nullptr};
+  pipeline_progress bar("checksum", quiet);
   return safetensors::pipeline::checksum(*f, {.per_tensor = true, .progress = bar.callback()});
 }
 

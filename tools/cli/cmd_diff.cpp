@@ -49,16 +49,10 @@ run_result run_diff(const diff_args& args) {
   options.rtol = args.rtol;
   options.atol = args.atol;
   options.ignore_dtype = args.ignore_dtype;
-  std::unique_ptr<progress> bar;
-  std::uint64_t drawn = 0;
-  options.progress = [&](std::uint64_t done, std::uint64_t total) {
-    if (!bar) bar = std::make_unique<progress>("diff", total, !args.quiet);
-    bar->advance(done - drawn);
-    drawn = done;
-    return true;
-  };
+  pipeline_progress bar("diff", args.quiet);
+  options.progress = bar.callback();
   auto outcome = sp::diff(*fa, *fb, options);
-  if (bar) bar->finish();
+  bar.finish();
   if (!outcome) return std::move(outcome).err();
   const sp::diff_report& report = *outcome;
   const auto& meta = report.metadata;

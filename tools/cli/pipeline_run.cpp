@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pipeline_run.h"
 
-#include <memory>
-
 #include "input.h"
 #include "progress.h"
 #include "remote_input.h"
@@ -29,14 +27,8 @@ safetensors::status require_safetensors(const std::string& in) {
 safetensors::result<sp::convert_summary> run_pipeline(std::span<const std::string> ins, const std::string& out,
                                                       sp::convert_options options, std::string_view label, bool quiet,
                                                       command_io io) {
-  std::unique_ptr<progress> bar;  // made on the first chunk, when the total is known
-  std::uint64_t drawn = 0;
-  options.progress = [&](std::uint64_t done, std::uint64_t total) {
-    if (!bar) bar = std::make_unique<progress>(std::string(label), total, !quiet);
-    bar->advance(done - drawn);
-    drawn = done;
-    return true;
-  };
+  pipeline_progress bar(std::string(label), quiet);
+  options.progress = bar.callback();
   options.on_warning = print_warning;
   auto summary = [&]() -> safetensors::result<sp::convert_summary> {
     const bool one_file = ins.size() == 1 && (io.one_input_file || is_url(ins.front()));
@@ -58,7 +50,7 @@ safetensors::result<sp::convert_summary> run_pipeline(std::span<const std::strin
     if (!is_url(ins.front())) read.push_back(ins.front());
     return sp::convert(sp::safetensors_source(std::move(f).value()), out, options, std::move(read));
   }();
-  if (bar) bar->finish();
+  bar.finish();
   return summary;
 }
 

@@ -64,4 +64,17 @@ void progress::finish() {
   active_ = false;
 }
 
+std::function<bool(std::uint64_t, std::uint64_t)> pipeline_progress::callback() {
+  return [this](std::uint64_t done, std::uint64_t total) {
+    if (!bar_) bar_ = std::make_unique<progress>(label_, total, !quiet_);
+    bar_->advance(done - drawn_);
+    drawn_ = done;
+    return true;
+  };
+}
+
+void pipeline_progress::finish() {
+  if (bar_) bar_->finish();
+}
+
 }  // namespace st_cli

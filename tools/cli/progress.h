@@ -5,6 +5,8 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 
 namespace st_cli {
@@ -29,6 +31,22 @@ class progress {
   bool active_;
   std::chrono::steady_clock::time_point start_;
   std::chrono::steady_clock::time_point last_draw_;
+};
+
+/// The bar of a library pipeline (safetensors/pipeline/*.h), drawn from its progress callback:
+/// made on the first call, when the total is known; cleared by finish() or the destructor.
+class pipeline_progress {
+ public:
+  pipeline_progress(std::string label, bool quiet) : label_(std::move(label)), quiet_(quiet) {}
+  /// For the pipeline's `progress` option; never cancels. Must not outlive this object.
+  [[nodiscard]] std::function<bool(std::uint64_t done, std::uint64_t total)> callback();
+  void finish();
+
+ private:
+  std::string label_;
+  bool quiet_;
+  std::unique_ptr<progress> bar_;
+  std::uint64_t drawn_ = 0;
 };
 
 /// "1.5 MiB", "812 B": binary units, one decimal.
