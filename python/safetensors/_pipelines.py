@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The library's pipelines from Python: convert between formats, and the rewrites that are
-conversions with options (cast, extract, merge, shard), diff and checksum. Each runs in C++
+conversions with options (cast, extract, merge, shard), MLX quantization of whole
+checkpoints, diff and checksum. Each runs in C++
 without the GIL; `progress(done, total)` is called with byte counts as it goes, and an
 exception from it, or Ctrl-C, stops the run with nothing left at the output."""
 
@@ -8,7 +9,9 @@ import os
 
 from ._safetensors_cxx import checksum as _checksum
 from ._safetensors_cxx import convert as _convert
+from ._safetensors_cxx import dequantize_checkpoint as _dequantize_checkpoint
 from ._safetensors_cxx import diff as _diff
+from ._safetensors_cxx import quantize_checkpoint as _quantize_checkpoint
 
 
 def _paths(value):
@@ -90,3 +93,22 @@ def checksum(path, *, per_tensor=False, progress=None):
     `per_tensor` of each tensor's data bytes, in one pass. Returns {"sha256": hex, "bytes": n,
     "tensors": {name: hex} in file order}."""
     return _checksum(os.fsdecode(path), per_tensor, progress)
+
+
+def quantize_checkpoint(input, output, *, mode="affine", bits=None, group_size=None, only=None, exclude=None,
+                        config_out=None, max_shard_size="5GB", progress=None):
+    """Quantizes the float `*.weight` tensors (rank >= 2; those matching `only` and not `exclude`)
+    of a file or sharded checkpoint into MLX's layout (P.weight as uint32 codes, P.scales,
+    P.biases), bit-identical to MLX's CPU quantizer, streamed in row chunks. A sharded input
+    gives a checkpoint directory. `config_out` writes an mlx-lm config fragment. Returns a dict:
+    layers, tensors, sharded, warnings."""
+    return _quantize_checkpoint(os.fsdecode(input), os.fsdecode(output), mode, bits or 0, group_size or 0,
+                                _patterns(only) or [], _patterns(exclude) or [],
+                                os.fsdecode(config_out) if config_out else "", str(max_shard_size), progress)
+
+
+def dequantize_checkpoint(input, output, *, dtype=None, max_shard_size="5GB", progress=None):
+    """Turns every quantized MLX layer of a file or sharded checkpoint into a plain P.weight of
+    `dtype` ("F32", "F16", "BF16"; default MLX's choice) and copies the rest, streamed in row
+    chunks (config.json beside the input is read). Returns a dict: layers, tensors, sharded, warnings."""
+    return _dequantize_checkpoint(os.fsdecode(input), os.fsdecode(output), dtype, str(max_shard_size), progress)

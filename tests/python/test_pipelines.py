@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from safetensors import SafetensorError
-from safetensors.cxx import cast, checksum, convert, diff, extract, merge, shard
+from safetensors.cxx import (cast, checksum, convert, dequantize, dequantize_checkpoint, diff, extract, merge,
+                             quantize, quantize_checkpoint, shard)
 from safetensors.numpy import load_file as load_numpy
 from safetensors.torch import load_file, save_file
 
@@ -163,3 +164,24 @@ def test_checksum_matches_hashlib(model):
     assert checksum(path)["tensors"] == {}
     with pytest.raises(SafetensorError, match="Is a directory"):
         checksum(path.parent)
+
+
+def test_quantize_checkpoint_then_dequantize_matches_the_array_functions(tmp_path):
+    weight = np.sin(np.arange(8 * 128, dtype=np.float32) * 0.1).reshape(8, 128)
+    from safetensors.numpy import save_file
+    save_file({"layer.weight": weight, "norm.weight": np.ones(128, np.float32)}, tmp_path / "m.safetensors")
+    calls = []
+    summary = quantize_checkpoint(tmp_path / "m.safetensors", tmp_path / "q.safetensors", bits=8, group_size=32,
+                                  config_out=tmp_path / "config.json", progress=lambda d, t: calls.append(d))
+    assert summary["layers"] == 1 and not summary["sharded"] and calls
+    expected = quantize(weight, bits=8, group_size=32)
+    q = load_numpy(tmp_path / "q.safetensors")
+    np.testing.assert_array_equal(q["layer.weight"], expected["weight"])
+    np.testing.assert_array_equal(q["layer.scales"], expected["scales"])
+    assert '"bits": 8' in (tmp_path / "config.json").read_text()
+    dequantize_checkpoint(tmp_path / "q.safetensors", tmp_path / "d.safetensors", dtype="F32")
+    np.testing.assert_array_equal(load_numpy(tmp_path / "d.safetensors")["layer.weight"],
+                                  dequantize(tmp_path / "q.safetensors", "layer.weight"))
+    with pytest.raises(SafetensorError, match="no tensor to quantize"):
+        quantize_checkpoint(tmp_path / "m.safetensors", tmp_path / "x.safetensors", only="norm.*")
+    assert not (tmp_path / "x.safetensors").exists()

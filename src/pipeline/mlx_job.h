@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: Apache-2.0
+// What the MLX rewrites (mlx_rewrite.h) share: their input, one file or a sharded checkpoint
+// read by pread in chunks, described as one header so layers split across shards are found;
+// the sharded output; and progress counting that can cancel.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "safetensors/checkpoint.h"
+#include "safetensors/mlx_checkpoint.h"
+#include "safetensors/pipeline/tensor_source.h"
+#include "safetensors/writer.h"
+
+namespace safetensors::pipeline::detail {
+
+/// Bytes of input or output held in memory per chunk.
+inline constexpr std::size_t mlx_chunk_bytes = 8U << 20;
+
+class mlx_input {
+ public:
+  /// `c` as opened from `path` (a file, directory or index); `on_warning` hears the
+  /// `__metadata__` keys its shards disagree on.
+  [[nodiscard]] static result<mlx_input> make(checkpoint c, const std::string& path, const warning_handler& on_warning);
+
+  /// True for a directory or an index (even of one shard): the output is then a directory.
+  [[nodiscard]] bool directory_output() const noexcept { return directory_output_; }
+  /// Every tensor of the input (for a sharded one: byte offsets are meaningless) and the
+  /// `__metadata__` its shards share.
+  [[nodiscard]] const header& meta() const noexcept {
+    return combined_ ? *combined_ : checkpoint_.shards()[0].file.meta();
+  }
+  [[nodiscard]] const checkpoint& source() const noexcept { return checkpoint_; }
+  /// A path in the checkpoint's directory, for finding config.json beside it.
+  [[nodiscard]] const std::string& anchor() const noexcept { return anchor_; }
+  /// Reads `destination.size()` bytes of tensor `name` from byte `offset` of its data.
+  [[nodiscard]] status read(std::string_view name, std::uint64_t offset, std::span<std::byte> destination) const;
+  /// Passes tensor `name`'s bytes to `sink` unchanged, a few MiB at a time.
+  [[nodiscard]] status copy(std::string_view name, const chunk_sink& sink) const;
+
+ private:
+  checkpoint checkpoint_;
+  std::optional<header> combined_;
+  std::string anchor_;
+  bool directory_output_ = false;
+};
+
+/// The input, its MLX description (config.json beside it read) and the warnings found.
+struct mlx_job {
+  mlx_input in;
+  mlx::checkpoint_info info;
+  std::vector<std::string> warnings;
+};
+
+[[nodiscard]] result<mlx_job> open_mlx_job(checkpoint c, const std::string& path, const warning_handler& on_warning);
+
+/// Writes `specs` into the directory `out` as a sharded checkpoint (write_checkpoint_output),
+/// keeping the input index's extra metadata.
+[[nodiscard]] status write_sharded(const std::string& out, const mlx_input& in, std::span<const tensor_spec> specs,
+                                   const tensor_producer& produce, std::uint64_t max_shard_bytes,
+                                   const std::optional<metadata_map>& metadata);
+
+/// Counts input bytes consumed against `total`; advance() is false once `progress` cancels.
+class byte_progress {
+ public:
+  byte_progress(progress_callback progress, std::uint64_t total) : progress_(std::move(progress)), total_(total) {}
+  [[nodiscard]] status advance(std::uint64_t bytes);
+
+ private:
+  progress_callback progress_;
+  std::uint64_t total_;
+  std::uint64_t done_ = 0;
+};
+
+/// A sink appending to tensor `name` of `out`.
+[[nodiscard]] chunk_sink append_to(stream_writer& out, std::string name);
+
+}  // namespace safetensors::pipeline::detail
