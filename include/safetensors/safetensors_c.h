@@ -382,6 +382,33 @@ SAFETENSORS_C_API int safetensors_writer_set_alignment(safetensors_writer* write
 /** Writes `path` atomically: a temporary beside it, fsynced and renamed over it; on any
  *  error the target is untouched. The writer can be written again. */
 SAFETENSORS_C_API int safetensors_writer_write(const safetensors_writer* writer, const char* path);
+
+/* ---- Pipelines ----------------------------------------------------------------------- */
+
+/** The library's conversion pipeline (docs/formats.md): SafeTensors (file, sharded directory
+ *  or index), PyTorch .pt/.bin (no code from it runs), NumPy .npy/.npz and GGUF in; SafeTensors
+ *  (file or sharded directory), .npz, .npy and GGUF out; cast, extract, merge and shard are
+ *  the same call with options. Not in the WebAssembly build. */
+typedef struct safetensors_convert_options safetensors_convert_options;
+/** Told the bytes done and the total; return 0 to cancel (SAFETENSORS_ERR_CANCELLED, nothing
+ *  left at the output), anything else to go on. */
+typedef int (*safetensors_progress_fn)(uint64_t done, uint64_t total, void* user);
+
+SAFETENSORS_C_API int safetensors_convert_options_new(safetensors_convert_options** out);
+SAFETENSORS_C_API void safetensors_convert_options_free(safetensors_convert_options* options);
+/** Sets an option by name, as text: "to" (safetensors, sharded, npz, npy, gguf), "dtype"
+ *  (cast floating tensors), "saturate", "alignment", "max_shard_size" ("5GB"), "prefix",
+ *  "replace_input" (the output may be the input), "key", "shared" (keep, dedup), "strict",
+ *  "compress", "hash_long_names"; repeatable: "only", "exclude", "cast_only", "cast_exclude",
+ *  "remove_metadata", "rename" ("FROM=TO"), "set_metadata" ("KEY=VALUE"). Booleans: "1"/"0". */
+SAFETENSORS_C_API int safetensors_convert_options_set(safetensors_convert_options* options, const char* name,
+                                                      const char* value);
+SAFETENSORS_C_API int safetensors_convert_options_set_progress(safetensors_convert_options* options,
+                                                               safetensors_progress_fn progress, void* user);
+/** Converts `inputs` (one, or several concatenated) into `output`; `options` may be NULL. The
+ *  output appears complete or not at all. */
+SAFETENSORS_C_API int safetensors_convert(const char* const* inputs, size_t input_count, const char* output,
+                                          const safetensors_convert_options* options);
 /** The size of the file the writer would write. */
 SAFETENSORS_C_API int safetensors_writer_file_size(const safetensors_writer* writer, uint64_t* size);
 /** Serializes into `dst` of exactly file_size bytes. */

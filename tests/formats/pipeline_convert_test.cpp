@@ -116,7 +116,9 @@ TEST(PipelineConvert, OptionsThatDoNotApplyAndUnsafeOutputsAreRefusedBeforeWriti
 TEST(PipelineConvert, AnOpenedSourceConvertsLikeAPath) {
   const fs::path dir = st_test::scratch_dir();
   const fs::path in = f32_file(dir, 4);
-  auto f = st::file::open(in.string(), {.backend = st::io_backend::pread});
+  st::open_options pread;
+  pread.backend = st::io_backend::pread;
+  auto f = st::file::open(in.string(), pread);
   ASSERT_OK(f);
   auto summary =
       sp::convert(sp::safetensors_source(std::move(f).value()), (dir / "o.gguf").string(), {}, {in.string()});

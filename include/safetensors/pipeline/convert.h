@@ -14,6 +14,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "safetensors/dtype.h"
@@ -47,6 +48,14 @@ struct convert_options {
   progress_callback progress;    ///< bytes done / total; returning false cancels (error_code::cancelled)
   warning_handler on_warning;    ///< each warning as it happens; they are in the summary too
 };
+
+/// Sets one option from text, for bindings that pass options by name (the C API): "to",
+/// "dtype", "saturate", "alignment", "max_shard_size" ("5GB"), "prefix", "replace_input", "key",
+/// "shared" ("keep"/"dedup"), "strict", "compress", "hash_long_names" (booleans "1"/"0",
+/// "true"/"false"), and the repeatable "only", "exclude", "cast_only", "cast_exclude",
+/// "remove_metadata", "rename" ("FROM=TO") and "set_metadata" ("KEY=VALUE").
+/// InvalidArgument naming the option for an unknown name or a bad value.
+[[nodiscard]] status set_option(convert_options& options, std::string_view name, std::string_view value);
 
 /// What a conversion did.
 struct convert_summary {

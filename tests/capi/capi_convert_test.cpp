@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: Apache-2.0
+// The conversion pipeline through the C API: options by name, cast in place, format changes,
+// progress that cancels, and refused options, each checked with the C++ reader.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "safetensors/file.h"
+#include "safetensors/safetensors_c.h"
+#include "safetensors/writer.h"
+#include "support/paths.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace st = safetensors;
+
+fs::path model(const fs::path& path) {
+  static const std::vector<float> w{1, 2, 3, 4};
+  static const std::vector<std::int32_t> n{5, 6};
+  const std::vector<st::tensor_data> tensors{{"layer.w", st::dtype::F32, {4}, std::as_bytes(std::span(w))},
+                                             {"n", st::dtype::I32, {2}, std::as_bytes(std::span(n))}};
+  EXPECT_TRUE(st::write_file(path.string(), tensors).ok());
+  return path;
+}
+
+struct options_handle {
+  safetensors_convert_options* p = nullptr;
+  options_handle() { EXPECT_EQ(safetensors_convert_options_new(&p), SAFETENSORS_OK); }
+  ~options_handle() { safetensors_convert_options_free(p); }
+  int set(const char* name, const char* value) const { return safetensors_convert_options_set(p, name, value); }
+};
+
+TEST(CApiConvert, CastsInPlaceAndConvertsBetweenFormats) {
+  const auto dir = st_test::scratch_dir();
+  const std::string in = model(dir / "m.safetensors").string();
+  const char* inputs[] = {in.c_str()};
+  options_handle cast;
+  ASSERT_EQ(cast.set("dtype", "BF16"), SAFETENSORS_OK);
+  ASSERT_EQ(cast.set("replace_input", "1"), SAFETENSORS_OK);
+  ASSERT_EQ(safetensors_convert(inputs, 1, in.c_str(), cast.p), SAFETENSORS_OK) << safetensors_last_error_message();
+  auto f = st::file::open(in);
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->find("layer.w")->type, st::dtype::BF16);
+  EXPECT_EQ(f->find("n")->type, st::dtype::I32);
+
+  const std::string npz = (dir / "m.npz").string();
+  ASSERT_EQ(safetensors_convert(inputs, 1, npz.c_str(), nullptr), SAFETENSORS_OK) << safetensors_last_error_message();
+  const std::string back = (dir / "back.safetensors").string();
+  const char* from_npz[] = {npz.c_str()};
+  options_handle select;
+  ASSERT_EQ(select.set("only", "n"), SAFETENSORS_OK);
+  ASSERT_EQ(select.set("rename", "n=ids"), SAFETENSORS_OK);
+  ASSERT_EQ(safetensors_convert(from_npz, 1, back.c_str(), select.p), SAFETENSORS_OK)
+      << safetensors_last_error_message();
+  auto g = st::file::open(back);
+  ASSERT_TRUE(g.ok());
+  ASSERT_EQ(g->tensors().size(), 1U);
+  EXPECT_EQ(g->tensors()[0].name, "ids");
+}
+
+int stop_at_once(std::uint64_t, std::uint64_t, void* calls) {
+  ++*static_cast<int*>(calls);
+  return 0;
+}
+
+TEST(CApiConvert, ProgressCancelsAndBadOptionsAreNamed) {
+  const auto dir = st_test::scratch_dir();
+  const std::string in = model(dir / "m.safetensors").string();
+  const std::string out = (dir / "out.safetensors").string();
+  const char* inputs[] = {in.c_str()};
+  options_handle o;
+  int calls = 0;
+  ASSERT_EQ(safetensors_convert_options_set_progress(o.p, stop_at_once, &calls), SAFETENSORS_OK);
+  EXPECT_EQ(safetensors_convert(inputs, 1, out.c_str(), o.p), SAFETENSORS_ERR_CANCELLED);
+  EXPECT_EQ(calls, 1);
+  EXPECT_FALSE(fs::exists(out));
+
+  EXPECT_EQ(o.set("colour", "red"), SAFETENSORS_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(safetensors_last_error_message()).find("unknown option 'colour'"), std::string::npos);
+  EXPECT_EQ(o.set("saturate", "maybe"), SAFETENSORS_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(o.set("rename", "a.*=b"), SAFETENSORS_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(safetensors_convert(inputs, 1, in.c_str(), nullptr), SAFETENSORS_ERR_INVALID_ARGUMENT);  // its own input
+  EXPECT_EQ(safetensors_convert(nullptr, 1, out.c_str(), nullptr), SAFETENSORS_ERR_INVALID_ARGUMENT);
+}
+
+}  // namespace
