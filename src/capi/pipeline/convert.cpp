@@ -1,17 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // The conversion pipeline through the C API (safetensors/pipeline/convert.h): convert, cast,
-// extract, merge and shard are one call with options set by name. Built into libsafetensors_c
-// with the converters (safetensors::formats); not part of the WebAssembly build, which has no
-// file system to write to.
+// extract, merge and shard are one call with options set by name. A build without the
+// converters (SAFETENSORS_BUILD_FORMATS=OFF) keeps the same symbols, which then fail with
+// SAFETENSORS_ERR_UNSUPPORTED, so the ABI does not depend on the configuration. Not part of
+// the WebAssembly build, which has no file system to write to.
 #include <string>
 #include <vector>
 
 #include "capi/boundary.h"
-#include "safetensors/pipeline/convert.h"
 #include "safetensors/safetensors_c.h"
 
-namespace sp = safetensors::pipeline;
 using namespace safetensors::capi;
+
+#if SAFETENSORS_C_HAVE_PIPELINES
+#include "safetensors/pipeline/convert.h"
+
+namespace sp = safetensors::pipeline;
 
 struct safetensors_convert_options {
   sp::convert_options options;
@@ -72,3 +76,33 @@ int safetensors_convert(const char* const* inputs, size_t input_count, const cha
 }
 
 }  // extern "C"
+
+#else  // built without the converters
+
+struct safetensors_convert_options {};
+
+namespace {
+int unsupported(const char* fn) {
+  return fail_plain(SAFETENSORS_ERR_UNSUPPORTED,
+                    std::string(fn) + ": this build has no converters (SAFETENSORS_BUILD_FORMATS=OFF)");
+}
+}  // namespace
+
+extern "C" {
+int safetensors_convert_options_new(safetensors_convert_options** out) {
+  if (out != nullptr) *out = nullptr;
+  return unsupported(__func__);
+}
+void safetensors_convert_options_free(safetensors_convert_options* options) { delete options; }
+int safetensors_convert_options_set(safetensors_convert_options*, const char*, const char*) {
+  return unsupported(__func__);
+}
+int safetensors_convert_options_set_progress(safetensors_convert_options*, safetensors_progress_fn, void*) {
+  return unsupported(__func__);
+}
+int safetensors_convert(const char* const*, size_t, const char*, const safetensors_convert_options*) {
+  return unsupported(__func__);
+}
+}  // extern "C"
+
+#endif
