@@ -35,6 +35,16 @@ inline constexpr std::size_t sniff_prefix_bytes = 512;
 /// Reads the first bytes of `path` and classifies them. Errors: IoError.
 [[nodiscard]] result<file_format> sniff_file(const std::string& path);
 
+/// When `e` is a length-prefix error (HeaderTooSmall, HeaderTooLarge, InvalidHeaderLength)
+/// about the file `e.path`, looks at that file (stat, then its first bytes; never opens a
+/// pipe) and says what it really is, keeping the code and path:
+///   "this is a GGUF file, not SafeTensors"
+///   "not a SafeTensors file: its first 8 bytes read as a header length of N bytes, ..."
+///   "a pipe cannot be read as SafeTensors (it is read by offset): save it to a file first"
+///   "empty file (0 bytes), not a SafeTensors file" / "file is truncated: ..."
+/// Every other error is returned unchanged.
+[[nodiscard]] error explain_format_error(error e);
+
 /// Human name: "SafeTensors", "GGUF", "PyTorch (zip)", "NumPy .npz", "zip", "pickle",
 /// "NumPy .npy", "HDF5", "unknown".
 [[nodiscard]] std::string_view file_format_name(file_format f) noexcept;

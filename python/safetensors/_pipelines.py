@@ -31,6 +31,10 @@ def _run(inputs, output, progress, **options):
     return _convert(_paths(inputs), os.fsdecode(output), options, progress)
 
 
+# The rewrites read SafeTensors only: another format is named ("this is a GGUF file, not SafeTensors").
+_SAFETENSORS_IN = {"from": "safetensors"}
+
+
 def convert(input, output, *, to=None, dtype=None, key=None, shared="keep", strict=False, compress=False,
             hash_long_names=False, only=None, exclude=None, progress=None):
     """Converts a checkpoint between formats without running any code from it: SafeTensors (a
@@ -52,7 +56,7 @@ def cast(input, output, dtype, *, only=None, exclude=None, saturate=False, progr
     become the largest finite value instead of NaN/Inf. `output` may be `input`: it is replaced
     atomically once complete."""
     return _run(input, output, progress, to="safetensors", dtype=dtype, cast_only=_patterns(only),
-                cast_exclude=_patterns(exclude), saturate=saturate, replace_input=True)
+                cast_exclude=_patterns(exclude), saturate=saturate, replace_input=True, **_SAFETENSORS_IN)
 
 
 def extract(input, output, *, only=None, exclude=None, rename=None, set_metadata=None, remove_metadata=None,
@@ -63,12 +67,13 @@ def extract(input, output, *, only=None, exclude=None, rename=None, set_metadata
     `input`: it is replaced atomically once complete."""
     return _run(input, output, progress, to="safetensors", only=_patterns(only), exclude=_patterns(exclude),
                 rename=list((rename or {}).items()), set_metadata=set_metadata,
-                remove_metadata=_patterns(remove_metadata), alignment=alignment, replace_input=True)
+                remove_metadata=_patterns(remove_metadata), alignment=alignment, replace_input=True,
+                **_SAFETENSORS_IN)
 
 
 def merge(input, output, *, progress=None):
     """Joins a sharded checkpoint (its directory or index) into the one file `output`."""
-    return _run(input, output, progress, to="safetensors")
+    return _run(input, output, progress, to="safetensors", **_SAFETENSORS_IN)
 
 
 def shard(inputs, output_dir, *, max_shard_size="5GB", prefix="model", progress=None):
@@ -76,7 +81,8 @@ def shard(inputs, output_dir, *, max_shard_size="5GB", prefix="model", progress=
     `max_shard_size` (bytes, or "5GB", "500MB", "2GiB") named "<prefix>-00001-of-00003.safetensors",
     plus "<prefix>.safetensors.index.json" when there are several. `__metadata__` is what the
     inputs share. The dict returned lists the files written under "files"."""
-    return _run(inputs, output_dir, progress, to="sharded", max_shard_size=str(max_shard_size), prefix=prefix)
+    return _run(inputs, output_dir, progress, to="sharded", max_shard_size=str(max_shard_size), prefix=prefix,
+                **_SAFETENSORS_IN)
 
 
 def diff(a, b, *, rtol=0.0, atol=0.0, ignore_dtype=False, progress=None):

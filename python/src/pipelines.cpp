@@ -52,6 +52,7 @@ sp::convert_options convert_options_from(const py::dict& given) {
   const python_options o{given};
   sp::convert_options options;
   options.to = o.get<std::string>("to").value_or("");
+  options.from = o.get<std::string>("from").value_or("");
   if (auto dtype = o.get<std::string>("dtype")) options.cast = dtype_named(*dtype);
   options.cast_only.only = o.get<std::vector<std::string>>("cast_only").value_or(std::vector<std::string>{});
   options.cast_only.exclude = o.get<std::vector<std::string>>("cast_exclude").value_or(std::vector<std::string>{});

@@ -5,10 +5,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 
 #include "safetensors/pipeline/output_check.h"
 #include "safetensors/sha256.h"
+#include "streaming_open.h"
 
 namespace safetensors::pipeline {
 namespace {
@@ -120,11 +123,87 @@ result<file_digest> checksum(const std::string& path, const checksum_options& op
     return make_error(error_code::invalid_argument,
                       "hashing each tensor needs a file: standard input cannot be read by offset");
   }
-  open_options pread;
-  pread.backend = io_backend::pread;
-  auto f = file::open(path, pread);
-  if (!f) return std::move(f).err().with_path(path);
+  auto f = open_streaming_file(path);
+  if (!f) return std::move(f).err();
   return checksum(*f, options);
+}
+
+result<file_digest> checksum(const range_reader& bytes, const checksum_options& options) {
+  auto whole = sha256_hasher::create();
+  if (!whole) return std::move(whole).err();
+  hashing hash(std::move(whole).value(), options.progress, bytes.size());
+  auto& buffer = hash.buffer();
+  for (std::uint64_t at = 0; at < bytes.size();) {
+    buffer.resize(static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size() - at, chunk_bytes)));
+    if (auto s = bytes.read(at, buffer); !s) return std::move(s).err();
+    if (auto s = hash.add(buffer); !s) return std::move(s).err();
+    at += buffer.size();
+  }
+  file_digest out;
+  out.bytes = hash.done();
+  out.sha256 = hash.finish();
+  return out;
+}
+
+namespace {
+
+bool is_hex_digest(std::string_view s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos;
+}
+
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
+checksum_list parse_checksum_list(std::string_view text) {
+  checksum_list list;
+  while (!text.empty()) {
+    const std::size_t end = std::min(text.find('\n'), text.size());
+    std::string_view line = text.substr(0, end);
+    text.remove_prefix(std::min(end + 1, text.size()));
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    const bool tensor_line = line.starts_with("tensor ");
+    if (tensor_line) line.remove_prefix(7);
+    // "HEX" + two characters ("  " or " *") + a name of at least one byte.
+    if (line.size() < 67 || !is_hex_digest(line.substr(0, 64)) || line[64] != ' ' ||
+        (line[65] != ' ' && line[65] != '*') || (tensor_line && list.entries.empty())) {
+      ++list.malformed_lines;
+      continue;
+    }
+    const std::string hex = lowercase(line.substr(0, 64));
+    std::string name(line.substr(66));
+    if (tensor_line) {
+      list.entries.back().tensors[std::move(name)] = hex;
+    } else {
+      list.entries.push_back({std::move(name), hex, {}});
+    }
+  }
+  return list;
+}
+
+std::size_t checksum_verdict::failures() const noexcept {
+  return static_cast<std::size_t>(file != digest_match::ok) +
+         static_cast<std::size_t>(
+             std::count_if(tensors.begin(), tensors.end(), [](const auto& t) { return t.second != digest_match::ok; }));
+}
+
+checksum_verdict check(const checksum_entry& expected, const file_digest& computed) {
+  checksum_verdict verdict;
+  verdict.file = computed.sha256 == expected.sha256 ? digest_match::ok : digest_match::mismatch;
+  for (const auto& listed : expected.tensors) {
+    const auto it = std::find_if(computed.tensors.begin(), computed.tensors.end(),
+                                 [&](const tensor_digest& t) { return t.name == listed.first; });
+    const digest_match m = it == computed.tensors.end()  ? digest_match::missing
+                           : it->sha256 == listed.second ? digest_match::ok
+                                                         : digest_match::mismatch;
+    verdict.tensors.emplace_back(listed.first, m);
+  }
+  return verdict;
 }
 
 }  // namespace safetensors::pipeline

@@ -95,16 +95,25 @@ result<convert_summary> run(source_ptr source, const std::string& out, output_fo
   return summary;
 }
 
-/// The format of a resolved input, sniffed once; PyTorch when it is a pickle or torch zip.
-result<std::pair<std::string, bool>> kind_of(const convert_input& input) {
-  if (input.shape == convert_input::kind::pytorch_sharded) return std::pair<std::string, bool>{"PyTorch", true};
-  if (input.shape == convert_input::kind::safetensors_sharded) {
-    return std::pair<std::string, bool>{"SafeTensors (sharded)", false};
+/// A resolved input as a source, its format sniffed once (SafeTensors only with `from`).
+result<source_ptr> open_input(const convert_input& input, const convert_options& options, const source_options& read) {
+  if (options.from.empty()) {
+    return input.shape == convert_input::kind::safetensors_sharded ? open_checkpoint_source(input.path, read.on_warning)
+                                                                   : open_source(input.path, read);
   }
-  auto sniffed = sniff_file(input.path);
-  if (!sniffed) return std::move(sniffed).err().with_path(input.path);
-  return std::pair<std::string, bool>{std::string(file_format_name(*sniffed)),
-                                      *sniffed == file_format::pytorch_zip || *sniffed == file_format::pickle};
+  if (options.from != "safetensors") {
+    return usage(fmt::format("from: unknown input format '{}' (supported: safetensors; empty for any)", options.from));
+  }
+  switch (input.shape) {
+    case convert_input::kind::safetensors_sharded: return open_checkpoint_source(input.path, read.on_warning);
+    case convert_input::kind::pytorch_sharded:
+      return make_error(error_code::invalid_format, "this is a sharded PyTorch checkpoint, not SafeTensors")
+          .with_path(input.path);
+    default: break;
+  }
+  auto source = open_safetensors_source(input.path);
+  if (!source) return explain_format_error(std::move(source).err().with_path(input.path));
+  return source;
 }
 
 /// The output format, after the check made before any byte is written: the output is a file or
@@ -135,26 +144,19 @@ result<convert_summary> convert(std::span<const std::string> ins, const std::str
   }
   auto format = checked_output(out, files, options);
   if (!format) return std::move(format).err();
-  input_kind kind;
-  for (const auto& input : inputs) {
-    auto k = kind_of(input);
-    if (!k) return std::move(k).err();
-    if (kind.format.empty()) kind.format = k->first;
-    kind.pytorch = kind.pytorch && k->second;
-  }
-  if (auto s = check_applicable(options, kind, *format); !s) return std::move(s).err();
-
   std::vector<std::string> warnings;
   source_options read = options.read;
   read.on_warning = collecting(warnings, options.on_warning);
   std::vector<source_ptr> sources;
+  input_kind kind;
   for (const auto& input : inputs) {
-    auto source = input.shape == convert_input::kind::safetensors_sharded
-                      ? open_checkpoint_source(input.path, read.on_warning)
-                      : open_source(input.path, read);
+    auto source = open_input(input, options, read);
     if (!source) return std::move(source).err();
+    if (kind.format.empty()) kind.format = (*source)->format();
+    kind.pytorch = kind.pytorch && (*source)->format() == "PyTorch";
     sources.push_back(std::move(source).value());
   }
+  if (auto s = check_applicable(options, kind, *format); !s) return std::move(s).err();
   return run(concat_sources(std::move(sources), read.on_warning), out, *format, options, std::move(files),
              std::move(warnings));
 }
@@ -167,6 +169,9 @@ result<convert_summary> convert(source_ptr source, const std::string& out, const
                                 std::vector<std::string> inputs) {
   auto format = checked_output(out, inputs, options);
   if (!format) return std::move(format).err();
+  if (!options.from.empty() && !source->format().starts_with("SafeTensors")) {
+    return make_error(error_code::invalid_format, fmt::format("the input is {}, not SafeTensors", source->format()));
+  }
   if (auto s = check_applicable(options, {source->format(), source->format() == "PyTorch"}, *format); !s) {
     return std::move(s).err();
   }

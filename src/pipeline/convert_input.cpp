@@ -6,6 +6,7 @@
 #include "safetensors/checkpoint.h"
 #include "safetensors/formats/pytorch.h"
 #include "safetensors/pipeline/output_check.h"
+#include "streaming_open.h"
 
 namespace safetensors::pipeline {
 namespace {
@@ -36,10 +37,8 @@ safetensors::result<convert_input> resolve_convert_input(const std::string& path
   } else if (is_pytorch_index(path)) {
     return pytorch_sharded(path, path);
   }
-  checkpoint_options options;
-  options.shard.backend = io_backend::pread;
-  auto c = checkpoint::open(path, options);
-  if (!c) return std::move(c).err().with_path(path);
+  auto c = open_streaming_checkpoint(path);
+  if (!c) return std::move(c).err();
   if (!c->sharded()) {
     std::string file = c->shards()[0].file.path();
     return convert_input{convert_input::kind::file, file, {file}};

@@ -44,6 +44,10 @@ status set_option(convert_options& o, std::string_view name, std::string_view va
     o.to = value;
     return {};
   }
+  if (name == "from") {
+    o.from = value;
+    return {};
+  }
   if (name == "dtype") {
     auto t = parse_dtype(value);
     if (!t) return bad(name, value, "a dtype (F32, F16, BF16, ...)");

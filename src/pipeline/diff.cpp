@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "safetensors/pipeline/chunk_cast.h"
+#include "streaming_open.h"
 
 namespace safetensors::pipeline {
 namespace {
@@ -162,12 +163,10 @@ result<diff_report> diff(const file& a, const file& b, const diff_options& optio
 }
 
 result<diff_report> diff(const std::string& a, const std::string& b, const diff_options& options) {
-  open_options pread;
-  pread.backend = io_backend::pread;
-  auto fa = file::open(a, pread);
-  if (!fa) return std::move(fa).err().with_path(a);
-  auto fb = file::open(b, pread);
-  if (!fb) return std::move(fb).err().with_path(b);
+  auto fa = open_streaming_file(a);
+  if (!fa) return std::move(fa).err();
+  auto fb = open_streaming_file(b);
+  if (!fb) return std::move(fb).err();
   return diff(*fa, *fb, options);
 }
 

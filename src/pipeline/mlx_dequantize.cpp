@@ -8,6 +8,7 @@
 #include "mlx_job.h"
 #include "safetensors/pipeline/mlx_rewrite.h"
 #include "safetensors/pipeline/output_check.h"
+#include "streaming_open.h"
 
 namespace safetensors::pipeline {
 namespace {
@@ -140,10 +141,8 @@ result<mlx_rewrite_summary> dequantize(checkpoint c, const std::string& in_path,
 
 result<mlx_rewrite_summary> dequantize(const std::string& in, const std::string& out,
                                        const dequantize_options& options) {
-  checkpoint_options open;
-  open.shard.backend = io_backend::pread;  // nothing mapped: bounded memory
-  auto c = checkpoint::open(in, open);
-  if (!c) return std::move(c).err().with_path(in);
+  auto c = open_streaming_checkpoint(in);
+  if (!c) return std::move(c).err();
   return dequantize(std::move(c).value(), in, out, options);
 }
 

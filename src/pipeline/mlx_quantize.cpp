@@ -13,6 +13,7 @@
 #include "safetensors/json_text.h"
 #include "safetensors/pipeline/mlx_rewrite.h"
 #include "safetensors/pipeline/output_check.h"
+#include "streaming_open.h"
 
 namespace safetensors::pipeline {
 namespace {
@@ -272,10 +273,8 @@ result<mlx_rewrite_summary> quantize(checkpoint c, const std::string& in_path, c
 }
 
 result<mlx_rewrite_summary> quantize(const std::string& in, const std::string& out, const quantize_options& options) {
-  checkpoint_options open;
-  open.shard.backend = io_backend::pread;  // nothing mapped: bounded memory
-  auto c = checkpoint::open(in, open);
-  if (!c) return std::move(c).err().with_path(in);
+  auto c = open_streaming_checkpoint(in);
+  if (!c) return std::move(c).err();
   return quantize(std::move(c).value(), in, out, options);
 }
 

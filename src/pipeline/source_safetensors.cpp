@@ -6,6 +6,7 @@
 #include "safetensors/checkpoint.h"
 #include "safetensors/pipeline/selection.h"
 #include "safetensors/pipeline/tensor_source.h"
+#include "streaming_open.h"
 
 namespace safetensors::pipeline {
 namespace {
@@ -65,10 +66,8 @@ class checkpoint_reader final : public tensor_source {
 }  // namespace
 
 result<source_ptr> open_checkpoint_source(const std::string& path, const warning_handler& on_warning) {
-  checkpoint_options options;
-  options.shard.backend = io_backend::pread;
-  auto c = checkpoint::open(path, options);
-  if (!c) return std::move(c).err().with_path(path);
+  auto c = open_streaming_checkpoint(path);
+  if (!c) return std::move(c).err();
   // What opening tolerated (a wrong total_size in the index).
   if (on_warning) {
     for (const auto& w : c->warnings()) on_warning(w);
@@ -80,11 +79,8 @@ result<source_ptr> open_checkpoint_source(const std::string& path, const warning
 source_ptr safetensors_source(file f) { return std::make_unique<safetensors_reader>(std::move(f)); }
 
 result<source_ptr> open_safetensors_source(const std::string& path) {
-  // pread: nothing mapped, so memory stays bounded however large the file.
-  open_options options;
-  options.backend = io_backend::pread;
-  auto f = file::open(path, options);
-  if (!f) return std::move(f).err().with_path(path);
+  auto f = open_streaming_file(path);
+  if (!f) return std::move(f).err();
   return safetensors_source(std::move(f).value());
 }
 

@@ -11,6 +11,7 @@
 #include "safetensors/safetensors_c.h"
 #include "safetensors/writer.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -22,7 +23,7 @@ fs::path model(const fs::path& path) {
   static const std::vector<std::int32_t> n{5, 6};
   const std::vector<st::tensor_data> tensors{{"layer.w", st::dtype::F32, {4}, std::as_bytes(std::span(w))},
                                              {"n", st::dtype::I32, {2}, std::as_bytes(std::span(n))}};
-  EXPECT_TRUE(st::write_file(path.string(), tensors).ok());
+  EXPECT_OK(st::write_file(path.string(), tensors));
   return path;
 }
 
@@ -53,7 +54,7 @@ TEST(CApiConvert, CastsInPlaceAndConvertsBetweenFormats) {
   ASSERT_EQ(cast.set("replace_input", "1"), SAFETENSORS_OK);
   ASSERT_EQ(safetensors_convert(inputs, 1, in.c_str(), cast.p), SAFETENSORS_OK) << safetensors_last_error_message();
   auto f = st::file::open(in);
-  ASSERT_TRUE(f.ok());
+  ASSERT_OK(f);
   EXPECT_EQ(f->find("layer.w")->type, st::dtype::BF16);
   EXPECT_EQ(f->find("n")->type, st::dtype::I32);
 
@@ -67,7 +68,7 @@ TEST(CApiConvert, CastsInPlaceAndConvertsBetweenFormats) {
   ASSERT_EQ(safetensors_convert(from_npz, 1, back.c_str(), select.p), SAFETENSORS_OK)
       << safetensors_last_error_message();
   auto g = st::file::open(back);
-  ASSERT_TRUE(g.ok());
+  ASSERT_OK(g);
   ASSERT_EQ(g->tensors().size(), 1U);
   EXPECT_EQ(g->tensors()[0].name, "ids");
 }

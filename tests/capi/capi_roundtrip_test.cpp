@@ -12,6 +12,7 @@
 #include "safetensors/safetensors_c.h"
 #include "safetensors/writer.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -86,7 +87,7 @@ TEST(CApi, WritesTheSameBytesAsTheCxxWriter) {
   safetensors::write_options o;
   o.metadata = safetensors::metadata_map{{"format", "pt"}, {"author", "c"}};
   auto expected = safetensors::serialize(tensors, o);
-  ASSERT_TRUE(expected.ok());
+  ASSERT_OK(expected);
   EXPECT_EQ(bytes, *expected);
 
   // The file written atomically has the same bytes; the writer can write again.
@@ -175,7 +176,7 @@ TEST(CApi, ReadsEntriesMetadataBytesAndFloats) {
     EXPECT_EQ(b_f32, (std::vector<float>{1, -2, 3}));
     std::vector<float> q_f32(4), q_expected(4);
     ASSERT_EQ(safetensors_tensor_read_f32(f, 2, q_f32.data(), 4), SAFETENSORS_OK);
-    ASSERT_TRUE(safetensors::decode_to_f32(safetensors::dtype::F4, std::as_bytes(std::span(s.f4)), q_expected).ok());
+    ASSERT_OK(safetensors::decode_to_f32(safetensors::dtype::F4, std::as_bytes(std::span(s.f4)), q_expected));
     EXPECT_EQ(q_f32, q_expected);
 
     // Slices: rows 1.., every other column, as bytes and as floats.

@@ -10,6 +10,7 @@
 #include "safetensors/file.h"
 #include "support/cli_run.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -30,7 +31,7 @@ struct cast_fixture {
     safetensors::write_options o;
     o.metadata = safetensors::metadata_map{{"format", "pt"}};
     auto s = safetensors::write_file(in.string(), data, o);
-    EXPECT_TRUE(s.ok());
+    EXPECT_OK(s);
   }
 };
 
@@ -40,14 +41,14 @@ std::vector<std::byte> expected_encoding(safetensors::dtype to) {
     std::vector<double> d(values.begin(), values.end());
     std::memcpy(out.data(), d.data(), out.size());
   } else {
-    EXPECT_TRUE(safetensors::encode_from_f32(to, values, out).ok());
+    EXPECT_OK(safetensors::encode_from_f32(to, values, out));
   }
   return out;
 }
 
 std::vector<std::byte> bytes_of(const safetensors::file& f, std::string_view name) {
   auto b = f.load(name);
-  EXPECT_TRUE(b.ok()) << name;
+  EXPECT_OK(b) << name;
   return b ? *b : std::vector<std::byte>{};
 }
 
@@ -59,7 +60,7 @@ TEST(CliCast, CommonTargetsMatchTheEncoder) {
     ASSERT_EQ(r.status, 0) << name << ": " << r.err;
     EXPECT_EQ(r.out, "");
     auto f = safetensors::file::open(fx.out.string());
-    ASSERT_TRUE(f.ok()) << f.err().to_string();
+    ASSERT_OK(f);
     EXPECT_EQ(f->find("w")->type, to);
     EXPECT_EQ(bytes_of(*f, "w"), expected_encoding(to)) << name;
     EXPECT_EQ(bytes_of(*f, "v"), expected_encoding(to)) << name;
@@ -78,7 +79,7 @@ TEST(CliCast, EveryFloatTargetMatchesTheEncoder) {
     auto r = st_test::run_cli({"cast", fx.in.string(), fx.out.string(), "--dtype", name, "--only", "w"});
     ASSERT_EQ(r.status, 0) << name << ": " << r.err;
     auto f = safetensors::file::open(fx.out.string());
-    ASSERT_TRUE(f.ok());
+    ASSERT_OK(f);
     EXPECT_EQ(bytes_of(*f, "w"), expected_encoding(to)) << name;
     EXPECT_EQ(f->find("v")->type, safetensors::dtype::F32) << "--only leaves the rest alone";
   }
@@ -93,11 +94,12 @@ TEST(CliCast, SaturateClampsF8Overflow) {
             0);
   auto plain = safetensors::file::open(fx.out.string());
   auto clamped = safetensors::file::open(sat.string());
-  ASSERT_TRUE(plain.ok() && clamped.ok());
+  ASSERT_OK(plain);
+  ASSERT_OK(clamped);
   std::vector<std::byte> expected(values.size());
   safetensors::encode_options o;
   o.saturate = true;
-  ASSERT_TRUE(safetensors::encode_from_f32(safetensors::dtype::F8_E4M3, values, expected, o).ok());
+  ASSERT_OK(safetensors::encode_from_f32(safetensors::dtype::F8_E4M3, values, expected, o));
   EXPECT_EQ(bytes_of(*clamped, "w"), expected);
   EXPECT_EQ(bytes_of(*plain, "w"), expected_encoding(safetensors::dtype::F8_E4M3));
   // 3e38 (element 2) is NaN without --saturate and 448 (0x7E) with it.

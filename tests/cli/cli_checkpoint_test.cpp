@@ -9,6 +9,7 @@
 #include "safetensors/writer.h"
 #include "support/cli_run.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -35,7 +36,7 @@ fs::path write_model(const fs::path& dir) {
   safetensors::write_options o;
   o.metadata = safetensors::metadata_map{{"format", "pt"}};
   const auto path = dir / "in.safetensors";
-  EXPECT_TRUE(safetensors::write_file(path.string(), tensors, o).ok());
+  EXPECT_OK(safetensors::write_file(path.string(), tensors, o));
   return path;
 }
 
@@ -118,7 +119,7 @@ TEST(CliDump, PrintsSlicesLikeNumpy) {
       {"f", dtype::F32, {4}, std::as_bytes(std::span(floats))},
   };
   const auto path = dir / "d.safetensors";
-  ASSERT_TRUE(safetensors::write_file(path.string(), tensors).ok());
+  ASSERT_OK(safetensors::write_file(path.string(), tensors));
   auto whole = st_test::run_command(cli() + " dump " + q(path) + " i");
   EXPECT_EQ(whole.status, 0);
   EXPECT_EQ(whole.out, "i: I32 [2, 3]\n[[0, 1, 2],\n [3, 4, 5]]\n");

@@ -7,6 +7,7 @@
 #include "safetensors/sha256.h"
 #include "support/cli_run.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -31,7 +32,7 @@ TEST(CliChecksum, PerTensorDigestsInFileOrder) {
   auto r = st_test::run_cli({"checksum", "--per-tensor", path});
   ASSERT_EQ(r.status, 0) << r.err;
   auto f = safetensors::file::open(path);
-  ASSERT_TRUE(f.ok());
+  ASSERT_OK(f);
   std::string expected = sha256_of(st_test::read_bytes(path)) + "  " + path + "\n";
   for (const auto& t : f->tensors()) {
     expected += "tensor " + sha256_of(f->view(t).data) + "  " + std::string(t.name) + "\n";

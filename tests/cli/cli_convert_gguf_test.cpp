@@ -14,6 +14,7 @@
 #include "safetensors/writer.h"
 #include "support/cli_run.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -27,7 +28,7 @@ std::string fixture(const char* name) {
 
 safetensors::file open_st(const fs::path& p) {
   auto f = safetensors::file::open(p.string());
-  EXPECT_TRUE(f.ok()) << (f.ok() ? "" : f.err().to_string());
+  EXPECT_OK(f) << (f.ok() ? "" : f.err().to_string());
   return std::move(f).value();
 }
 
@@ -35,9 +36,9 @@ std::vector<float> floats_of(const safetensors::file& f, std::string_view name) 
   const auto* t = f.find(name);
   EXPECT_NE(t, nullptr) << name;
   auto bytes = f.load(name);
-  EXPECT_TRUE(bytes.ok());
+  EXPECT_OK(bytes);
   std::vector<float> out(t->element_count());
-  EXPECT_TRUE(safetensors::decode_to_f32(t->type, *bytes, out).ok());
+  EXPECT_OK(safetensors::decode_to_f32(t->type, *bytes, out));
   return out;
 }
 
@@ -45,7 +46,7 @@ std::vector<std::byte> gguf_tensor_bytes(const gguf::reader& r, const std::strin
   const gguf::tensor_info* t = r.info().find_tensor(name);
   EXPECT_NE(t, nullptr) << name;
   std::vector<std::byte> out(t->byte_size);
-  EXPECT_TRUE(r.read(*t, 0, out).ok());
+  EXPECT_OK(r.read(*t, 0, out));
   return out;
 }
 
@@ -80,7 +81,8 @@ TEST(CliConvertGguf, RoundTripRestoresTensorBytesAndTypedMetadata) {
   ASSERT_EQ(back.status, 0) << back.err;
   auto original = gguf::reader::open(fixture("plain.gguf"));
   auto round = gguf::reader::open((dir / "b.gguf").string());
-  ASSERT_TRUE(original.ok() && round.ok());
+  ASSERT_OK(original);
+  ASSERT_OK(round);
   EXPECT_EQ(round->info().alignment, 32U);
   ASSERT_EQ(round->info().tensors.size(), original->info().tensors.size());
   for (const auto& t : original->info().tensors) {
@@ -172,7 +174,7 @@ TEST(CliConvertGguf, LongNamesAreAnErrorUnlessHashed) {
       {"convert", (dir / "long.safetensors").string(), (dir / "b.gguf").string(), "--rename-long", "hash", "-q"});
   ASSERT_EQ(hashed.status, 0) << hashed.err;
   auto g = gguf::reader::open((dir / "b.gguf").string());
-  ASSERT_TRUE(g.ok());
+  ASSERT_OK(g);
   const auto& from = std::get<gguf::array_value>(*g->info().find("safetensors.renamed.from"));
   const auto& to = std::get<gguf::array_value>(*g->info().find("safetensors.renamed.to"));
   ASSERT_EQ(from.strings, std::vector<std::string>{long_name});
@@ -187,7 +189,7 @@ TEST(CliConvertGguf, DtypesWithoutAGgufTypeAreRefused) {
   const auto dir = st_test::scratch_dir();
   const std::vector<std::byte> data(3);
   const safetensors::tensor_data t{"mask", safetensors::dtype::U8, {3}, data};
-  ASSERT_TRUE(safetensors::write_file((dir / "u8.safetensors").string(), std::span(&t, 1)).ok());
+  ASSERT_OK(safetensors::write_file((dir / "u8.safetensors").string(), std::span(&t, 1)));
   const auto r = run_cli({"convert", (dir / "u8.safetensors").string(), (dir / "u8.gguf").string(), "-q"});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("GGUF takes F32, F16, BF16, F64, I8, I16, I32, I64"), std::string::npos) << r.err;

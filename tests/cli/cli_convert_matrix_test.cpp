@@ -16,6 +16,7 @@
 #include "support/numpy_fixtures.h"
 #include "support/paths.h"
 #include "support/pytorch_fixtures.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -37,11 +38,11 @@ struct tensor_value {
 std::map<std::string, tensor_value> tensors_of(const fs::path& path) {
   std::map<std::string, tensor_value> out;
   auto f = st::file::open(path.string());
-  EXPECT_TRUE(f.ok()) << path << ": " << (f.ok() ? "" : f.err().to_string());
+  EXPECT_OK(f) << path << ": " << (f.ok() ? "" : f.err().to_string());
   if (!f) return out;
   for (const auto& t : f->tensors()) {
     auto bytes = f->load(t.name);
-    EXPECT_TRUE(bytes.ok());
+    EXPECT_OK(bytes);
     out[std::string(t.name)] = {std::string(st::dtype_name(t.type)),
                                 std::vector<std::uint64_t>(t.shape.begin(), t.shape.end()),
                                 std::vector<std::byte>(bytes->begin(), bytes->end())};
@@ -65,7 +66,7 @@ void write_mixed(const fs::path& path) {
     for (auto& b : storage.back()) b = std::byte{static_cast<std::uint8_t>(next++ % 0x3B)};  // finite values
     tensors.push_back({name, type, shape, storage.back()});
   }
-  ASSERT_TRUE(st::write_file(path.string(), tensors).ok());
+  ASSERT_OK(st::write_file(path.string(), tensors));
 }
 
 enum class outcome { ok, refused_many, refused_dtype };
@@ -123,7 +124,7 @@ TEST(CliConvertMatrix, EveryInputConvertsToEveryOutputOrIsRefusedNamingWhatIsSup
       }
       ASSERT_EQ(r.status, 0) << r.err;
       auto kind = st::sniff_file(out.string());
-      ASSERT_TRUE(kind.ok());
+      ASSERT_OK(kind);
       EXPECT_EQ(*kind, format) << "the output's bytes are " << st::file_format_name(*kind);
       // Back to SafeTensors: the same tensors, bit for bit.
       const auto back = dir / (c.label + "." + ext + ".back.safetensors");
@@ -161,7 +162,7 @@ TEST(CliConvertMatrix, ToOverridesTheExtension) {
     auto r = st_test::run_cli({"convert", in.string(), out.string(), "--to", to, "-q"});
     ASSERT_EQ(r.status, 0) << to << ": " << r.err;
     auto kind = st::sniff_file(out.string());
-    ASSERT_TRUE(kind.ok());
+    ASSERT_OK(kind);
     EXPECT_EQ(*kind, format) << to;
   }
   // --to wins over a misleading extension too.

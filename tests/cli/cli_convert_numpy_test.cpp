@@ -7,6 +7,7 @@
 #include "support/cli_run.h"
 #include "support/numpy_fixtures.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -15,7 +16,7 @@ using safetensors::dtype;
 
 std::string tensor_hex(const safetensors::file& f, std::string_view name) {
   auto bytes = f.load(name);
-  EXPECT_TRUE(bytes.ok()) << name;
+  EXPECT_OK(bytes) << name;
   return bytes ? st_test::hex(*bytes) : std::string();
 }
 
@@ -33,7 +34,7 @@ TEST(CliConvertNumpy, NumpyFilesBecomeTheSameTensors) {
     EXPECT_EQ(r.err.rfind("converted ", 0), 0U) << "only the summary line: " << r.err;
     EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
     auto f = safetensors::file::open(out.string());
-    ASSERT_TRUE(f.ok()) << f.err().to_string();
+    ASSERT_OK(f);
     ASSERT_EQ(f->tensors().size(), arrays.size());
     for (const auto& e : arrays) {
       const std::string name = e.member == "-" ? fs::path(file).stem().string() : e.member;
@@ -59,7 +60,7 @@ void write_every_dtype(const fs::path& path) {
   }
   tensors.push_back({"arr_0", dtype::F32, {}, std::as_bytes(std::span("abcd", 4))});
   auto s = safetensors::write_file(path.string(), tensors, {.metadata = safetensors::metadata_map{{"format", "pt"}}});
-  ASSERT_TRUE(s.ok()) << s.err().to_string();
+  ASSERT_OK(s);
 }
 
 TEST(CliConvertNumpy, RoundTripThroughNpzKeepsTensorBytes) {
@@ -67,7 +68,7 @@ TEST(CliConvertNumpy, RoundTripThroughNpzKeepsTensorBytes) {
   const auto original = dir / "in.safetensors";
   write_every_dtype(original);
   auto in = safetensors::file::open(original.string());
-  ASSERT_TRUE(in.ok());
+  ASSERT_OK(in);
   for (const bool compress : {false, true}) {
     const auto npz = dir / (compress ? "c.npz" : "s.npz");
     const auto back = dir / (compress ? "c.safetensors" : "s.safetensors");
@@ -82,7 +83,7 @@ TEST(CliConvertNumpy, RoundTripThroughNpzKeepsTensorBytes) {
     auto to_st = st_test::run_cli({"convert", npz.string(), back.string()});
     ASSERT_EQ(to_st.status, 0) << to_st.err;
     auto out = safetensors::file::open(back.string());
-    ASSERT_TRUE(out.ok()) << out.err().to_string();
+    ASSERT_OK(out);
     ASSERT_EQ(out->tensors().size(), in->tensors().size());
     EXPECT_FALSE(out->meta().metadata().has_value());
     for (const auto& t : in->tensors()) {
@@ -104,7 +105,7 @@ TEST(CliConvertNumpy, NpyOutputNeedsExactlyOneTensor) {
   auto back = st_test::run_cli({"convert", (dir / "w.npy").string(), (dir / "w.safetensors").string()});
   ASSERT_EQ(back.status, 0) << back.err;
   auto f = safetensors::file::open((dir / "w.safetensors").string());
-  ASSERT_TRUE(f.ok());
+  ASSERT_OK(f);
   EXPECT_EQ(tensor_hex(*f, "w"), "0000803f000000400000404000008040");
 
   auto two = st_test::run_cli({"convert", (dir / "two.safetensors").string(), (dir / "x.npy").string()});
@@ -118,7 +119,7 @@ TEST(CliConvertNumpy, DtypesNumpyLacksAreRefusedBeforeWriting) {
   const auto dir = st_test::scratch_dir();
   const std::vector<std::byte> one(1);
   const std::vector<safetensors::tensor_data> tensors{{"fp8", dtype::F8_E4M3, {1}, one}};
-  ASSERT_TRUE(safetensors::write_file((dir / "f8.safetensors").string(), tensors).ok());
+  ASSERT_OK(safetensors::write_file((dir / "f8.safetensors").string(), tensors));
   auto r = st_test::run_cli({"convert", (dir / "f8.safetensors").string(), (dir / "f8.npz").string()});
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.err.find("F8_E4M3 has no NumPy dtype (NumPy files take BOOL"), std::string::npos) << r.err;

@@ -18,6 +18,7 @@
 #include "support/numpy_fixtures.h"
 #include "support/paths.h"
 #include "support/pytorch_fixtures.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -35,9 +36,9 @@ std::vector<float> floats_of(const st::file& f, std::string_view name) {
   EXPECT_NE(t, nullptr) << name;
   if (t == nullptr) return {};
   auto bytes = f.load(name);
-  EXPECT_TRUE(bytes.ok());
+  EXPECT_OK(bytes);
   std::vector<float> out(t->element_count());
-  EXPECT_TRUE(st::decode_to_f32(t->type, *bytes, out).ok());
+  EXPECT_OK(st::decode_to_f32(t->type, *bytes, out));
   return out;
 }
 
@@ -59,7 +60,7 @@ TEST(CliConvertOptions, DtypeCastsFloatingTensorsOfEveryConversion) {
   ASSERT_EQ(
       st_test::run_cli({"convert", st_test::pytorch_fixture("basic.pt").string(), reference.string(), "-q"}).status, 0);
   auto ref = st::file::open(reference.string());
-  ASSERT_TRUE(ref.ok());
+  ASSERT_OK(ref);
   // PyTorch to SafeTensors and to .npz; NumPy, GGUF and SafeTensors inputs too.
   for (const std::string ext : {"safetensors", "npz"}) {
     SCOPED_TRACE(ext);
@@ -70,7 +71,7 @@ TEST(CliConvertOptions, DtypeCastsFloatingTensorsOfEveryConversion) {
     const auto back = dir / ("f16." + ext + ".safetensors");
     ASSERT_EQ(st_test::run_cli({"convert", out.string(), back.string(), "-q"}).status, 0);
     auto f = st::file::open(back.string());
-    ASSERT_TRUE(f.ok());
+    ASSERT_OK(f);
     for (const auto& t : ref->tensors()) {
       const auto* got = f->find(t.name);
       ASSERT_NE(got, nullptr) << t.name;
@@ -96,7 +97,7 @@ TEST(CliConvertOptions, DtypeCastsFloatingTensorsOfEveryConversion) {
     auto r = st_test::run_cli({"convert", in, out.string(), "--dtype", type});
     ASSERT_EQ(r.status, 0) << r.err;
     auto f = st::file::open(out.string());
-    ASSERT_TRUE(f.ok());
+    ASSERT_OK(f);
     for (const auto& t : f->tensors()) {
       if (st::dtype_is_float(t.type)) {
         EXPECT_EQ(st::dtype_name(t.type), type) << t.name;
@@ -206,19 +207,19 @@ void write_q8_model(const fs::path& path) {
   std::vector<gguf::tensor_spec> specs{{"blk.0.w", gguf::ggml_type::q8_0, {2, 32}},
                                        {"blk.0.norm", gguf::ggml_type::f32, {4}}};
   auto plan = gguf::write_plan::make(metadata, specs);
-  ASSERT_TRUE(plan.ok()) << plan.err().to_string();
+  ASSERT_OK(plan);
   auto out = gguf::stream_writer::create(path.string(), std::move(plan).value());
-  ASSERT_TRUE(out.ok());
+  ASSERT_OK(out);
   std::vector<std::byte> q8;
   for (int block = 0; block < 2; ++block) {
     q8.push_back(std::byte{0x00});  // scale 1.0 as F16 (0x3C00), little-endian
     q8.push_back(std::byte{0x3C});
     for (int i = 0; i < 32; ++i) q8.push_back(static_cast<std::byte>(i - 16));
   }
-  ASSERT_TRUE(out->append(0, q8).ok());
+  ASSERT_OK(out->append(0, q8));
   std::vector<float> norm{1, 2, 3, 4};
-  ASSERT_TRUE(out->append(1, std::as_bytes(std::span(norm))).ok());
-  ASSERT_TRUE(out->commit().ok());
+  ASSERT_OK(out->append(1, std::as_bytes(std::span(norm))));
+  ASSERT_OK(out->commit());
 }
 
 TEST(CliConvertOptions, DequantizedGgufWrittenBackHasTheFileTypeOfItsTensors) {
@@ -237,7 +238,7 @@ TEST(CliConvertOptions, DequantizedGgufWrittenBackHasTheFileTypeOfItsTensors) {
       r = st_test::run_cli({"convert", in.string(), back.string(), "--dtype", type, "-q"});
       ASSERT_EQ(r.status, 0) << r.err;
       auto g = gguf::reader::open(back.string());
-      ASSERT_TRUE(g.ok()) << g.err().to_string();
+      ASSERT_OK(g);
       const gguf::value* ft = g->info().find("general.file_type");
       ASSERT_NE(ft, nullptr);
       ASSERT_TRUE(std::holds_alternative<std::uint32_t>(*ft));
@@ -291,12 +292,12 @@ TEST(CliInspectFormats, GgufStringsWithNewlinesStayOnOneLine) {
   for (int i = 0; i < 5; ++i) tmpl += tmpl;
   metadata.push_back({"tokenizer.chat_template", gguf::value(tmpl)});
   auto plan = gguf::write_plan::make(metadata, {{"w", gguf::ggml_type::f32, {1}}});
-  ASSERT_TRUE(plan.ok());
+  ASSERT_OK(plan);
   auto out = gguf::stream_writer::create(path.string(), std::move(plan).value());
-  ASSERT_TRUE(out.ok());
+  ASSERT_OK(out);
   const float one = 1;
-  ASSERT_TRUE(out->append(0, std::as_bytes(std::span(&one, 1))).ok());
-  ASSERT_TRUE(out->commit().ok());
+  ASSERT_OK(out->append(0, std::as_bytes(std::span(&one, 1))));
+  ASSERT_OK(out->commit());
   auto r = st_test::run_cli({"inspect", path.string()});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto at = r.out.find("tokenizer.chat_template (STRING): {% for m in messages %}\\n<|{{ m.role }}|>\\n");

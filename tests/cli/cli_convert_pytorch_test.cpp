@@ -13,6 +13,7 @@
 #include "support/cli_run.h"
 #include "support/paths.h"
 #include "support/pytorch_fixtures.h"
+#include "support/status_matchers.h"
 
 namespace st = safetensors;
 namespace fs = std::filesystem;
@@ -23,7 +24,7 @@ const char* const sentinel = "/tmp/safetensors-pytorch-fixture-pwned";  // see m
 
 std::string sha256_of(std::span<const std::byte> bytes) {
   auto hash = st::sha256_hasher::create();
-  EXPECT_TRUE(hash.ok());
+  EXPECT_OK(hash);
   hash->update(bytes);
   return st::to_hex(hash->finish());
 }
@@ -31,7 +32,7 @@ std::string sha256_of(std::span<const std::byte> bytes) {
 // Every tensor of the converted file `out` against PyTorch's values for `fixture`.
 void expect_output_matches(const fs::path& out, const std::string& fixture, std::size_t dropped = 0) {
   auto f = st::file::open(out.string());
-  ASSERT_TRUE(f.ok()) << f.err().to_string();
+  ASSERT_OK(f);
   const auto& want = st_test::pytorch_expected().tensors.at(fixture);
   EXPECT_EQ(f->tensors().size() + dropped, want.size());
   for (const auto& info : f->tensors()) {
@@ -74,7 +75,7 @@ TEST(CliConvertPytorch, SharedKeepCopiesAndDedupRecordsInMetadata) {
   EXPECT_NE(r.err.find("deduplicated: lm_head.weight is embed.weight"), std::string::npos) << r.err;
   expect_output_matches(dedup, "tied.pt", 1);
   auto f = st::file::open(dedup.string());
-  ASSERT_TRUE(f.ok());
+  ASSERT_OK(f);
   ASSERT_TRUE(f->meta().metadata().has_value());
   EXPECT_EQ(f->meta().metadata()->at("lm_head.weight"), "embed.weight");
   EXPECT_EQ(f->meta().metadata()->at("format"), "pt");
@@ -95,7 +96,7 @@ TEST(CliConvertPytorch, NestedCheckpointFlattensOrSelectsKeyAndReportsSkipped) {
       {"convert", st_test::pytorch_fixture("nested.pt").string(), selected.string(), "--key", "state_dict"});
   ASSERT_EQ(r.status, 0) << r.err;
   auto f = st::file::open(selected.string());
-  ASSERT_TRUE(f.ok());
+  ASSERT_OK(f);
   EXPECT_NE(f->find("encoder.w"), nullptr);
   EXPECT_EQ(f->tensors().size(), 3u);
 }
@@ -110,7 +111,7 @@ TEST(CliConvertPytorch, ShardedBinDirectoryBecomesShardedSafetensors) {
   std::size_t seen = 0;
   for (const char* shard : {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"}) {
     auto f = st::file::open((out / shard).string());
-    ASSERT_TRUE(f.ok()) << f.err().to_string();
+    ASSERT_OK(f);
     for (const auto& info : f->tensors()) {
       EXPECT_EQ(sha256_of(f->view(info).data), want.at(std::string(info.name)).sha256);
       ++seen;

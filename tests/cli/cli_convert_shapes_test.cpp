@@ -14,6 +14,7 @@
 #include "support/cli_run.h"
 #include "support/paths.h"
 #include "support/pytorch_fixtures.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -21,7 +22,7 @@ namespace fs = std::filesystem;
 
 std::string sha256_of(std::span<const std::byte> bytes) {
   auto hash = safetensors::sha256_hasher::create();
-  EXPECT_TRUE(hash.ok());
+  EXPECT_OK(hash);
   hash->update(bytes);
   return safetensors::to_hex(hash->finish());
 }
@@ -30,7 +31,7 @@ std::string sha256_of(std::span<const std::byte> bytes) {
 void expect_all_sharded_tensors(const fs::path& file) {
   ASSERT_TRUE(fs::is_regular_file(file)) << file;
   auto f = safetensors::file::open(file.string());
-  ASSERT_TRUE(f.ok()) << f.err().to_string();
+  ASSERT_OK(f);
   const auto& want = st_test::pytorch_expected().tensors.at("sharded");
   EXPECT_EQ(f->tensors().size(), want.size());
   for (const auto& t : f->tensors()) {
@@ -77,10 +78,10 @@ TEST(CliConvertShapes, SafetensorsCheckpointInputs) {
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("from SafeTensors (sharded)"), std::string::npos) << r.err;
     auto f = safetensors::file::open(out.string());
-    ASSERT_TRUE(f.ok()) << f.err().to_string();
+    ASSERT_OK(f);
     std::vector<float> values(4);
     for (const auto& [name, first] : {std::pair{"a", 1.0F}, std::pair{"b", 5.0F}}) {
-      ASSERT_TRUE(f->read_into(name, std::as_writable_bytes(std::span(values))).ok()) << name;
+      ASSERT_OK(f->read_into(name, std::as_writable_bytes(std::span(values)))) << name;
       EXPECT_EQ(values, (std::vector<float>{first, first + 1, first + 2, first + 3})) << name;
     }
   }

@@ -7,6 +7,7 @@
 
 #include "support/cli_run.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -92,7 +93,7 @@ TEST(CliDiff, DifferentDtypesCompareValuesToo) {
   std::vector<std::uint16_t> bf16{0x3F80, 0x4000};
   std::vector<safetensors::tensor_data> data{
       {"w", safetensors::dtype::BF16, {2}, std::as_bytes(std::span<const std::uint16_t>(bf16))}};
-  ASSERT_TRUE(safetensors::write_file(p.b.string(), data).ok());
+  ASSERT_OK(safetensors::write_file(p.b.string(), data));
   auto r = st_test::run_cli({"diff", p.a.string(), p.b.string()});
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out,
@@ -110,7 +111,7 @@ TEST(CliDiff, IgnoreDtypeComparesValuesAcrossACast) {
   std::vector<safetensors::tensor_data> data{
       {"w", safetensors::dtype::BF16, {3}, std::as_bytes(std::span<const std::uint16_t>(bf16))},
       {"b", safetensors::dtype::F32, {1}, std::as_bytes(std::span<const float>(b))}};
-  ASSERT_TRUE(safetensors::write_file(p.b.string(), data).ok());
+  ASSERT_OK(safetensors::write_file(p.b.string(), data));
   auto exact = st_test::run_cli({"diff", "--ignore-dtype", p.a.string(), p.b.string()});
   EXPECT_EQ(exact.status, 1);
   EXPECT_NE(exact.out.find("dtype ignored: w: F32 vs BF16, values differ\n"), std::string::npos) << exact.out;

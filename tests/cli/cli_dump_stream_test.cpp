@@ -12,6 +12,7 @@
 #include "safetensors/writer.h"
 #include "support/cli_run.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -70,7 +71,7 @@ fs::path write_counting(const fs::path& dir, std::int32_t n) {
   const fs::path path = dir / "count.safetensors";
   const std::vector<safetensors::tensor_data> tensors{
       {"v", safetensors::dtype::I32, {static_cast<std::uint64_t>(n)}, std::as_bytes(std::span(values))}};
-  EXPECT_TRUE(safetensors::write_file(path.string(), tensors).ok());
+  EXPECT_OK(safetensors::write_file(path.string(), tensors));
   return path;
 }
 

@@ -7,6 +7,7 @@
 #include "safetensors/file.h"
 #include "support/cli_run.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -28,7 +29,7 @@ struct fixture {
 
 std::vector<float> values_of(const safetensors::file& f, std::string_view name) {
   auto bytes = f.load(name);
-  EXPECT_TRUE(bytes.ok()) << name;
+  EXPECT_OK(bytes) << name;
   if (!bytes) return {};
   std::vector<float> out(bytes->size() / 4);
   std::memcpy(out.data(), bytes->data(), bytes->size());
@@ -54,7 +55,7 @@ TEST(CliExtract, SelectRenameAndEditMetadata) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "");
   auto f = safetensors::file::open(fx.out.string());
-  ASSERT_TRUE(f.ok()) << f.err().to_string();
+  ASSERT_OK(f);
   EXPECT_EQ(names_of(*f), (std::vector<std::string>{"blocks.0.w", "blocks.1.w"}));
   EXPECT_EQ(values_of(*f, "blocks.0.w"), (std::vector<float>{1, 2}));
   EXPECT_EQ(values_of(*f, "blocks.1.w"), (std::vector<float>{4, 5}));
@@ -68,7 +69,7 @@ TEST(CliExtract, ExactRenameAndAlignment) {
       {"extract", fx.in.string(), fx.out.string(), "--rename", "model.norm=norm", "--align", "64", "--quiet"});
   ASSERT_EQ(r.status, 0) << r.err;
   auto f = safetensors::file::open(fx.out.string());
-  ASSERT_TRUE(f.ok());
+  ASSERT_OK(f);
   EXPECT_EQ(f->meta().data_start() % 64, 0U);
   EXPECT_EQ(names_of(*f),
             (std::vector<std::string>{"model.layers.0.b", "model.layers.0.w", "model.layers.1.w", "norm"}));
@@ -80,7 +81,7 @@ TEST(CliExtract, InPlaceRewriteWorks) {
   auto r = st_test::run_cli({"extract", fx.in.string(), fx.in.string(), "--only", "model.norm"});
   ASSERT_EQ(r.status, 0) << r.err;
   auto f = safetensors::file::open(fx.in.string());
-  ASSERT_TRUE(f.ok());
+  ASSERT_OK(f);
   EXPECT_EQ(names_of(*f), (std::vector<std::string>{"model.norm"}));
   EXPECT_EQ(values_of(*f, "model.norm"), (std::vector<float>{6, 7, 8}));
 }

@@ -7,6 +7,7 @@
 
 #include "support/cli_run.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -104,7 +105,7 @@ TEST(CliInspect, DetectsMlxQuantizedLayout) {
       {"l.weight", safetensors::dtype::U32, {2, 4}, std::as_bytes(std::span<const std::uint32_t>(packed))},
       {"l.scales", safetensors::dtype::F32, {2, 1}, std::as_bytes(std::span<const float>(scales))},
       {"l.biases", safetensors::dtype::F32, {2, 1}, std::as_bytes(std::span<const float>(scales))}};
-  ASSERT_TRUE(safetensors::write_file((dir / "q.safetensors").string(), data).ok());
+  ASSERT_OK(safetensors::write_file((dir / "q.safetensors").string(), data));
   auto r = run_cli({"inspect", (dir / "q.safetensors").string()});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("layout:      MLX quantized (1 packed U32 weights with .scales)\n"), std::string::npos) << r.out;

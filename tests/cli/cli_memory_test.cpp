@@ -13,6 +13,7 @@
 #include "safetensors/writer.h"
 #include "support/cli_run.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define ST_UNDER_ASAN 1
@@ -34,17 +35,17 @@ void write_large_file(const fs::path& path) {
   std::vector<safetensors::tensor_spec> specs;
   for (const char* name : {"a", "b", "c"}) specs.push_back({name, safetensors::dtype::F32, {tensor_elements}});
   auto plan = safetensors::write_plan::make(specs);
-  ASSERT_TRUE(plan.ok());
+  ASSERT_OK(plan);
   auto writer = safetensors::stream_writer::create(path.string(), std::move(plan).value());
-  ASSERT_TRUE(writer.ok());
+  ASSERT_OK(writer);
   std::vector<float> chunk(1 << 16);
   for (const char* name : {"a", "b", "c"}) {
     for (std::uint64_t done = 0; done < tensor_elements; done += chunk.size()) {
       for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<float>((done + i) % 1000) * 0.001F;
-      ASSERT_TRUE(writer->append(name, std::as_bytes(std::span<const float>(chunk))).ok());
+      ASSERT_OK(writer->append(name, std::as_bytes(std::span<const float>(chunk))));
     }
   }
-  ASSERT_TRUE(writer->commit().ok());
+  ASSERT_OK(writer->commit());
 }
 
 /// Runs each command and checks that it succeeds within `margin_kib` of `baseline_kib`.
@@ -76,7 +77,7 @@ TEST(CliMemory, StreamingCommandsStayBounded) {
                   {"diff", in.string(), in.string()}},
                  baseline, 20 * 1024);
   auto cast = safetensors::read_header((dir / "bf16.safetensors").string());
-  ASSERT_TRUE(cast.ok());
+  ASSERT_OK(cast);
   EXPECT_EQ(cast->data_size(), 3 * tensor_elements * 2);
 }
 
@@ -89,17 +90,17 @@ void write_large_model(const fs::path& path) {
   std::vector<safetensors::tensor_spec> specs;
   for (const auto& name : names) specs.push_back({name, safetensors::dtype::F32, {rows, cols}});
   auto plan = safetensors::write_plan::make(specs);
-  ASSERT_TRUE(plan.ok());
+  ASSERT_OK(plan);
   auto writer = safetensors::stream_writer::create(path.string(), std::move(plan).value());
-  ASSERT_TRUE(writer.ok());
+  ASSERT_OK(writer);
   std::vector<float> row(cols);
   for (const auto& name : names) {
     for (std::uint64_t r = 0; r < rows; ++r) {
       for (std::size_t i = 0; i < cols; ++i) row[i] = static_cast<float>((r * 7 + i) % 101) * 0.01F - 0.5F;
-      ASSERT_TRUE(writer->append(name, std::as_bytes(std::span<const float>(row))).ok());
+      ASSERT_OK(writer->append(name, std::as_bytes(std::span<const float>(row))));
     }
   }
-  ASSERT_TRUE(writer->commit().ok());
+  ASSERT_OK(writer->commit());
 }
 
 // quantize, dequantize, shard and merge read with pread in chunks too: a mapped input would
@@ -123,7 +124,7 @@ TEST(CliMemory, CheckpointAndMlxCommandsStayBounded) {
                  baseline, 24 * 1024);
   EXPECT_EQ(fs::file_size(dir / "merged.safetensors"), fs::file_size(in));
   auto restored = safetensors::read_header((dir / "dq.safetensors").string());
-  ASSERT_TRUE(restored.ok());
+  ASSERT_OK(restored);
   EXPECT_EQ(restored->data_size(), 48U << 20);
 }
 
@@ -239,7 +240,7 @@ TEST(CliMemory, PytorchConvertStaysBounded) {
   ASSERT_GT(baseline, 0);
   expect_bounded({{"convert", in.string(), (dir / "model.safetensors").string(), "-q"}}, baseline, 20 * 1024);
   auto converted = safetensors::read_header((dir / "model.safetensors").string());
-  ASSERT_TRUE(converted.ok()) << converted.err().to_string();
+  ASSERT_OK(converted);
   EXPECT_EQ(converted->data_size(), 3 * tensor_elements * 4);
 }
 

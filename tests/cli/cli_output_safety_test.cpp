@@ -10,6 +10,7 @@
 #include "safetensors/file.h"
 #include "support/cli_run.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -35,7 +36,7 @@ std::string contents(const fs::path& p) {
 
 dtype type_of(const fs::path& file, std::string_view tensor) {
   auto f = safetensors::file::open(file.string());
-  EXPECT_TRUE(f.ok()) << f.err().to_string();
+  EXPECT_OK(f);
   if (!f) return dtype::BOOL;
   const auto* t = f->find(tensor);
   EXPECT_NE(t, nullptr) << tensor;

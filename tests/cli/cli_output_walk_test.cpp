@@ -16,6 +16,7 @@
 #include "safetensors/file.h"
 #include "support/cli_run.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -145,7 +146,7 @@ TEST_F(OutputWalk, EveryWritingCommandRefusesEveryBadOutput) {
       if (c.rewrites_in_place && aliases_input) {
         // The documented atomic in-place rewrite: allowed, and the input stays a valid file.
         EXPECT_EQ(r.status, 0) << what << ": " << r.err;
-        EXPECT_TRUE(safetensors::file::open(c.input.string()).ok()) << what;
+        EXPECT_OK(safetensors::file::open(c.input.string())) << what;
         continue;
       }
       EXPECT_EQ(r.status, 2) << what << ": " << r.err;

@@ -16,6 +16,7 @@
 #include "safetensors/writer.h"
 #include "support/cli_run.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -28,7 +29,7 @@ void write_sparse(const fs::path& path, std::vector<safetensors::tensor_spec> sp
   safetensors::write_options options;
   options.metadata = metadata;
   auto plan = safetensors::write_plan::make(std::move(specs), options);
-  ASSERT_TRUE(plan.ok()) << plan.err().to_string();
+  ASSERT_OK(plan);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   ASSERT_GE(fd, 0);
   const auto header = plan->header_bytes();

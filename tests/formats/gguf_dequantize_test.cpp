@@ -8,6 +8,7 @@
 
 #include "safetensors/convert.h"
 #include "safetensors/formats/gguf_dequantize.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -43,7 +44,7 @@ class block {
 std::vector<float> run(ggml_type t, const block& b, std::size_t elements) {
   std::vector<float> out(elements, -999.0F);
   const auto s = dequantize(t, b.bytes(), out);
-  EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.err().message);
+  EXPECT_OK(s) << (s.ok() ? "" : s.err().message);
   return out;
 }
 
@@ -242,8 +243,7 @@ TEST(GgufDequantize, UnsupportedTypeIsNamed) {
   std::vector<std::byte> src(66);
   std::vector<float> dst(256);
   const auto s = dequantize(ggml_type::iq2_xxs, src, dst);
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.err().code, safetensors::error_code::unsupported);
+  ASSERT_ERROR(s, safetensors::error_code::unsupported);
   EXPECT_NE(s.err().message.find("IQ2_XXS"), std::string::npos);
 }
 

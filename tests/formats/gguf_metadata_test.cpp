@@ -8,6 +8,7 @@
 #include "safetensors/formats/gguf_metadata.h"
 #include "safetensors/formats/gguf_writer.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -16,19 +17,19 @@ using safetensors::error_code;
 
 TEST(GgufMetadata, TextReadsBackAsItsType) {
   auto u16 = gguf::from_text("UINT16", "65535");
-  ASSERT_TRUE(u16.ok());
+  ASSERT_OK(u16);
   EXPECT_EQ(std::get<std::uint16_t>(*u16), 65535);
   auto f32 = gguf::from_text("FLOAT32", "-inf");
-  ASSERT_TRUE(f32.ok());
+  ASSERT_OK(f32);
   EXPECT_EQ(std::get<float>(*f32), -INFINITY);
   auto strs = gguf::from_text("ARRAY[STRING]", R"(["a\n", "\u00fc"])");
-  ASSERT_TRUE(strs.ok());
+  ASSERT_OK(strs);
   EXPECT_EQ(std::get<gguf::array_value>(*strs).strings, (std::vector<std::string>{"a\n", "\xC3\xBC"}));
   auto ints = gguf::from_text("ARRAY[INT16]", " [ -1, 2 ,3 ] ");
-  ASSERT_TRUE(ints.ok());
+  ASSERT_OK(ints);
   EXPECT_EQ(gguf::to_text(*ints), "[-1,2,3]");
   auto floats = gguf::from_text("ARRAY[FLOAT64]", R"([0.1,"nan"])");
-  ASSERT_TRUE(floats.ok());
+  ASSERT_OK(floats);
   EXPECT_EQ(gguf::to_text(*floats), R"([0.1,"nan"])");
 }
 
@@ -48,14 +49,14 @@ TEST(GgufMetadata, TextOutOfRangeOrMalformedIsAnError) {
 TEST(GgufMetadata, PlainMetadataBecomesStringsAndTypedMetadataIsChecked) {
   safetensors::metadata_map plain{{"b", "2"}, {"a", "x"}};
   auto entries = gguf::from_safetensors_metadata(plain);
-  ASSERT_TRUE(entries.ok());
+  ASSERT_OK(entries);
   ASSERT_EQ(entries->size(), 2U);
   EXPECT_EQ((*entries)[0].key, "a");
   EXPECT_EQ(std::get<std::string>((*entries)[1].val), "2");
 
   safetensors::metadata_map typed{{"n", "7"}, {"s", "x"}, {"__gguf_types__", R"([["n","UINT32"]])"}};
   auto t = gguf::from_safetensors_metadata(typed);
-  ASSERT_TRUE(t.ok());
+  ASSERT_OK(t);
   EXPECT_EQ(std::get<std::uint32_t>((*t)[0].val), 7U);
   EXPECT_EQ(std::get<std::string>((*t)[1].val), "x");
 
@@ -80,11 +81,11 @@ TEST(GgufWriter, PlanChecksNamesAndShapesAndSetsTheAlignment) {
 
   std::vector<gguf::metadata_entry> meta{{"general.alignment", gguf::value(std::uint64_t{64})}};
   auto plan = gguf::write_plan::make(meta, {{"a", gguf::ggml_type::f16, {3}}, {"b", gguf::ggml_type::q8_0, {2, 32}}});
-  ASSERT_TRUE(plan.ok()) << plan.err().message;
+  ASSERT_OK(plan);
   EXPECT_EQ(plan->tensors()[1].offset, 32U);                   // 6 bytes padded to 32
   EXPECT_EQ(plan->file_size(), plan->data_start() + 32 + 96);  // two Q8_0 blocks: 68 bytes, padded
   auto back = gguf::parse_header(plan->header_bytes(), plan->file_size());
-  ASSERT_TRUE(back.ok()) << back.err().message;
+  ASSERT_OK(back);
   EXPECT_EQ(std::get<std::uint32_t>(*back->find("general.alignment")), 32U);  // replaced, as UINT32
   EXPECT_EQ(back->tensors[1].shape, (std::vector<std::uint64_t>{2, 32}));
 }
@@ -98,18 +99,17 @@ TEST(GgufWriter, StreamsOnlyCompleteFilesAndNamesTheTensorThatIsShortOrLong) {
   const std::vector<std::byte> eight(8, std::byte{1});
 
   auto short_b = gguf::stream_writer::create(path, plan().value());
-  ASSERT_TRUE(short_b.ok()) << short_b.err().message;
-  ASSERT_TRUE(short_b->append(0, eight).ok());
+  ASSERT_OK(short_b);
+  ASSERT_OK(short_b->append(0, eight));
   auto incomplete = short_b->commit();
-  ASSERT_FALSE(incomplete.ok());
-  EXPECT_EQ(incomplete.err().code, error_code::invalid_argument);
+  ASSERT_ERROR(incomplete, error_code::invalid_argument);
   EXPECT_EQ(incomplete.err().tensor, "b");
   EXPECT_NE(incomplete.err().message.find("received 0 of its 4 bytes"), std::string::npos) << incomplete.err().message;
 
   auto long_a = gguf::stream_writer::create(path, plan().value());
-  ASSERT_TRUE(long_a.ok());
+  ASSERT_OK(long_a);
   auto overflow = long_a->append(0, std::span(eight.data(), 4));
-  ASSERT_TRUE(overflow.ok());
+  ASSERT_OK(overflow);
   overflow = long_a->append(0, eight);
   ASSERT_FALSE(overflow.ok());
   EXPECT_EQ(overflow.err().tensor, "a");
@@ -117,12 +117,12 @@ TEST(GgufWriter, StreamsOnlyCompleteFilesAndNamesTheTensorThatIsShortOrLong) {
   EXPECT_TRUE(std::filesystem::is_empty(dir)) << "a failed write leaves nothing behind";
 
   auto whole = gguf::stream_writer::create(path, plan().value());
-  ASSERT_TRUE(whole.ok());
-  ASSERT_TRUE(whole->append(1, std::span(eight.data(), 4)).ok());  // any order of tensors
-  ASSERT_TRUE(whole->append(0, eight).ok());
-  ASSERT_TRUE(whole->commit().ok());
+  ASSERT_OK(whole);
+  ASSERT_OK(whole->append(1, std::span(eight.data(), 4)));  // any order of tensors
+  ASSERT_OK(whole->append(0, eight));
+  ASSERT_OK(whole->commit());
   auto back = gguf::reader::open(path);
-  ASSERT_TRUE(back.ok()) << back.err().message;
+  ASSERT_OK(back);
   EXPECT_EQ(back->info().tensors.size(), 2U);
 }
 

@@ -11,6 +11,7 @@
 
 #include "safetensors/formats/gguf.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -64,15 +65,14 @@ safetensors::result<gguf::header> parse(const gguf_bytes& b) { return gguf::pars
 
 void expect_error(const gguf_bytes& b, error_code code, std::uint64_t offset, const std::string& words) {
   const auto h = parse(b);
-  ASSERT_FALSE(h.ok());
-  EXPECT_EQ(h.err().code, code) << h.err().message;
+  ASSERT_ERROR(h, code);
   EXPECT_EQ(h.err().offset, offset) << h.err().message;
   EXPECT_NE(h.err().message.find(words), std::string::npos) << h.err().message;
 }
 
 TEST(GgufReader, ReadsEveryValueTypeAndTensorOfTheFixture) {
   auto r = gguf::reader::open(fixture("plain.gguf").string());
-  ASSERT_TRUE(r.ok()) << r.err().to_string();
+  ASSERT_OK(r);
   const gguf::header& h = r->info();
   EXPECT_EQ(h.version, 3U);
   EXPECT_EQ(h.alignment, 32U);
@@ -105,17 +105,17 @@ TEST(GgufReader, ReadsEveryValueTypeAndTensorOfTheFixture) {
   EXPECT_EQ(h.tensors[2].type, gguf::ggml_type::bf16);
   EXPECT_EQ(h.data_start, 1408U);  // as @huggingface/gguf reports for this file
   std::vector<float> values(24);
-  ASSERT_TRUE(r->read(t, 0, std::as_writable_bytes(std::span(values))).ok());
+  ASSERT_OK(r->read(t, 0, std::as_writable_bytes(std::span(values))));
   EXPECT_EQ(values[0], -5.5F);
   EXPECT_EQ(values[23], 17.5F);
 }
 
 TEST(GgufReader, ReadsVersion2AndCustomAlignment) {
   auto v2 = gguf::reader::open(fixture("v2.gguf").string());
-  ASSERT_TRUE(v2.ok()) << v2.err().to_string();
+  ASSERT_OK(v2);
   EXPECT_EQ(v2->info().version, 2U);
   auto a64 = gguf::reader::open(fixture("align64.gguf").string());
-  ASSERT_TRUE(a64.ok()) << a64.err().to_string();
+  ASSERT_OK(a64);
   EXPECT_EQ(a64->info().alignment, 64U);
   EXPECT_EQ(a64->info().tensors[1].offset, 64U);
   EXPECT_EQ(a64->info().data_start, 192U);
@@ -126,14 +126,13 @@ TEST(GgufReader, EveryTruncationIsAnErrorAndAPrefixAsksForMore) {
   for (std::size_t n = 0; n < 1408 + 96; n += 7) {
     const auto prefix = std::span(bytes).first(n);
     const auto h = gguf::parse_header(prefix, n);
-    ASSERT_FALSE(h.ok()) << n;
-    EXPECT_EQ(h.err().code, error_code::invalid_format) << n;
+    ASSERT_ERROR(h, error_code::invalid_format) << n;
     // A prefix of a good file either holds the whole header or asks for more bytes.
     bool incomplete = false;
     const auto more = gguf::parse_header(prefix, bytes.size(), {}, &incomplete);
     EXPECT_NE(more.ok(), incomplete) << n;
     if (n >= 1408) {
-      EXPECT_TRUE(more.ok()) << n;
+      EXPECT_OK(more) << n;
     }
   }
 }
@@ -246,7 +245,7 @@ TEST(GgufReader, OpenReadsHeadersLargerThanItsFirstRead) {
   b.head(1, 1).str("tokenizer.chat_template").u32(8).str(big).tensor("w", {2}, 0, 0).pad().zeros(8);
   st_test::write_bytes(dir / "big.gguf", b.bytes());
   const auto r = gguf::reader::open((dir / "big.gguf").string());
-  ASSERT_TRUE(r.ok()) << r.err().to_string();
+  ASSERT_OK(r);
   EXPECT_EQ(std::get<std::string>(*r->info().find("tokenizer.chat_template")).size(), big.size());
   EXPECT_EQ(r->info().tensors.at(0).name, "w");
 }

@@ -10,6 +10,7 @@
 #include "safetensors/formats/npy.h"
 #include "support/numpy_fixtures.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -37,12 +38,12 @@ TEST(NumpyNpy, EveryFixtureMatchesNumpysBytes) {
     SCOPED_TRACE(e.file);
     const auto file = st_test::read_bytes(st_test::numpy_fixture(e.file));
     auto h = safetensors::parse_npy_header(file);
-    ASSERT_TRUE(h.ok()) << h.err().to_string();
+    ASSERT_OK(h);
     EXPECT_EQ(safetensors::dtype_name(h->type), e.dtype);
     EXPECT_EQ(h->shape, e.shape);
     ASSERT_EQ(h->data_offset + h->data_bytes, file.size());
     std::vector<std::byte> out(h->data_bytes);
-    ASSERT_TRUE(safetensors::npy_to_c_order(*h, std::span(file).subspan(h->data_offset), out).ok());
+    ASSERT_OK(safetensors::npy_to_c_order(*h, std::span(file).subspan(h->data_offset), out));
     EXPECT_EQ(st_test::hex(out), e.hex);
     ++checked;
   }
@@ -51,20 +52,20 @@ TEST(NumpyNpy, EveryFixtureMatchesNumpysBytes) {
 
 TEST(NumpyNpy, HeaderDetailsOfNumpyAndMlxFiles) {
   auto fortran = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture("fortran_3d_i2.npy")));
-  ASSERT_TRUE(fortran.ok());
+  ASSERT_OK(fortran);
   EXPECT_TRUE(fortran->fortran_order);
   EXPECT_TRUE(fortran->needs_transpose());
   EXPECT_FALSE(fortran->is_c_order_little_endian());
   EXPECT_EQ(fortran->data_offset % 64, 0U);
 
   auto big = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture("big_endian_i4.npy")));
-  ASSERT_TRUE(big.ok());
+  ASSERT_OK(big);
   EXPECT_TRUE(big->big_endian);
   EXPECT_EQ(big->descr, ">i4");
 
   // MLX: '<V2' is BF16; fortran_order True on a 1-D array needs no copy; data at byte 70.
   auto mlx = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture("mlx_bf16.npy")));
-  ASSERT_TRUE(mlx.ok());
+  ASSERT_OK(mlx);
   EXPECT_EQ(mlx->type, dtype::BF16);
   EXPECT_TRUE(mlx->fortran_order);
   EXPECT_TRUE(mlx->is_c_order_little_endian());
@@ -72,7 +73,7 @@ TEST(NumpyNpy, HeaderDetailsOfNumpyAndMlxFiles) {
 
   for (const char* name : {"version_2.npy", "version_3.npy"}) {
     auto v = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture(name)));
-    ASSERT_TRUE(v.ok()) << name;
+    ASSERT_OK(v) << name;
     EXPECT_EQ(v->major_version, name[8] - '0');
   }
 }
@@ -80,35 +81,33 @@ TEST(NumpyNpy, HeaderDetailsOfNumpyAndMlxFiles) {
 TEST(NumpyNpy, VoidDtypeNeedsAnOverrideOfTheRightWidth) {
   const auto file = st_test::read_bytes(st_test::numpy_fixture("void_v1.npy"));
   auto plain = safetensors::parse_npy_header(file);
-  ASSERT_FALSE(plain.ok());
-  EXPECT_EQ(plain.err().code, error_code::unsupported);
+  ASSERT_ERROR(plain, error_code::unsupported);
   EXPECT_NE(plain.err().message.find("|V1"), std::string::npos) << plain.err().message;
 
   auto fp8 = safetensors::parse_npy_header(file, {.void_as = dtype::F8_E4M3});
-  ASSERT_TRUE(fp8.ok());
+  ASSERT_OK(fp8);
   EXPECT_EQ(fp8->type, dtype::F8_E4M3);
   EXPECT_EQ(fp8->data_bytes, 4U);
 
   auto wrong = safetensors::parse_npy_header(file, {.void_as = dtype::F16});
-  ASSERT_FALSE(wrong.ok());
-  EXPECT_EQ(wrong.err().code, error_code::invalid_argument);
+  ASSERT_ERROR(wrong, error_code::invalid_argument);
   // The override also replaces the BF16 default for two-byte voids.
   auto as_f16 = parse_dict("{'descr': '<V2', 'fortran_order': False, 'shape': (1,)}", {.void_as = dtype::F16});
-  ASSERT_TRUE(as_f16.ok());
+  ASSERT_OK(as_f16);
   EXPECT_EQ(as_f16->type, dtype::F16);
 }
 
 TEST(NumpyNpy, LiteralSyntaxAcceptedLikePython) {
   auto py2 = parse_dict("{\"descr\": \"<f4\", \"fortran_order\": False, \"shape\": (3L, 4L)}");
-  ASSERT_TRUE(py2.ok()) << py2.err().to_string();
+  ASSERT_OK(py2);
   EXPECT_EQ(py2->shape, (std::vector<std::uint64_t>{3, 4}));
   auto scalar = parse_dict("{'shape': (), 'fortran_order': False, 'descr': '|u1'}\n");
-  ASSERT_TRUE(scalar.ok());
+  ASSERT_OK(scalar);
   EXPECT_TRUE(scalar->shape.empty());
   EXPECT_EQ(scalar->data_bytes, 1U);
 
   auto v = safetensors::detail::parse_py_literal(" [None, 'a\\'b', (1, -2, [True]), {'k': \"\\x41\"}] ");
-  ASSERT_TRUE(v.ok()) << v.err().to_string();
+  ASSERT_OK(v);
   ASSERT_EQ(v->items.size(), 4U);
   EXPECT_EQ(v->items[1].text, "a'b");
   EXPECT_EQ(v->items[2].items[1].integer, -2);
@@ -141,8 +140,7 @@ TEST(NumpyNpy, MalformedHeadersAreClearErrors) {
   };
   for (const auto& c : cases) {
     auto h = parse_dict(c.dict);
-    ASSERT_FALSE(h.ok()) << c.dict;
-    EXPECT_EQ(h.err().code, c.code) << c.dict << ": " << h.err().message;
+    ASSERT_ERROR(h, c.code) << c.dict;
     EXPECT_NE(h.err().message.find(c.says), std::string::npos) << c.dict << ": " << h.err().message;
     ASSERT_TRUE(h.err().offset.has_value()) << c.dict;
   }
@@ -165,12 +163,11 @@ TEST(NumpyNpy, MalformedFixturesAreClearErrors) {
   };
   for (const auto& [name, code] : cases) {
     auto h = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture(name)));
-    ASSERT_FALSE(h.ok()) << name;
-    EXPECT_EQ(h.err().code, code) << name << ": " << h.err().message;
+    ASSERT_ERROR(h, code) << name;
   }
   // A terabyte shape parses (the header is valid) but claims far more data than the file holds.
   auto tb = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture("bad_terabyte_shape.npy")));
-  ASSERT_TRUE(tb.ok());
+  ASSERT_OK(tb);
   EXPECT_EQ(tb->data_bytes, 4ULL << 40);
 }
 
@@ -180,10 +177,9 @@ TEST(NumpyNpy, HeaderLengthLimit) {
   safetensors::npy_options small_limit;
   small_limit.max_header_bytes = 1000;
   auto h = safetensors::parse_npy_header(bytes_of(huge), small_limit);
-  ASSERT_FALSE(h.ok());
-  EXPECT_EQ(h.err().code, error_code::limit_exceeded);
+  ASSERT_ERROR(h, error_code::limit_exceeded);
   auto size = safetensors::npy_preamble_size(bytes_of(huge.substr(0, 12)));
-  ASSERT_TRUE(size.ok());
+  ASSERT_OK(size);
   EXPECT_EQ(*size, huge.size());
 }
 
@@ -192,15 +188,14 @@ TEST(NumpyNpy, EncodedHeadersAreAlignedAndParseBack) {
     const std::vector<std::uint64_t> shape{2, 3};
     auto pre = safetensors::npy_encode_header(t, shape);
     if (!safetensors::npy_descr(t)) {
-      ASSERT_FALSE(pre.ok());
-      EXPECT_EQ(pre.err().code, error_code::unsupported);
+      ASSERT_ERROR(pre, error_code::unsupported);
       continue;
     }
-    ASSERT_TRUE(pre.ok()) << safetensors::dtype_name(t);
+    ASSERT_OK(pre) << safetensors::dtype_name(t);
     EXPECT_EQ(pre->size() % 64, 0U);
     EXPECT_EQ(pre->back(), '\n');
     auto back = safetensors::parse_npy_header(bytes_of(*pre));
-    ASSERT_TRUE(back.ok()) << back.err().to_string();
+    ASSERT_OK(back);
     EXPECT_EQ(back->type, t);
     EXPECT_EQ(back->shape, shape);
     EXPECT_EQ(back->data_offset, pre->size());
@@ -208,11 +203,11 @@ TEST(NumpyNpy, EncodedHeadersAreAlignedAndParseBack) {
   // A header past 65535 bytes needs version 2.0.
   const std::vector<std::uint64_t> many(30000, 1);
   auto v2 = safetensors::npy_encode_header(dtype::F32, many);
-  ASSERT_TRUE(v2.ok());
+  ASSERT_OK(v2);
   EXPECT_EQ((*v2)[6], '\x02');
   EXPECT_EQ(v2->size() % 64, 0U);
   auto back = safetensors::parse_npy_header(bytes_of(*v2));
-  ASSERT_TRUE(back.ok()) << back.err().to_string();
+  ASSERT_OK(back);
   EXPECT_EQ(back->shape.size(), many.size());
 }
 
@@ -225,7 +220,7 @@ TEST(NumpyNpy, WriteNpyGivesNumpysBytes) {
     std::vector<std::byte> data(e.hex.size() / 2);
     for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::byte(std::stoul(e.hex.substr(2 * i, 2), nullptr, 16));
     const auto path = dir / e.file;
-    ASSERT_TRUE(safetensors::write_npy(path.string(), *safetensors::parse_dtype(e.dtype), e.shape, data).ok());
+    ASSERT_OK(safetensors::write_npy(path.string(), *safetensors::parse_dtype(e.dtype), e.shape, data));
     EXPECT_EQ(st_test::read_bytes(path), st_test::read_bytes(st_test::numpy_fixture(e.file)));
     ++compared;
   }
@@ -234,8 +229,7 @@ TEST(NumpyNpy, WriteNpyGivesNumpysBytes) {
   const std::vector<std::uint64_t> shape{2, 2};
   const std::vector<std::byte> six(6);
   auto short_data = safetensors::write_npy((dir / "b.npy").string(), dtype::I16, shape, six);
-  ASSERT_FALSE(short_data.ok());
-  EXPECT_EQ(short_data.err().code, error_code::invalid_argument);
+  ASSERT_ERROR(short_data, error_code::invalid_argument);
   EXPECT_FALSE(std::filesystem::exists(dir / "b.npy"));
 }
 

@@ -10,6 +10,7 @@
 #include "safetensors/formats/npz.h"
 #include "support/numpy_fixtures.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -27,7 +28,7 @@ const safetensors::npz_array* find(const npz_archive& a, std::string_view name) 
 std::vector<std::byte> read_array(const npz_archive& a, const safetensors::npz_array& array) {
   std::vector<std::byte> out(array.header.data_bytes);
   auto s = a.read(array, out);
-  EXPECT_TRUE(s.ok()) << s.err().to_string();
+  EXPECT_OK(s);
   return out;
 }
 
@@ -39,7 +40,7 @@ TEST(NumpyNpz, EveryMemberMatchesNumpysBytes) {
     SCOPED_TRACE(e.file + ":" + e.member);
     if (!open.contains(e.file)) {
       auto a = npz_archive::open(st_test::numpy_fixture(e.file).string());
-      ASSERT_TRUE(a.ok()) << a.err().to_string();
+      ASSERT_OK(a);
       open.emplace(e.file, std::move(*a));
     }
     const npz_archive& archive = open.at(e.file);
@@ -63,7 +64,7 @@ TEST(NumpyNpz, EveryMemberMatchesNumpysBytes) {
 // zip reader decodes them itself.
 TEST(NumpyNpz, Zip64CentralDirectory) {
   auto a = npz_archive::open(st_test::numpy_fixture(st_test::numpy_zip64_fixture).string());
-  ASSERT_TRUE(a.ok()) << a.err().to_string();
+  ASSERT_OK(a);
   for (const auto& e : st_test::numpy_expectations()) {
     if (e.file != st_test::numpy_zip64_fixture) continue;
     const auto* array = find(*a, e.member);
@@ -75,7 +76,8 @@ TEST(NumpyNpz, Zip64CentralDirectory) {
 TEST(NumpyNpz, StoredMembersAreViewedInPlaceDeflatedOnesAreNot) {
   auto stored = npz_archive::open(st_test::numpy_fixture("stored.npz").string());
   auto deflated = npz_archive::open(st_test::numpy_fixture("deflated.npz").string());
-  ASSERT_TRUE(stored.ok() && deflated.ok());
+  ASSERT_OK(stored);
+  ASSERT_OK(deflated);
   // One-byte elements are always aligned: a stored, C-order bool array must be a view.
   EXPECT_TRUE(stored->view(*find(*stored, "mask")).has_value());
   EXPECT_FALSE(deflated->view(*find(*deflated, "mask")).has_value());
@@ -95,8 +97,7 @@ TEST(NumpyNpz, HostileArchivesAreClearErrors) {
   };
   for (const auto& [name, code, says] : cases) {
     auto a = npz_archive::open(st_test::numpy_fixture(name).string());
-    ASSERT_FALSE(a.ok()) << name;
-    EXPECT_EQ(a.err().code, code) << name << ": " << a.err().to_string();
+    ASSERT_ERROR(a, code) << name;
     EXPECT_NE(a.err().to_string().find(says), std::string::npos) << name << ": " << a.err().to_string();
     EXPECT_NE(a.err().path.find(name), std::string::npos) << name;
   }
@@ -130,11 +131,11 @@ TEST(NumpyNpz, WrittenArchivesReadBackExactly) {
   for (const bool compress : {false, true}) {
     const auto path = (dir / (compress ? "c.npz" : "s.npz")).string();
     auto w = safetensors::npz_writer::create(path, {.compress = compress});
-    ASSERT_TRUE(w.ok()) << w.err().to_string();
-    for (const auto& s : samples) ASSERT_TRUE(w->add_array(s.name, s.type, s.shape, s.data).ok()) << s.name;
-    ASSERT_TRUE(w->commit().ok());
+    ASSERT_OK(w);
+    for (const auto& s : samples) ASSERT_OK(w->add_array(s.name, s.type, s.shape, s.data)) << s.name;
+    ASSERT_OK(w->commit());
     auto a = npz_archive::open(path);
-    ASSERT_TRUE(a.ok()) << a.err().to_string();
+    ASSERT_OK(a);
     ASSERT_EQ(a->arrays().size(), samples.size());
     for (const auto& s : samples) {
       const auto* array = find(*a, s.name);
@@ -154,21 +155,18 @@ TEST(NumpyNpz, WriterRefusesWhatCannotBeReadBack) {
   const std::vector<std::byte> two(2);
   {
     auto w = safetensors::npz_writer::create((dir / "x.npz").string());
-    ASSERT_TRUE(w.ok());
+    ASSERT_OK(w);
     for (const char* bad : {"../up", "/abs", "", "./x", "back\\slash"}) {
       auto s = w->add_array(bad, dtype::U8, shape, two);
-      ASSERT_FALSE(s.ok()) << bad;
-      EXPECT_EQ(s.err().code, error_code::unsafe_path) << bad;
+      ASSERT_ERROR(s, error_code::unsafe_path) << bad;
     }
     auto fp8 = w->begin_array("f8", dtype::F8_E4M3, shape);
-    ASSERT_FALSE(fp8.ok());
-    EXPECT_EQ(fp8.err().code, error_code::unsupported);
-    ASSERT_TRUE(w->add_array("ok", dtype::U8, shape, two).ok());
+    ASSERT_ERROR(fp8, error_code::unsupported);
+    ASSERT_OK(w->add_array("ok", dtype::U8, shape, two));
     auto dup = w->add_array("ok", dtype::U8, shape, two);
-    ASSERT_FALSE(dup.ok());
-    EXPECT_EQ(dup.err().code, error_code::invalid_argument);
-    ASSERT_TRUE(w->begin_array("short", dtype::U8, shape).ok());
-    ASSERT_TRUE(w->append(std::span(two).first(1)).ok());
+    ASSERT_ERROR(dup, error_code::invalid_argument);
+    ASSERT_OK(w->begin_array("short", dtype::U8, shape));
+    ASSERT_OK(w->append(std::span(two).first(1)));
     auto too_much = w->append(two);
     ASSERT_FALSE(too_much.ok());
     auto incomplete = w->commit();

@@ -24,7 +24,7 @@ namespace sp = safetensors::pipeline;
 
 std::string sha256_of(std::span<const std::byte> bytes) {
   auto hash = st::sha256_hasher::create();
-  EXPECT_TRUE(hash.ok());
+  EXPECT_OK(hash);
   hash->update(bytes);
   return st::to_hex(hash->finish());
 }
@@ -36,7 +36,7 @@ fs::path f32_file(const fs::path& dir, std::size_t elements, st::metadata_map me
   st::write_options options;
   if (!metadata.empty()) options.metadata = std::move(metadata);
   const std::vector<st::tensor_data> tensors{{"w", st::dtype::F32, {elements}, std::as_bytes(std::span(values))}};
-  EXPECT_TRUE(st::write_file(path.string(), tensors, options).ok());
+  EXPECT_OK(st::write_file(path.string(), tensors, options));
   return path;
 }
 

@@ -3,7 +3,9 @@
 // CLI prints and Python returns, computed without the CLI.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -31,7 +33,7 @@ fs::path write(const fs::path& path, const std::vector<float>& w, st::metadata_m
   options.metadata = std::move(metadata);
   const std::vector<st::tensor_data> tensors{{"w", st::dtype::F32, {w.size()}, std::as_bytes(std::span(w))},
                                              {extra, st::dtype::I32, {2}, std::as_bytes(std::span(n))}};
-  EXPECT_TRUE(st::write_file(path.string(), tensors, options).ok());
+  EXPECT_OK(st::write_file(path.string(), tensors, options));
   return path;
 }
 
@@ -50,7 +52,7 @@ sp::checksum_options per_tensor() {
 
 std::string sha256_hex(std::span<const std::byte> bytes) {
   auto h = st::sha256_hasher::create();
-  EXPECT_TRUE(h.ok());
+  EXPECT_OK(h);
   h->update(bytes);
   return st::to_hex(h->finish());
 }
@@ -145,6 +147,72 @@ TEST(PipelineChecksum, NamesWhatItCannotHash) {
   ASSERT_OK(whole);
   EXPECT_EQ(whole->bytes, 11U);
   EXPECT_FALSE(sp::checksum(text.string(), per_tensor()).ok());
+}
+
+/// Bytes in memory read by range, failing past `fail_at` (a dropped connection).
+class memory_bytes final : public st::range_reader {
+ public:
+  explicit memory_bytes(std::string bytes, std::uint64_t fail_at = UINT64_MAX)
+      : bytes_(std::move(bytes)), fail_at_(fail_at) {}
+  const std::string& name() const noexcept override { return name_; }
+  std::uint64_t size() const noexcept override { return bytes_.size(); }
+  st::status read(std::uint64_t offset, std::span<std::byte> destination) const override {
+    if (offset + destination.size() > fail_at_) return st::make_error(st::error_code::io, "connection reset");
+    std::memcpy(destination.data(), bytes_.data() + offset, destination.size());
+    return {};
+  }
+
+ private:
+  std::string bytes_;
+  std::uint64_t fail_at_;
+  std::string name_ = "memory";
+};
+
+TEST(PipelineChecksum, AnyRangeReaderHashesLikeTheFile) {
+  // Over two chunks, so the reads are really chunked.
+  std::string bytes(sp::chunk_bytes + 12345, '\0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 31 % 251);
+  const memory_bytes remote(bytes);
+  std::uint64_t last = 0;
+  auto d = sp::checksum(remote, {.progress = [&](std::uint64_t done, std::uint64_t) { return (last = done), true; }});
+  ASSERT_OK(d);
+  EXPECT_EQ(d->sha256, sha256_hex(std::as_bytes(std::span(bytes))));
+  EXPECT_EQ(d->bytes, bytes.size());
+  EXPECT_EQ(last, bytes.size());
+  EXPECT_ERROR_SAYING(sp::checksum(memory_bytes(bytes, sp::chunk_bytes + 1)), st::error_code::io, "connection reset");
+  EXPECT_ERROR(sp::checksum(remote, {.progress = [](std::uint64_t, std::uint64_t) { return false; }}),
+               st::error_code::cancelled);
+}
+
+TEST(PipelineChecksum, CheckListsAsSha256sumWritesThemWithTensorLines) {
+  const std::string a(64, 'a');
+  const std::string b(64, 'B');
+  const std::string c(64, 'c');
+  const auto list =
+      sp::parse_checksum_list("# comment\n" + a + "  m.safetensors\r\n" + "tensor " + b + "  w\n" + "tensor " + c +
+                              "  only_a\n\n" + c + " *other.bin\n" + a + "  \ntensor " + b);
+  ASSERT_EQ(list.entries.size(), 2U);
+  EXPECT_EQ(list.malformed_lines, 3U);  // the comment, a line without a name, a tensor line without a name
+  EXPECT_EQ(list.entries[0].path, "m.safetensors");
+  EXPECT_EQ(list.entries[0].sha256, a);
+  EXPECT_EQ(list.entries[0].tensors.at("w"), std::string(64, 'b'));               // lowercased
+  EXPECT_EQ(list.entries[1].path, "other.bin");                                   // sha256sum's binary mark
+  EXPECT_TRUE(sp::parse_checksum_list("tensor " + a + "  w\n").entries.empty());  // no file line above it
+
+  sp::file_digest computed{a, 10, {{"w", 4, std::string(64, 'b')}, {"only_a", 6, a}}};
+  auto verdict = sp::check(list.entries[0], computed);
+  EXPECT_EQ(verdict.file, sp::digest_match::ok);
+  ASSERT_EQ(verdict.tensors.size(), 2U);
+  EXPECT_EQ(verdict.failures(), 1U);  // only_a's digest differs
+  computed.tensors.pop_back();
+  computed.sha256 = c;
+  verdict = sp::check(list.entries[0], computed);
+  EXPECT_EQ(verdict.file, sp::digest_match::mismatch);
+  EXPECT_EQ(verdict.failures(), 2U);
+  const auto missing =
+      std::find_if(verdict.tensors.begin(), verdict.tensors.end(), [](const auto& t) { return t.first == "only_a"; });
+  ASSERT_NE(missing, verdict.tensors.end());
+  EXPECT_EQ(missing->second, sp::digest_match::missing);
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ fs::path model(const fs::path& path, st::metadata_map metadata = {{"format", "pt
                                              {"a.b", st::dtype::F32, {2}, std::as_bytes(std::span(ab))},
                                              {"c.w", st::dtype::F32, {3}, std::as_bytes(std::span(cw))},
                                              {"n", st::dtype::I32, {2}, std::as_bytes(std::span(n))}};
-  EXPECT_TRUE(st::write_file(path.string(), tensors, options).ok());
+  EXPECT_OK(st::write_file(path.string(), tensors, options));
   return path;
 }
 
@@ -47,7 +47,7 @@ std::vector<std::string> names_of(const st::file& f) {
 
 std::vector<float> floats_of(const st::file& f, std::string_view name) {
   auto view = f.view(name);
-  EXPECT_TRUE(view.ok()) << name;
+  EXPECT_OK(view) << name;
   std::vector<float> out(view->data.size() / sizeof(float));
   std::memcpy(out.data(), view->data.data(), view->data.size());
   return out;
@@ -168,6 +168,25 @@ TEST(PipelineRewrite, ShardsSeveralInputsIntoOneCheckpoint) {
   for (const auto& shard : c->shards()) {
     EXPECT_EQ(*shard.file.meta().metadata(), (st::metadata_map{{"format", "pt"}}));
   }
+}
+
+TEST(PipelineRewrite, FromSafeTensorsNamesAnyOtherFormat) {
+  const auto dir = st_test::scratch_dir();
+  const auto in = model(dir / "in.safetensors").string();
+  const auto gguf = dir / "model.gguf";
+  std::ofstream(gguf, std::ios::binary) << std::string("GGUF\x03\0\0\0", 8) << std::string(64, '\0');
+  sp::convert_options options;
+  options.from = "safetensors";
+  const std::vector<std::string> ins{in, gguf.string()};
+  auto refused = sp::convert(ins, (dir / "out.safetensors").string(), options);
+  EXPECT_ERROR_SAYING(refused, st::error_code::header_too_large, "this is a GGUF file, not SafeTensors");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.err().path, gguf.string());
+  EXPECT_FALSE(fs::exists(dir / "out.safetensors"));
+  ASSERT_OK(sp::convert(std::span(&in, 1), (dir / "out.safetensors").string(), options));
+  options.from = "gguf";
+  EXPECT_ERROR_SAYING(sp::convert(in, (dir / "x.safetensors").string(), options), st::error_code::invalid_argument,
+                      "from: unknown input format 'gguf'");
 }
 
 TEST(PipelineRewrite, WritesOverItsInputOnlyWhenAsked) {

@@ -14,6 +14,7 @@
 #include "safetensors/sha256.h"
 #include "support/paths.h"
 #include "support/pytorch_fixtures.h"
+#include "support/status_matchers.h"
 
 namespace st = safetensors;
 
@@ -26,7 +27,7 @@ std::filesystem::path fixture(const std::string& name) { return st_test::pytorch
 
 std::string tensor_sha256(const st::torch_checkpoint& ckpt, std::size_t index, std::size_t chunk = 7) {
   auto hash = st::sha256_hasher::create();
-  EXPECT_TRUE(hash.ok());
+  EXPECT_OK(hash);
   auto ok = ckpt.read_tensor(
       index,
       [&](std::span<const std::byte> bytes) -> st::status {
@@ -34,7 +35,7 @@ std::string tensor_sha256(const st::torch_checkpoint& ckpt, std::size_t index, s
         return {};
       },
       chunk);
-  EXPECT_TRUE(ok.ok()) << ok.err().to_string();
+  EXPECT_OK(ok);
   return st::to_hex(hash->finish());
 }
 
@@ -42,7 +43,7 @@ std::string tensor_sha256(const st::torch_checkpoint& ckpt, std::size_t index, s
 void expect_matches_pytorch(const std::string& name, const std::string& expected_name = "") {
   const auto& want = pytorch_expected().tensors.at(expected_name.empty() ? name : expected_name);
   auto ckpt = st::torch_checkpoint::open(fixture(name).string());
-  ASSERT_TRUE(ckpt.ok()) << ckpt.err().to_string();
+  ASSERT_OK(ckpt);
   ASSERT_EQ(ckpt->tensors().size(), want.size()) << name;
   for (std::size_t i = 0; i < ckpt->tensors().size(); ++i) {
     const auto& t = ckpt->tensors()[i];
@@ -75,7 +76,7 @@ TEST(PytorchCheckpoint, ViewsAreMaterialisedContiguously) { expect_matches_pytor
 TEST(PytorchCheckpoint, TiedWeightsShareAStorage) {
   expect_matches_pytorch("tied.pt");
   auto ckpt = st::torch_checkpoint::open(fixture("tied.pt").string());
-  ASSERT_TRUE(ckpt.ok());
+  ASSERT_OK(ckpt);
   auto groups = st::shared_storage_groups(ckpt->tensors());
   ASSERT_EQ(groups.size(), 1u);
   ASSERT_EQ(groups[0].size(), 3u);
@@ -91,7 +92,7 @@ TEST(PytorchCheckpoint, OrderedDictStateDictAndParameters) {
 TEST(PytorchCheckpoint, NestedDictsFlattenAndNonTensorsAreSkipped) {
   expect_matches_pytorch("nested.pt");
   auto ckpt = st::torch_checkpoint::open(fixture("nested.pt").string());
-  ASSERT_TRUE(ckpt.ok());
+  ASSERT_OK(ckpt);
   for (const auto& s : ckpt->skipped()) {
     if (s.name == "epoch") {
       EXPECT_EQ(s.reason, "not a tensor: int");
@@ -105,30 +106,29 @@ TEST(PytorchCheckpoint, KeySelectsANestedStateDict) {
   st::torch_open_options options;
   options.key = "state_dict";
   auto ckpt = st::torch_checkpoint::open(fixture("nested.pt").string(), options);
-  ASSERT_TRUE(ckpt.ok()) << ckpt.err().to_string();
+  ASSERT_OK(ckpt);
   ASSERT_EQ(ckpt->tensors().size(), 3u);
   EXPECT_EQ(ckpt->tensors()[0].name, "encoder.w");
   EXPECT_TRUE(ckpt->skipped().empty());
   options.key = "state_dict.encoder";
   ckpt = st::torch_checkpoint::open(fixture("nested.pt").string(), options);
-  ASSERT_TRUE(ckpt.ok()) << ckpt.err().to_string();
+  ASSERT_OK(ckpt);
   EXPECT_EQ(ckpt->tensors().size(), 2u);
   options.key = "model";
   ckpt = st::torch_checkpoint::open(fixture("nested.pt").string(), options);
-  ASSERT_FALSE(ckpt.ok());
-  EXPECT_EQ(ckpt.err().code, st::error_code::invalid_argument);
+  ASSERT_ERROR(ckpt, st::error_code::invalid_argument);
   EXPECT_NE(ckpt.err().message.find("top-level keys: state_dict, epoch"), std::string::npos) << ckpt.err().message;
 }
 TEST(PytorchCheckpoint, LegacyFormatIsRead) {
   expect_matches_pytorch("legacy.pt");
   expect_matches_pytorch("legacy_tied.pt");
   auto ckpt = st::torch_checkpoint::open(fixture("legacy.pt").string());
-  ASSERT_TRUE(ckpt.ok());
+  ASSERT_OK(ckpt);
   EXPECT_EQ(ckpt->container(), st::torch_container::legacy);
 }
 TEST(PytorchCheckpoint, BigEndianStoragesAreSwapped) {
   auto ckpt = st::torch_checkpoint::open(fixture("bigendian.pt").string());
-  ASSERT_TRUE(ckpt.ok()) << ckpt.err().to_string();
+  ASSERT_OK(ckpt);
   EXPECT_TRUE(ckpt->big_endian());
   expect_matches_pytorch("bigendian.pt");
 }
@@ -185,8 +185,7 @@ TEST(PytorchCheckpoint, TruncatedZipSaysTruncatedAndHowLong) {
     st_test::write_bytes(path,
                          std::vector<std::byte>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(keep)));
     auto c = st::torch_checkpoint::open(path.string());
-    ASSERT_FALSE(c.ok()) << keep;
-    EXPECT_EQ(c.err().code, st::error_code::invalid_format);
+    ASSERT_ERROR(c, st::error_code::invalid_format) << keep;
     EXPECT_NE(c.err().message.find("truncated"), std::string::npos) << c.err().message;
     EXPECT_EQ(c.err().message.find("not a zip archive"), std::string::npos) << c.err().message;
   }
@@ -220,7 +219,7 @@ TEST(PytorchCheckpoint, EveryPickleProtocolInBothContainers) {
       SCOPED_TRACE(name);
       expect_matches_pytorch(name);
       auto c = st::torch_checkpoint::open(fixture(name).string());
-      ASSERT_TRUE(c.ok());
+      ASSERT_OK(c);
       EXPECT_EQ(c->container(),
                 std::string(container) == "zip" ? st::torch_container::zip : st::torch_container::legacy);
     }
@@ -239,7 +238,7 @@ st::torch_skip_kind skip_kind(const st::torch_checkpoint& c, const std::string& 
 TEST(PytorchCheckpoint, ObjectsOutsideTheAllowlistAreSkipped) {
   for (const char* name : {"opaque.pt", "opaque_legacy.pt", "evil_beside_tensor.pt"}) expect_matches_pytorch(name);
   auto c = st::torch_checkpoint::open(fixture("opaque.pt").string());
-  ASSERT_TRUE(c.ok()) << c.err().to_string();
+  ASSERT_OK(c);
   for (const char* opaque : {"args", "np_step", "np_count", "path", "history"}) {
     EXPECT_EQ(skip_kind(*c, opaque), st::torch_skip_kind::opaque_object) << opaque;
   }
@@ -255,17 +254,16 @@ TEST(PytorchCheckpoint, ObjectsOutsideTheAllowlistAreSkipped) {
   st::torch_open_options strict;
   strict.strict = true;
   auto refused = st::torch_checkpoint::open(fixture("opaque.pt").string(), strict);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.err().code, st::error_code::unsafe_content);
+  ASSERT_ERROR(refused, st::error_code::unsafe_content);
   EXPECT_TRUE(refused.err().tensor.has_value());
   strict.key = "model";  // the tensors alone are fine
-  EXPECT_TRUE(st::torch_checkpoint::open(fixture("opaque.pt").string(), strict).ok());
+  EXPECT_OK(st::torch_checkpoint::open(fixture("opaque.pt").string(), strict));
 }
 
 TEST(PytorchCheckpoint, UnconvertibleTensorsAreSkippedNamingThem) {
   expect_matches_pytorch("unsupported_tensors.pt");
   auto c = st::torch_checkpoint::open(fixture("unsupported_tensors.pt").string());
-  ASSERT_TRUE(c.ok()) << c.err().to_string();
+  ASSERT_OK(c);
   const std::map<std::string, std::string> why = {
       {"quantized", "quantized"}, {"sparse", "sparse"}, {"complex128", "ComplexDouble"}};
   for (const auto& s : c->skipped()) {
@@ -276,8 +274,7 @@ TEST(PytorchCheckpoint, UnconvertibleTensorsAreSkippedNamingThem) {
   st::torch_open_options strict;
   strict.strict = true;
   auto refused = st::torch_checkpoint::open(fixture("unsupported_tensors.pt").string(), strict);
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.err().code, st::error_code::unsupported);
+  ASSERT_ERROR(refused, st::error_code::unsupported);
   EXPECT_TRUE(refused.err().tensor == "quantized" || refused.err().tensor == "sparse" ||
               refused.err().tensor == "complex128")
       << refused.err().to_string();
@@ -296,15 +293,13 @@ TEST(PytorchCheckpoint, KeyEdgeCasesAreInvalidArgumentsSayingWhatTheKeyNames) {
     st::torch_open_options options;
     options.key = key;
     auto c = st::torch_checkpoint::open(fixture("nested.pt").string(), options);
-    ASSERT_FALSE(c.ok()) << key;
-    EXPECT_EQ(c.err().code, st::error_code::invalid_argument) << key;
+    ASSERT_ERROR(c, st::error_code::invalid_argument) << key;
     EXPECT_NE(c.err().message.find(says), std::string::npos) << key << ": " << c.err().message;
   }
   st::torch_open_options config;
   config.key = "config";  // {"hidden": 4, "act": "gelu"}
   auto empty = st::torch_checkpoint::open(fixture("opaque.pt").string(), config);
-  ASSERT_FALSE(empty.ok());
-  EXPECT_EQ(empty.err().code, st::error_code::invalid_argument);
+  ASSERT_ERROR(empty, st::error_code::invalid_argument);
   EXPECT_NE(empty.err().message.find("--key 'config' names a dict that holds no tensor (skipped: hidden, act)"),
             std::string::npos)
       << empty.err().message;

@@ -12,6 +12,7 @@
 #include "formats/zip/zip_reader.h"
 #include "support/numpy_fixtures.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -86,8 +87,7 @@ TEST(ZipReader, RefusesNamesThatLeaveTheArchive) {
     const auto path = st_test::scratch_dir() / "escape.zip";
     write_zip(path, {{name, "x"}});
     auto z = zip_reader::open(path);
-    ASSERT_FALSE(z) << name;
-    EXPECT_EQ(z.err().code, error_code::unsafe_path) << name;
+    ASSERT_ERROR(z, error_code::unsafe_path) << name;
     EXPECT_NE(z.err().message.find(name), std::string::npos) << z.err().message;
   }
 }
@@ -124,8 +124,7 @@ TEST(ZipReader, DetectsCorruptDataAndNonZips) {
   auto z = zip_reader::open(path);
   ASSERT_TRUE(z) << z.err().to_string();
   auto read = z->read_all(z->entries()[0], 100);
-  ASSERT_FALSE(read);
-  EXPECT_EQ(read.err().code, error_code::invalid_format);
+  ASSERT_ERROR(read, error_code::invalid_format);
   EXPECT_NE(read.err().message.find("CRC"), std::string::npos) << read.err().message;
 
   const auto not_zip = st_test::scratch_dir() / "not.zip";
@@ -173,8 +172,7 @@ TEST(ZipReader, RefusesMalformedZip64ExtraFields) {
     const auto path = st_test::scratch_dir() / "bad_zip64.zip";
     st_test::write_bytes(path, bytes);
     auto z = zip_reader::open(path);
-    ASSERT_FALSE(z) << size;
-    EXPECT_EQ(z.err().code, error_code::invalid_format);
+    ASSERT_ERROR(z, error_code::invalid_format) << size;
     EXPECT_NE(z.err().message.find("second.npy: "), std::string::npos) << z.err().message;
     EXPECT_NE(z.err().message.find(expected), std::string::npos) << z.err().message;
   }
@@ -194,8 +192,7 @@ TEST(ZipReader, RefusesDeflatedDataLongerOrShorterThanDeclared) {
     auto z = zip_reader::open(path);
     ASSERT_TRUE(z) << z.err().to_string();
     auto read = z->read_all(z->entries()[0], 1 << 20);
-    ASSERT_FALSE(read) << declared;
-    EXPECT_EQ(read.err().code, error_code::invalid_format);
+    ASSERT_ERROR(read, error_code::invalid_format) << declared;
     EXPECT_NE(read.err().message.find(expected), std::string::npos) << read.err().message;
   }
 }

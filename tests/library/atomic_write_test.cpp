@@ -11,6 +11,7 @@
 #include "safetensors/file.h"
 #include "safetensors/writer.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -22,7 +23,7 @@ std::size_t entries_in(const std::filesystem::path& dir) {
 
 safetensors::write_plan plan_of(std::vector<safetensors::tensor_spec> specs) {
   auto plan = safetensors::write_plan::make(std::move(specs));
-  EXPECT_TRUE(plan.ok());
+  EXPECT_OK(plan);
   return std::move(plan).value();
 }
 
@@ -38,9 +39,9 @@ TEST(AtomicWrite, ReplacesTheTargetOnCommit) {
   st_test::write_bytes(target, old_file_bytes());
   const float v[2] = {1.5F, -2.0F};
   safetensors::tensor_data t{"new", dtype::F32, {2}, std::as_bytes(std::span(v))};
-  ASSERT_TRUE(safetensors::write_file(target.string(), std::span(&t, 1)).ok());
+  ASSERT_OK(safetensors::write_file(target.string(), std::span(&t, 1)));
   auto f = safetensors::file::open(target.string());
-  ASSERT_TRUE(f.ok());
+  ASSERT_OK(f);
   EXPECT_NE(f->find("new"), nullptr);
   EXPECT_EQ(entries_in(dir), 1U) << "no temporary may remain";
 }
@@ -52,9 +53,9 @@ TEST(AtomicWrite, AbandonedStreamLeavesOldFileAndNoTemporary) {
   st_test::write_bytes(target, old_bytes);
   {
     auto w = safetensors::stream_writer::create(target.string(), plan_of({{"w", dtype::U8, {1024}}}));
-    ASSERT_TRUE(w.ok());
+    ASSERT_OK(w);
     std::vector<std::byte> half(512, std::byte{7});
-    ASSERT_TRUE(w->append("w", half).ok());
+    ASSERT_OK(w->append("w", half));
     EXPECT_EQ(entries_in(dir), 2U) << "the temporary lives beside the target while writing";
   }  // destroyed without commit
   EXPECT_EQ(st_test::read_bytes(target), old_bytes);
@@ -67,12 +68,11 @@ TEST(AtomicWrite, IncompleteCommitFailsAndCleansUp) {
   const auto old_bytes = old_file_bytes();
   st_test::write_bytes(target, old_bytes);
   auto w = safetensors::stream_writer::create(target.string(), plan_of({{"a", dtype::U8, {8}}, {"b", dtype::U8, {8}}}));
-  ASSERT_TRUE(w.ok());
+  ASSERT_OK(w);
   std::vector<std::byte> eight(8);
-  ASSERT_TRUE(w->append("a", eight).ok());
+  ASSERT_OK(w->append("a", eight));
   auto s = w->commit();
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.err().code, safetensors::error_code::invalid_argument);
+  ASSERT_ERROR(s, safetensors::error_code::invalid_argument);
   EXPECT_EQ(s.err().tensor.value_or(""), "b");
   EXPECT_EQ(st_test::read_bytes(target), old_bytes);
   EXPECT_EQ(entries_in(dir), 1U);
@@ -81,22 +81,19 @@ TEST(AtomicWrite, IncompleteCommitFailsAndCleansUp) {
 TEST(AtomicWrite, OverfullTensorAndUnknownNameAreErrors) {
   const auto dir = st_test::scratch_dir();
   auto w = safetensors::stream_writer::create((dir / "x.safetensors").string(), plan_of({{"a", dtype::U8, {4}}}));
-  ASSERT_TRUE(w.ok());
+  ASSERT_OK(w);
   std::vector<std::byte> five(5);
   auto unknown = w->append("nope", five);
-  ASSERT_FALSE(unknown.ok());
-  EXPECT_EQ(unknown.err().code, safetensors::error_code::tensor_not_found);
+  ASSERT_ERROR(unknown, safetensors::error_code::tensor_not_found);
   auto overfull = w->append("a", five);
-  ASSERT_FALSE(overfull.ok());
-  EXPECT_EQ(overfull.err().code, safetensors::error_code::invalid_argument);
+  ASSERT_ERROR(overfull, safetensors::error_code::invalid_argument);
   EXPECT_EQ(entries_in(dir), 0U) << "a failed write removes its temporary";
 }
 
 TEST(AtomicWrite, MissingDirectoryIsAnIoErrorWithThePath) {
   const auto target = (st_test::scratch_dir() / "no" / "such" / "dir" / "m.safetensors").string();
   auto s = safetensors::write_file(target, {});
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.err().code, safetensors::error_code::io);
+  ASSERT_ERROR(s, safetensors::error_code::io);
   EXPECT_EQ(s.err().path, target);
   EXPECT_NE(s.err().message.find("No such file"), std::string::npos) << s.err().message;
 }
@@ -109,13 +106,13 @@ TEST(AtomicWrite, StreamsInAnyTensorOrderAndMatchesSerialize) {
   for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::byte>(i % 13);
   auto w = safetensors::stream_writer::create((dir / "s.safetensors").string(),
                                               plan_of({{"a", dtype::F32, {750}}, {"b", dtype::U8, {1000}}}));
-  ASSERT_TRUE(w.ok());
+  ASSERT_OK(w);
   // b first, then a in uneven chunks.
-  ASSERT_TRUE(w->append("b", b).ok());
+  ASSERT_OK(w->append("b", b));
   for (std::size_t at = 0; at < a.size(); at += 777) {
-    ASSERT_TRUE(w->append("a", std::span(a).subspan(at, std::min<std::size_t>(777, a.size() - at))).ok());
+    ASSERT_OK(w->append("a", std::span(a).subspan(at, std::min<std::size_t>(777, a.size() - at))));
   }
-  ASSERT_TRUE(w->commit().ok());
+  ASSERT_OK(w->commit());
   std::vector<safetensors::tensor_data> same = {{"a", dtype::F32, {750}, a}, {"b", dtype::U8, {1000}, b}};
   EXPECT_EQ(st_test::read_bytes(dir / "s.safetensors"), *safetensors::serialize(same));
 }

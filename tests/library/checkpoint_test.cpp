@@ -47,7 +47,7 @@ void write_shard(const fs::path& p, const std::vector<std::string>& names) {
   static const std::vector<std::byte> bytes(4, std::byte{7});
   std::vector<safetensors::tensor_data> t;
   for (const auto& n : names) t.push_back({n, dtype::U8, {4}, bytes});
-  ASSERT_TRUE(safetensors::write_file(p.string(), t).ok());
+  ASSERT_OK(safetensors::write_file(p.string(), t));
 }
 
 std::vector<std::string> listing(const fs::path& dir) {
@@ -67,8 +67,7 @@ TEST(ByteSize, DecimalAndBinaryUnits) {
   EXPECT_EQ(safetensors::parse_byte_size("64 KiB").value(), 65536U);
   for (const char* bad : {"", "GB", "5XB", "0", "-1GB", "99999999999999999999", "20000000TB", "1..5GB"}) {
     auto r = safetensors::parse_byte_size(bad);
-    ASSERT_FALSE(r.ok()) << bad;
-    EXPECT_EQ(r.err().code, error_code::invalid_argument) << bad;
+    ASSERT_ERROR(r, error_code::invalid_argument) << bad;
   }
 }
 
@@ -81,7 +80,7 @@ TEST(ShardAssignment, GreedyAsHuggingfaceHub) {
   safetensors::shard_write_options o;
   o.max_shard_bytes = 250;
   auto a = safetensors::assign_shards(specs, o);
-  ASSERT_TRUE(a.ok());
+  ASSERT_OK(a);
   // b is over the limit: a shard of its own, emitted at once; a + c fit 250, d would not.
   EXPECT_EQ(a->shards, (std::vector<std::vector<std::size_t>>{{1}, {0, 2}, {3, 4}}));
   EXPECT_EQ(a->file_names[0], "model-00001-of-00003.safetensors");
@@ -97,7 +96,7 @@ TEST(Checkpoint, WritesShardsAndOpensThemAsOneNamespace) {
   safetensors::shard_write_options o;
   o.max_shard_bytes = 250;
   o.file.metadata = safetensors::metadata_map{{"format", "pt"}};
-  ASSERT_TRUE(safetensors::write_checkpoint(dir.string(), set.tensors, o).ok());
+  ASSERT_OK(safetensors::write_checkpoint(dir.string(), set.tensors, o));
   EXPECT_EQ(listing(dir),
             (std::vector<std::string>{"model-00001-of-00003.safetensors", "model-00002-of-00003.safetensors",
                                       "model-00003-of-00003.safetensors", "model.safetensors.index.json"}));
@@ -108,7 +107,7 @@ TEST(Checkpoint, WritesShardsAndOpensThemAsOneNamespace) {
             "    \"t4\": \"model-00003-of-00003.safetensors\"\n  }\n}\n");
   for (const std::string& path : {dir.string(), (dir / "model.safetensors.index.json").string()}) {
     auto c = checkpoint::open(path);
-    ASSERT_TRUE(c.ok()) << c.err().to_string();
+    ASSERT_OK(c);
     EXPECT_TRUE(c->sharded());
     EXPECT_EQ(c->shards().size(), 3U);
     EXPECT_EQ(c->tensors().size(), 5U);
@@ -120,7 +119,7 @@ TEST(Checkpoint, WritesShardsAndOpensThemAsOneNamespace) {
     EXPECT_EQ(c->shards()[t3->shard].name, "model-00002-of-00003.safetensors");
     EXPECT_EQ(c->file_of(*t3).meta().metadata()->at("format"), "pt");
     std::vector<std::byte> got(100);
-    ASSERT_TRUE(c->read_into("t3", got).ok());
+    ASSERT_OK(c->read_into("t3", got));
     EXPECT_EQ(got, set.storage[3]);
     EXPECT_EQ(c->find("nope"), nullptr);
     EXPECT_EQ(c->read_into("nope", got).err().code, error_code::tensor_not_found);
@@ -128,7 +127,7 @@ TEST(Checkpoint, WritesShardsAndOpensThemAsOneNamespace) {
   safetensors::verify_options with_checksums;
   with_checksums.checksums = true;
   auto report = safetensors::verify_checkpoint(dir.string(), with_checksums);
-  ASSERT_TRUE(report.ok());
+  ASSERT_OK(report);
   EXPECT_TRUE(report->ok());
   EXPECT_EQ(report->tensors, 5U);
   EXPECT_EQ(report->shards.size(), 3U);
@@ -138,14 +137,14 @@ TEST(Checkpoint, WritesShardsAndOpensThemAsOneNamespace) {
 TEST(Checkpoint, SingleShardHasNoIndex) {
   const auto dir = st_test::scratch_dir();
   tensor_set set(3, 10);
-  ASSERT_TRUE(safetensors::write_checkpoint(dir.string(), set.tensors).ok());
+  ASSERT_OK(safetensors::write_checkpoint(dir.string(), set.tensors));
   EXPECT_EQ(listing(dir), std::vector<std::string>{"model.safetensors"});
   auto c = checkpoint::open(dir.string());
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK(c);
   EXPECT_FALSE(c->sharded());
   EXPECT_EQ(c->tensors().size(), 3U);
   EXPECT_EQ(c->total_size(), std::nullopt);
-  EXPECT_TRUE(checkpoint::open((dir / "model.safetensors").string()).ok());
+  EXPECT_OK(checkpoint::open((dir / "model.safetensors").string()));
 }
 
 TEST(Checkpoint, DirectoryMustNameOneCheckpoint) {
@@ -154,8 +153,7 @@ TEST(Checkpoint, DirectoryMustNameOneCheckpoint) {
   write_shard(dir / "a.safetensors", {"x"});
   write_shard(dir / "b.safetensors", {"y"});
   auto two = checkpoint::open(dir.string());
-  ASSERT_FALSE(two.ok());
-  EXPECT_EQ(two.err().code, error_code::invalid_argument);
+  ASSERT_ERROR(two, error_code::invalid_argument);
   EXPECT_EQ(checkpoint::open((dir / "missing").string()).err().code, error_code::io);
 }
 
@@ -202,7 +200,7 @@ TEST(CheckpointVerify, EachMismatchIsNamedWithTensorAndShard) {
     broken_checkpoint b;
     const std::string index = b.index(pc.index);
     auto report = safetensors::verify_checkpoint(index);
-    ASSERT_TRUE(report.ok()) << report.err().to_string();
+    ASSERT_OK(report);
     ASSERT_FALSE(report->issues.empty());
     const auto& issue = report->issues.front();
     EXPECT_EQ(issue.kind, pc.kind) << issue.error.to_string();
@@ -219,8 +217,7 @@ TEST(CheckpointVerify, EachMismatchIsNamedWithTensorAndShard) {
       continue;
     }
     // Opening fails with the same first problem.
-    ASSERT_FALSE(c.ok());
-    EXPECT_EQ(c.err().code, issue.error.code);
+    ASSERT_ERROR(c, issue.error.code);
     EXPECT_EQ(c.err().message, issue.error.message);
   }
   // The correct total_size passes.
@@ -239,7 +236,7 @@ TEST(CheckpointVerify, TensorInTwoShards) {
   const auto index =
       b.index(R"({"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors","q":"c.safetensors"}})");
   auto report = safetensors::verify_checkpoint(index);
-  ASSERT_TRUE(report.ok());
+  ASSERT_OK(report);
   bool seen = false;
   for (const auto& issue : report->issues) {
     if (issue.kind != checkpoint_problem::tensor_in_several_shards) continue;
@@ -258,7 +255,7 @@ TEST(CheckpointVerify, ShardInvalidUnderPolicyIsReported) {
   st_test::write_bytes(b.dir / "b.safetensors", bytes);
   const auto index = b.index(R"({"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors"}})");
   auto report = safetensors::verify_checkpoint(index);
-  ASSERT_TRUE(report.ok());
+  ASSERT_OK(report);
   ASSERT_EQ(report->issues.size(), 1U);
   EXPECT_EQ(report->issues[0].kind, checkpoint_problem::shard_invalid);
   EXPECT_EQ(report->issues[0].error.code, error_code::metadata_incomplete_buffer);
@@ -284,15 +281,14 @@ TEST(CheckpointSecurity, ShardNamesStayInTheDirectory) {
     SCOPED_TRACE(name);
     const auto index = b.index(fmt_index(name));
     auto c = checkpoint::open(index);
-    ASSERT_FALSE(c.ok());
-    EXPECT_EQ(c.err().code, error_code::unsafe_path) << c.err().to_string();
+    ASSERT_ERROR(c, error_code::unsafe_path);
     auto report = safetensors::verify_checkpoint(index);
-    ASSERT_TRUE(report.ok());
+    ASSERT_OK(report);
     ASSERT_FALSE(report->issues.empty());
     EXPECT_EQ(report->issues[0].error.code, error_code::unsafe_path);
   }
   // A subdirectory inside is fine.
-  EXPECT_TRUE(checkpoint::open(b.index(fmt_index("sub/in.safetensors"))).ok());
+  EXPECT_OK(checkpoint::open(b.index(fmt_index("sub/in.safetensors"))));
 }
 
 TEST(CheckpointIndex, DuplicateKeysAnywhereAreRejected) {
@@ -306,8 +302,7 @@ TEST(CheckpointIndex, DuplicateKeysAnywhereAreRejected) {
   for (const char* json : duplicates) {
     SCOPED_TRACE(json);
     auto r = safetensors::detail::parse_index(std::as_bytes(std::span(std::string_view(json))));
-    ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.err().code, error_code::duplicate_key);
+    ASSERT_ERROR(r, error_code::duplicate_key);
   }
 }
 
@@ -324,12 +319,11 @@ TEST(CheckpointIndex, SchemaAndSizeCap) {
   for (const char* json : malformed) {
     SCOPED_TRACE(json);
     auto r = safetensors::detail::parse_index(std::as_bytes(std::span(std::string_view(json))));
-    ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.err().code, error_code::invalid_index);
+    ASSERT_ERROR(r, error_code::invalid_index);
   }
   auto ok = safetensors::detail::parse_index(std::as_bytes(std::span(std::string_view(
       R"({"metadata":{"total_size":1.2e1,"total_parameters":3,"note":"hi"},"weight_map":{"b":"s","a":"s"}})"))));
-  ASSERT_TRUE(ok.ok());
+  ASSERT_OK(ok);
   EXPECT_EQ(ok->total_size, 12U);
   EXPECT_EQ(ok->metadata.at("note"), "hi");
   EXPECT_EQ(ok->metadata.at("total_parameters"), "3");
@@ -341,8 +335,7 @@ TEST(CheckpointIndex, SchemaAndSizeCap) {
   safetensors::checkpoint_options small;
   small.max_index_bytes = 16;
   auto c = checkpoint::open(index, small);
-  ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.err().code, error_code::limit_exceeded);
+  ASSERT_ERROR(c, error_code::limit_exceeded);
   EXPECT_EQ(c.err().path, index);
 }
 
@@ -374,15 +367,14 @@ TEST(CheckpointWrite, FailureLeavesTheDirectoryUnchanged) {
       safetensors::detail::sys::scoped_override guard(t);
       return safetensors::write_checkpoint(dir.string(), set.tensors, o);
     }();
-    ASSERT_FALSE(s.ok());
-    EXPECT_EQ(s.err().code, error_code::io);
+    ASSERT_ERROR(s, error_code::io);
     EXPECT_EQ(listing(dir),
               (std::vector<std::string>{"model-00001-of-00003.safetensors", "model.safetensors.index.json"}));
     EXPECT_EQ(read_text(dir / "model.safetensors.index.json"), "old index");
   }
-  ASSERT_TRUE(safetensors::write_checkpoint(dir.string(), set.tensors, o).ok());
+  ASSERT_OK(safetensors::write_checkpoint(dir.string(), set.tensors, o));
   EXPECT_EQ(listing(dir).size(), 4U);
-  EXPECT_TRUE(checkpoint::open(dir.string()).ok());
+  EXPECT_OK(checkpoint::open(dir.string()));
 }
 
 TEST(CheckpointWrite, RejectsDuplicateNamesAcrossShards) {
@@ -392,8 +384,7 @@ TEST(CheckpointWrite, RejectsDuplicateNamesAcrossShards) {
   safetensors::shard_write_options o;
   o.max_shard_bytes = 150;
   auto s = safetensors::write_checkpoint(dir.string(), set.tensors, o);
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.err().code, error_code::invalid_argument);
+  ASSERT_ERROR(s, error_code::invalid_argument);
   EXPECT_TRUE(listing(dir).empty());
 }
 
@@ -430,8 +421,7 @@ TEST(CheckpointProducer, WrongSizeOrErrorWritesNothing) {
           return sink(std::span(zeros.data(), i == 0 ? std::size_t{16} : bytes));
         },
         options);
-    ASSERT_FALSE(bad);
-    EXPECT_EQ(bad.err().code, safetensors::error_code::invalid_argument);
+    ASSERT_ERROR(bad, safetensors::error_code::invalid_argument);
     EXPECT_EQ(bad.err().tensor, "b");
     EXPECT_TRUE(fs::is_empty(empty));
   }

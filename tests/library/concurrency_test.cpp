@@ -13,6 +13,7 @@
 #include "safetensors/writer.h"
 #include "support/fault_injector.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -40,7 +41,7 @@ struct fixture_file {
                          buffers[static_cast<std::size_t>(i)]});
     }
     path = (st_test::scratch_dir() / "shared.safetensors").string();
-    EXPECT_TRUE(write_file(path, tensors).ok());
+    EXPECT_OK(write_file(path, tensors));
   }
 };
 
@@ -67,7 +68,7 @@ TEST(Concurrency, ManyThreadsViewOneMappedFile) {
   for (auto backend : {io_backend::mmap, io_backend::pread}) {
     SCOPED_TRACE(backend_name(backend));
     auto f = file::open(fx.path, {backend, {}});
-    ASSERT_TRUE(f.ok());
+    ASSERT_OK(f);
     const file& shared = *f;
     int failures = run_threads([&](int t) {
       int bad = 0;

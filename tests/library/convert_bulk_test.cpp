@@ -16,6 +16,7 @@
 
 #include "convert/kernels.h"
 #include "safetensors/convert.h"
+#include "support/status_matchers.h"
 
 namespace safetensors {
 namespace {
@@ -117,8 +118,8 @@ TEST(ConvertBulk, DecodeMatchesScalarAtOddLengthsAndOffsets) {
         std::vector<float> f32(n + 1);
         std::vector<double> f64(n + 1);
         // Output at element offset 1 as well, so the float store is not 32-byte aligned.
-        ASSERT_TRUE(decode_to_f32(t, src, std::span<float>(f32).subspan(1, n)).ok()) << dtype_name(t);
-        ASSERT_TRUE(decode_to_f64(t, src, std::span<double>(f64).subspan(1, n)).ok()) << dtype_name(t);
+        ASSERT_OK(decode_to_f32(t, src, std::span<float>(f32).subspan(1, n))) << dtype_name(t);
+        ASSERT_OK(decode_to_f64(t, src, std::span<double>(f64).subspan(1, n))) << dtype_name(t);
         for (std::size_t i = 0; i < n; ++i) {
           const double want = scalar_decode(t, src.data(), i);
           ASSERT_TRUE(same_bits_or_nan(f64[i + 1], want)) << dtype_name(t) << " n=" << n << " i=" << i;
@@ -157,7 +158,7 @@ TEST(ConvertBulk, FloatEncodeMatchesScalar) {
         std::vector<std::byte> out(bytes + 1);
         encode_options opt;
         opt.saturate = saturate;
-        ASSERT_TRUE(encode_from_f32(t, src, std::span<std::byte>(out).subspan(1, bytes), opt).ok()) << dtype_name(t);
+        ASSERT_OK(encode_from_f32(t, src, std::span<std::byte>(out).subspan(1, bytes), opt)) << dtype_name(t);
         const std::byte* got = out.data() + 1;
         for (std::size_t i = 0; i < n; ++i) {
           const float x = src[i];
@@ -189,21 +190,21 @@ TEST(ConvertBulk, SubByteBitOrder) {
   // F4: element 0 in the low nibble: 1.0 is code 0x2, -6.0 is 0xF.
   std::vector<std::byte> f4(1);
   const std::vector<float> pair = {1.0F, -6.0F};
-  ASSERT_TRUE(encode_from_f32(dtype::F4, pair, f4).ok());
+  ASSERT_OK(encode_from_f32(dtype::F4, pair, f4));
   EXPECT_EQ(f4[0], std::byte{0xF2});
   std::vector<float> back(2);
-  ASSERT_TRUE(decode_to_f32(dtype::F4, f4, back).ok());
+  ASSERT_OK(decode_to_f32(dtype::F4, f4, back));
   EXPECT_EQ(back, pair);
 
   // F6_E2M3 codes 1.0=0x08, 2.0=0x10, 3.0=0x14, 4.0=0x18 -> 24-bit LE word 0x614408.
   std::vector<std::byte> f6(3);
   const std::vector<float> four = {1.0F, 2.0F, 3.0F, 4.0F};
-  ASSERT_TRUE(encode_from_f32(dtype::F6_E2M3, four, f6).ok());
+  ASSERT_OK(encode_from_f32(dtype::F6_E2M3, four, f6));
   EXPECT_EQ(f6[0], std::byte{0x08});
   EXPECT_EQ(f6[1], std::byte{0x44});
   EXPECT_EQ(f6[2], std::byte{0x61});
   std::vector<float> back4(4);
-  ASSERT_TRUE(decode_to_f32(dtype::F6_E2M3, f6, back4).ok());
+  ASSERT_OK(decode_to_f32(dtype::F6_E2M3, f6, back4));
   EXPECT_EQ(back4, four);
 }
 
@@ -225,7 +226,7 @@ TEST(ConvertBulk, F16PortablePathMatchesScalar) {
 template <class T>
 std::vector<T> encode_ints(dtype t, const std::vector<float>& in) {
   std::vector<std::byte> raw(in.size() * sizeof(T));
-  EXPECT_TRUE(encode_from_f32(t, in, raw).ok());
+  EXPECT_OK(encode_from_f32(t, in, raw));
   std::vector<T> out(in.size());
   std::memcpy(out.data(), raw.data(), raw.size());
   return out;
@@ -254,15 +255,15 @@ TEST(ConvertIntegers, UncheckedTruncatesAndClamps) {
 TEST(ConvertIntegers, DecodeLikeStaticCast) {
   const std::vector<std::int8_t> i8 = {-128, -1, 0, 127};
   std::vector<float> out(4);
-  ASSERT_TRUE(decode_to_f32(dtype::I8, std::as_bytes(std::span(i8)), out).ok());
+  ASSERT_OK(decode_to_f32(dtype::I8, std::as_bytes(std::span(i8)), out));
   EXPECT_EQ(out, (std::vector<float>{-128.0F, -1.0F, 0.0F, 127.0F}));
   const std::vector<std::uint64_t> u64 = {std::numeric_limits<std::uint64_t>::max(), (std::uint64_t{1} << 53) + 1};
   std::vector<double> d(2);
-  ASSERT_TRUE(decode_to_f64(dtype::U64, std::as_bytes(std::span(u64)), d).ok());
+  ASSERT_OK(decode_to_f64(dtype::U64, std::as_bytes(std::span(u64)), d));
   EXPECT_EQ(d[0], 0x1p64);
   EXPECT_EQ(d[1], 0x1p53);  // beyond 2^53: rounds to nearest even
   const std::vector<std::uint8_t> flags = {0, 1, 2, 255};
-  ASSERT_TRUE(decode_to_f32(dtype::BOOL, std::as_bytes(std::span(flags)), out).ok());
+  ASSERT_OK(decode_to_f32(dtype::BOOL, std::as_bytes(std::span(flags)), out));
   EXPECT_EQ(out, (std::vector<float>{0.0F, 1.0F, 1.0F, 1.0F}));
 }
 
@@ -274,15 +275,14 @@ status encode_checked(dtype t, const std::vector<float>& in) {
 }
 
 TEST(ConvertIntegers, CheckedReportsFirstBadElement) {
-  EXPECT_TRUE(encode_checked(dtype::U8, {0.0F, 255.9F, -0.9F}).ok());
-  EXPECT_TRUE(encode_checked(dtype::I8, {-128.9F, 127.9F}).ok());
-  EXPECT_TRUE(encode_checked(dtype::I32, {-0x1p31F, 0x1.FFFFFEp30F}).ok());
-  EXPECT_TRUE(encode_checked(dtype::U64, {0x1.FFFFFEp63F}).ok());
-  EXPECT_TRUE(encode_checked(dtype::BOOL, {0.0F, 1.0F, -0.0F}).ok());
+  EXPECT_OK(encode_checked(dtype::U8, {0.0F, 255.9F, -0.9F}));
+  EXPECT_OK(encode_checked(dtype::I8, {-128.9F, 127.9F}));
+  EXPECT_OK(encode_checked(dtype::I32, {-0x1p31F, 0x1.FFFFFEp30F}));
+  EXPECT_OK(encode_checked(dtype::U64, {0x1.FFFFFEp63F}));
+  EXPECT_OK(encode_checked(dtype::BOOL, {0.0F, 1.0F, -0.0F}));
 
   const auto u8 = encode_checked(dtype::U8, {1.0F, 256.0F, -7.0F});
-  ASSERT_FALSE(u8.ok());
-  EXPECT_EQ(u8.err().code, error_code::invalid_argument);
+  ASSERT_ERROR(u8, error_code::invalid_argument);
   EXPECT_EQ(u8.err().message, "cannot encode element 1 (value 256) as U8: out of range");
 
   const struct {
@@ -303,8 +303,7 @@ TEST(ConvertErrors, ComplexIsRejected) {
   std::vector<std::byte> raw(8);
   std::vector<float> out(1);
   const auto d = decode_to_f32(dtype::C64, raw, out);
-  ASSERT_FALSE(d.ok());
-  EXPECT_EQ(d.err().code, error_code::invalid_argument);
+  ASSERT_ERROR(d, error_code::invalid_argument);
   EXPECT_NE(d.err().message.find("complex"), std::string::npos);
   std::vector<double> out64(1);
   EXPECT_FALSE(decode_to_f64(dtype::C64, raw, out64).ok());
@@ -315,8 +314,7 @@ TEST(ConvertErrors, SizeMismatch) {
   std::vector<std::byte> raw(3);
   std::vector<float> one(1), two(2);
   const auto d = decode_to_f32(dtype::BF16, raw, one);
-  ASSERT_FALSE(d.ok());
-  EXPECT_EQ(d.err().code, error_code::invalid_argument);
+  ASSERT_ERROR(d, error_code::invalid_argument);
   EXPECT_EQ(d.err().message, "cannot decode 1 elements of BF16: buffer has 3 bytes, expected 2");
   const auto f4 = decode_to_f32(dtype::F4, std::span(raw).first(1), one);
   ASSERT_FALSE(f4.ok());
@@ -324,7 +322,7 @@ TEST(ConvertErrors, SizeMismatch) {
   std::vector<float> three(3);
   EXPECT_FALSE(encode_from_f32(dtype::F6_E3M2, three, raw).ok());
   EXPECT_FALSE(encode_from_f32(dtype::U16, two, raw).ok());
-  EXPECT_TRUE(encode_from_f32(dtype::F4, std::span<const float>{}, std::span<std::byte>{}).ok());
+  EXPECT_OK(encode_from_f32(dtype::F4, std::span<const float>{}, std::span<std::byte>{}));
 }
 
 TEST(ConvertErrors, NaNIntoFormatWithoutNaN) {
@@ -332,8 +330,7 @@ TEST(ConvertErrors, NaNIntoFormatWithoutNaN) {
     std::vector<float> in = {1.0F, 2.0F, 3.0F, NAN};
     std::vector<std::byte> raw(byte_size(t, in.size()).bytes, std::byte{0xAB});
     const auto st = encode_from_f32(t, in, raw);
-    ASSERT_FALSE(st.ok());
-    EXPECT_EQ(st.err().code, error_code::invalid_argument);
+    ASSERT_ERROR(st, error_code::invalid_argument);
     EXPECT_EQ(st.err().message,
               "cannot encode element 3 (value nan) as " + std::string(dtype_name(t)) + ": it has no NaN");
     for (std::byte b : raw) EXPECT_EQ(b, std::byte{0xAB});  // nothing written
@@ -343,11 +340,11 @@ TEST(ConvertErrors, NaNIntoFormatWithoutNaN) {
 TEST(ConvertBulk, SaturateOption) {
   const std::vector<float> in = {1000.0F, -INFINITY, NAN};
   std::vector<std::byte> raw(3);
-  ASSERT_TRUE(encode_from_f32(dtype::F8_E4M3, in, raw).ok());
+  ASSERT_OK(encode_from_f32(dtype::F8_E4M3, in, raw));
   EXPECT_EQ(raw, (std::vector<std::byte>{std::byte{0x7F}, std::byte{0xFF}, std::byte{0x7F}}));
   encode_options opt;
   opt.saturate = true;
-  ASSERT_TRUE(encode_from_f32(dtype::F8_E4M3, in, raw, opt).ok());
+  ASSERT_OK(encode_from_f32(dtype::F8_E4M3, in, raw, opt));
   EXPECT_EQ(raw, (std::vector<std::byte>{std::byte{0x7E}, std::byte{0xFE}, std::byte{0x7F}}));
 }
 

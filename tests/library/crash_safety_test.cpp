@@ -16,6 +16,7 @@
 #include "safetensors/writer.h"
 #include "support/fault_injector.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -80,11 +81,10 @@ TEST(CrashSafety, PreadReaderOfATruncatedFileGetsACleanError) {
   const auto data = filled(64 * 1024, 0x5a);
   st_test::write_bytes(path, one_tensor_file(data));
   auto f = file::open(path, {io_backend::pread, {}});
-  ASSERT_TRUE(f.ok());
+  ASSERT_OK(f);
   std::filesystem::resize_file(path, f->meta().data_start() + 1000);
   auto w = f->load("w");
-  ASSERT_FALSE(w.ok());
-  EXPECT_EQ(w.err().code, error_code::io);
+  ASSERT_ERROR(w, error_code::io);
   EXPECT_EQ(w.err().path, path);
   EXPECT_EQ(w.err().tensor, "w");
   EXPECT_EQ(w.err().offset, f->meta().data_start() + 1000);
@@ -96,27 +96,26 @@ TEST(CrashSafety, PreadReaderOfARewrittenFileSeesNewBytesOrACleanError) {
   const std::string path = (dir / "model.safetensors").string();
   st_test::write_bytes(path, one_tensor_file(filled(4096, 0x01)));
   auto f = file::open(path, {io_backend::pread, {}});
-  ASSERT_TRUE(f.ok());
+  ASSERT_OK(f);
   // Rewritten in place with the same layout: pread returns the new bytes (no error can
   // be detected; replace files atomically instead, as write_file does).
   st_test::write_bytes(path, one_tensor_file(filled(4096, 0x02)));
   auto same = f->load("w");
-  ASSERT_TRUE(same.ok());
+  ASSERT_OK(same);
   EXPECT_EQ(*same, filled(4096, 0x02));
   // Rewritten shorter: a clean error.
   st_test::write_bytes(path, one_tensor_file(filled(16, 0x03)));
   auto shorter = f->load("w");
-  ASSERT_FALSE(shorter.ok());
-  EXPECT_EQ(shorter.err().code, error_code::io);
+  ASSERT_ERROR(shorter, error_code::io);
   // Replaced atomically (rename): the open descriptor keeps the old inode.
   const std::string other = (dir / "next.safetensors").string();
   st_test::write_bytes(path, one_tensor_file(filled(4096, 0x04)));
   auto g = file::open(path, {io_backend::pread, {}});
-  ASSERT_TRUE(g.ok());
+  ASSERT_OK(g);
   st_test::write_bytes(other, one_tensor_file(filled(4096, 0x05)));
   std::filesystem::rename(other, path);
   auto kept = g->load("w");
-  ASSERT_TRUE(kept.ok());
+  ASSERT_OK(kept);
   EXPECT_EQ(*kept, filled(4096, 0x04));
 }
 
@@ -131,10 +130,10 @@ TEST(CrashSafetyDeathTest, MmapReaderOfATruncatedFileDiesWithSigbus) {
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   st_test::write_bytes(path, one_tensor_file(filled(16 * page, 0x5a)));
   auto f = file::open(path, {io_backend::mmap, {}});
-  ASSERT_TRUE(f.ok());
+  ASSERT_OK(f);
   std::filesystem::resize_file(path, page);
   auto v = f->view("w");
-  ASSERT_TRUE(v.ok());
+  ASSERT_OK(v);
   EXPECT_DEATH(
       {
         volatile std::byte sink{};

@@ -17,6 +17,7 @@
 #include "safetensors/writer.h"
 #include "support/fault_injector.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -56,7 +57,7 @@ class FaultInjection : public ::testing::Test {
   }
 
   /// Writes the "old" file without faults.
-  void write_old() { ASSERT_TRUE(write_file(target_, old_.tensors).ok()); }
+  void write_old() { ASSERT_OK(write_file(target_, old_.tensors)); }
 
   /// After a reported write failure: the target is exactly the old file (or absent if
   /// there was none) and the directory holds nothing else.
@@ -90,9 +91,9 @@ TEST_F(FaultInjection, EintrIsRetriedEverywhere) {
   for (auto backend : {io_backend::mmap, io_backend::pread}) {
     fault_injector inject({{sys_call::open, EINTR, 0, 1, 2}, {sys_call::pread, EINTR, 0, 1, 3}});
     auto f = file::open(target_, {backend, {}});
-    ASSERT_TRUE(f.ok()) << f.err().to_string();
+    ASSERT_OK(f);
     auto w = f->load("weight");
-    ASSERT_TRUE(w.ok()) << w.err().to_string();
+    ASSERT_OK(w);
     EXPECT_EQ(*w, old_.buffers[0]);
     EXPECT_GE(inject.injected(), 2U) << backend_name(backend);
   }
@@ -102,7 +103,7 @@ TEST_F(FaultInjection, EintrIsRetriedEverywhere) {
                            {sys_call::fsync, EINTR, 0, 1, 2},
                            {sys_call::close, EINTR, 0, 1, 1}});
     auto s = write_file(target_, new_.tensors);
-    ASSERT_TRUE(s.ok()) << s.err().to_string();
+    ASSERT_OK(s);
     EXPECT_GE(inject.injected(), 9U);
   }
   EXPECT_EQ(st_test::read_bytes(target_), new_.bytes());
@@ -112,16 +113,16 @@ TEST_F(FaultInjection, EintrIsRetriedEverywhere) {
 TEST_F(FaultInjection, ShortReadsAndWritesAreCompleted) {
   {
     fault_injector inject({{sys_call::pwrite, 0, 5, 1, UINT64_MAX}});
-    ASSERT_TRUE(write_file(target_, old_.tensors).ok());
+    ASSERT_OK(write_file(target_, old_.tensors));
     EXPECT_GT(inject.calls(sys_call::pwrite), old_.bytes().size() / 5);
   }
   EXPECT_EQ(st_test::read_bytes(target_), old_.bytes());
   fault_injector inject({{sys_call::pread, 0, 3, 1, UINT64_MAX}});
   auto f = file::open(target_, {io_backend::pread, {}});
-  ASSERT_TRUE(f.ok()) << f.err().to_string();
+  ASSERT_OK(f);
   for (std::size_t i = 0; i < 3; ++i) {
     auto t = f->load(old_.tensors[i].name);
-    ASSERT_TRUE(t.ok());
+    ASSERT_OK(t);
     EXPECT_EQ(*t, old_.buffers[i]);
   }
 }
@@ -156,7 +157,7 @@ TEST_F(FaultInjection, ReadErrorsAreCleanIoErrors) {
     EXPECT_EQ(f.err().offset, 8U);
   }
   auto f = file::open(target_, {io_backend::pread, {}});
-  ASSERT_TRUE(f.ok());
+  ASSERT_OK(f);
   fault_injector inject({{sys_call::pread, EIO}});
   std::vector<std::byte> out(old_.buffers[1].size());
   auto s = f->read_into("bias", out);
@@ -187,9 +188,9 @@ TEST_F(FaultInjection, StreamReadsRetryEintrAndReportEio) {
       fault_injector inject({{sys_call::read, err, 0, 2, 2}});
       auto f = file::open(fifo);
       if (err == EINTR) {
-        ASSERT_TRUE(f.ok()) << f.err().to_string();
+        ASSERT_OK(f);
         auto w = f->load("weight");
-        ASSERT_TRUE(w.ok());
+        ASSERT_OK(w);
         EXPECT_EQ(*w, old_.buffers[0]);
       } else {
         ASSERT_FALSE(f.ok());
@@ -271,9 +272,9 @@ TEST_F(FaultInjection, StreamWriterFailureMidwayPoisonsTheWriter) {
   std::vector<tensor_spec> specs;
   for (const auto& t : new_.tensors) specs.push_back({t.name, t.type, t.shape});
   auto plan = write_plan::make(specs);
-  ASSERT_TRUE(plan.ok());
+  ASSERT_OK(plan);
   auto w = stream_writer::create(target_, std::move(plan).value());
-  ASSERT_TRUE(w.ok());
+  ASSERT_OK(w);
   {
     fault_injector inject({{sys_call::pwrite, EIO}});
     auto s = w->append("weight", std::span(new_.buffers[0]).first(100));
@@ -307,7 +308,7 @@ TEST_F(FaultInjection, EveryFailingCallOnWriteLeavesOldOrNewFile) {
     }
     EXPECT_EQ(st_test::list_dir(dir_), std::vector<std::string>{"model.safetensors"});
     if (inject.total_calls() < k) {
-      EXPECT_TRUE(s.ok());
+      EXPECT_OK(s);
       break;
     }
   }

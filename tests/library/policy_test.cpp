@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "safetensors/header.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -30,21 +31,19 @@ safetensors::result<safetensors::header> parse(const std::vector<std::byte>& f, 
 
 TEST(Policy, UnknownFieldsAreIgnoredExceptInStrictMode) {
   auto f = file_of(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1],"extra":{"k":[1,2]}}})", 1);
-  EXPECT_TRUE(parse(f, validation_policy::reference).ok());
-  EXPECT_TRUE(parse(f, validation_policy::lenient).ok());
+  EXPECT_OK(parse(f, validation_policy::reference));
+  EXPECT_OK(parse(f, validation_policy::lenient));
   auto strict = parse(f, validation_policy::strict);
-  ASSERT_FALSE(strict.ok());
-  EXPECT_EQ(strict.err().code, error_code::unknown_field);
+  ASSERT_ERROR(strict, error_code::unknown_field);
   EXPECT_EQ(strict.err().tensor.value_or(""), "a");
 }
 
 TEST(Policy, TrailingBytesAreAWarningOnlyInLenientMode) {
   auto f = file_of(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 5);
   auto ref = parse(f, validation_policy::reference);
-  ASSERT_FALSE(ref.ok());
-  EXPECT_EQ(ref.err().code, error_code::metadata_incomplete_buffer);
+  ASSERT_ERROR(ref, error_code::metadata_incomplete_buffer);
   auto lenient = parse(f, validation_policy::lenient);
-  ASSERT_TRUE(lenient.ok());
+  ASSERT_OK(lenient);
   ASSERT_EQ(lenient->warnings().size(), 1U);
   EXPECT_EQ(lenient->warnings()[0].message, "4 trailing bytes after the last tensor");
   EXPECT_EQ(lenient->warnings()[0].offset.value_or(0), f.size() - 4);
@@ -60,33 +59,29 @@ TEST(Policy, StrictCapsEachLimitWithItsOwnMessage) {
                      R"("b":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
                      2);
   auto r = parse(two, validation_policy::strict, caps);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.err().code, error_code::limit_exceeded);
+  ASSERT_ERROR(r, error_code::limit_exceeded);
   EXPECT_NE(r.err().message.find("more than 1 tensors"), std::string::npos);
 
   auto deep = file_of(R"({"a":{"dtype":"U8","shape":[1,1,1,1,1,1,1,1,1],"data_offsets":[0,1]}})", 1);
   auto rank = parse(deep, validation_policy::strict);
   ASSERT_FALSE(rank.ok());
   EXPECT_NE(rank.err().message.find("rank 9 exceeds the limit of 8"), std::string::npos);
-  EXPECT_TRUE(parse(deep, validation_policy::reference).ok());
+  EXPECT_OK(parse(deep, validation_policy::reference));
 
   auto long_name =
       file_of(R"({")" + std::string(1025, 'n') + R"(":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", 1);
   auto name = parse(long_name, validation_policy::strict);
-  ASSERT_FALSE(name.ok());
-  EXPECT_EQ(name.err().code, error_code::limit_exceeded);
+  ASSERT_ERROR(name, error_code::limit_exceeded);
 
   caps = safetensors::limits::strict_defaults();
   caps.max_metadata_bytes = 4;
   auto meta = file_of(R"({"__metadata__":{"key":"value"}})", 0);
   auto m = parse(meta, validation_policy::strict, caps);
-  ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.err().code, error_code::limit_exceeded);
+  ASSERT_ERROR(m, error_code::limit_exceeded);
 
   caps.max_header_bytes = 16;
   auto header = parse(meta, validation_policy::strict, caps);
-  ASSERT_FALSE(header.ok());
-  EXPECT_EQ(header.err().code, error_code::header_too_large);
+  ASSERT_ERROR(header, error_code::header_too_large);
 }
 
 TEST(Policy, NamesRoundTrip) {
@@ -105,8 +100,7 @@ TEST(Policy, DuplicateKeysAnywhereAreDuplicateKey) {
   };
   for (const char* json : cases) {
     auto r = parse(file_of(json, 1), validation_policy::reference);
-    ASSERT_FALSE(r.ok()) << json;
-    EXPECT_EQ(r.err().code, error_code::duplicate_key) << json;
+    ASSERT_ERROR(r, error_code::duplicate_key) << json;
   }
 }
 

@@ -8,6 +8,7 @@
 #include "safetensors/slice.h"
 #include "safetensors/writer.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -37,7 +38,7 @@ struct one_tensor {
   /// Ranges relative to the tensor's first byte.
   std::vector<byte_range> relative(std::string_view spec) const {
     auto p = plan(spec);
-    EXPECT_TRUE(p.ok()) << (p ? "" : p.err().to_string());
+    EXPECT_OK(p) << (p ? "" : p.err().to_string());
     std::vector<byte_range> out;
     if (p) {
       for (auto r : p->ranges) out.push_back({r.offset - base(), r.length});
@@ -48,7 +49,7 @@ struct one_tensor {
 
 TEST(SliceSpec, ParsesEveryForm) {
   auto s = safetensors::parse_slice_spec("0:8, ::2, -1, ...");
-  ASSERT_TRUE(s.ok());
+  ASSERT_OK(s);
   ASSERT_EQ(s->size(), 4U);
   EXPECT_EQ((*s)[0].type, slice_index::kind::range);
   EXPECT_EQ((*s)[0].start, 0);
@@ -62,15 +63,14 @@ TEST(SliceSpec, ParsesEveryForm) {
   EXPECT_EQ(safetensors::parse_slice_spec("[ 3 , ]")->size(), 1U);
   EXPECT_TRUE(safetensors::parse_slice_spec("")->empty());
   auto extreme = safetensors::parse_slice_spec("-9223372036854775808:9223372036854775807:-1");
-  ASSERT_TRUE(extreme.ok());
+  ASSERT_OK(extreme);
   EXPECT_EQ((*extreme)[0].start, INT64_MIN);
 }
 
 TEST(SliceSpec, RejectsBadItemsNamingThem) {
   for (const char* bad : {"a", "1:2:3:4", "1,,2", ",", "1::0", "99999999999999999999", "[0", "1 2", "--1", "1:x"}) {
     auto s = safetensors::parse_slice_spec(bad);
-    ASSERT_FALSE(s.ok()) << bad;
-    EXPECT_EQ(s.err().code, error_code::invalid_slice) << bad;
+    ASSERT_ERROR(s, error_code::invalid_slice) << bad;
     EXPECT_NE(s.err().message.find(bad), std::string::npos) << s.err().message;
   }
   EXPECT_NE(safetensors::parse_slice_spec("0, x").err().message.find("item 2 ('x')"), std::string::npos);
@@ -99,7 +99,7 @@ TEST(SlicePlan, BeatsTheReferenceBugs) {
   one_tensor a(dtype::U8, {10});
   EXPECT_EQ(a.relative("::2"), (std::vector<byte_range>{{0, 1}, {2, 1}, {4, 1}, {6, 1}, {8, 1}}));  // step honoured
   auto backwards = a.plan("2:1");  // stop < start: empty, no underflow
-  ASSERT_TRUE(backwards.ok());
+  ASSERT_OK(backwards);
   EXPECT_EQ(backwards->shape, (std::vector<std::uint64_t>{0}));
   EXPECT_TRUE(backwards->ranges.empty());
   EXPECT_EQ(a.plan("9223372036854775807").err().code, error_code::invalid_slice);  // Select(MAX)
@@ -109,7 +109,7 @@ TEST(SlicePlan, BeatsTheReferenceBugs) {
   EXPECT_EQ(a.relative("-1::-4"), (std::vector<byte_range>{{9, 1}, {5, 1}, {1, 1}}));
   one_tensor zero(dtype::F32, {0, 3});  // the reference rejects any indexer here
   auto z = zero.plan(":, 1:");
-  ASSERT_TRUE(z.ok());
+  ASSERT_OK(z);
   EXPECT_EQ(z->shape, (std::vector<std::uint64_t>{0, 2}));
   EXPECT_EQ(z->byte_size, 0U);
   EXPECT_EQ(zero.plan("0").err().code, error_code::invalid_slice);
@@ -122,11 +122,11 @@ TEST(SlicePlan, BeatsTheReferenceBugs) {
 TEST(SlicePlan, EllipsisAndScalars) {
   one_tensor a(dtype::F16, {2, 3, 4});
   auto p = a.plan("..., 1");
-  ASSERT_TRUE(p.ok());
+  ASSERT_OK(p);
   EXPECT_EQ(p->shape, (std::vector<std::uint64_t>{2, 3}));
   EXPECT_EQ(p->ranges.size(), 6U);
   auto q = a.plan("1, ...");
-  ASSERT_TRUE(q.ok());
+  ASSERT_OK(q);
   EXPECT_EQ(q->shape, (std::vector<std::uint64_t>{3, 4}));
   EXPECT_EQ(a.relative("1, ..."), (std::vector<byte_range>{{24, 24}}));
   one_tensor scalar(dtype::F64, {});
@@ -142,8 +142,7 @@ TEST(SlicePlan, HugeReversedLastDimensionIsRefusedNotAllocated) {
   t.shape = shape;
   t.end = shape[0];
   auto p = safetensors::plan_slice(t, 0, std::vector{slice_index::range({}, {}, -1)});
-  ASSERT_FALSE(p.ok());
-  EXPECT_EQ(p.err().code, error_code::limit_exceeded);
+  ASSERT_ERROR(p, error_code::limit_exceeded);
 }
 
 TEST(TensorParallel, EvenAndUnevenSplits) {
@@ -158,13 +157,13 @@ TEST(TensorParallel, EvenAndUnevenSplits) {
   EXPECT_EQ(r(2, 3, 4), (std::pair<std::uint64_t, std::uint64_t>{2, 2}));
   one_tensor a(dtype::F32, {4, 6});
   auto p = safetensors::plan_tensor_parallel(a.info(), a.base(), 1, 1, 2);
-  ASSERT_TRUE(p.ok());
+  ASSERT_OK(p);
   EXPECT_EQ(p->shape, (std::vector<std::uint64_t>{4, 3}));
   ASSERT_EQ(p->ranges.size(), 4U);
   EXPECT_EQ(p->ranges[0], (byte_range{a.base() + 12, 12}));
   EXPECT_EQ(p->ranges[3], (byte_range{a.base() + 84, 12}));
   auto rows = safetensors::plan_tensor_parallel(a.info(), a.base(), 0, 1, 2);
-  ASSERT_TRUE(rows.ok());
+  ASSERT_OK(rows);
   EXPECT_EQ(rows->ranges, (std::vector<byte_range>{{a.base() + 48, 48}}));
   EXPECT_EQ(safetensors::plan_tensor_parallel(a.info(), a.base(), 2, 0, 2).err().code, error_code::invalid_slice);
   EXPECT_EQ(safetensors::plan_tensor_parallel(a.info(), a.base(), 0, 2, 2).err().code, error_code::invalid_slice);
@@ -247,11 +246,10 @@ TEST(SliceProperty, MatchesBruteForceGather) {
     auto plan = safetensors::plan_slice(*t.f, "t", idx);
     SCOPED_TRACE(::testing::Message() << "iteration " << iteration);
     if (out_of_bounds) {
-      ASSERT_FALSE(plan.ok());
-      EXPECT_EQ(plan.err().code, error_code::invalid_slice);
+      ASSERT_ERROR(plan, error_code::invalid_slice);
       continue;
     }
-    ASSERT_TRUE(plan.ok()) << plan.err().to_string();
+    ASSERT_OK(plan);
     std::vector<std::uint64_t> expected_shape;
     for (std::size_t k = 0; k < rank; ++k) {
       if (per_dim[k].type != slice_index::kind::index) expected_shape.push_back(pos[k].size());
@@ -274,7 +272,7 @@ TEST(SliceProperty, MatchesBruteForceGather) {
       if (k == 0) break;
     }
     std::vector<std::byte> got(plan->byte_size);
-    ASSERT_TRUE(safetensors::read_slice(*t.f, *plan, got).ok());
+    ASSERT_OK(safetensors::read_slice(*t.f, *plan, got));
     EXPECT_EQ(got, expected);
     if (iteration % 10 == 0) {  // the pread backend groups nearby ranges through a window
       const auto path = st_test::scratch_dir() / "t.safetensors";
@@ -282,9 +280,9 @@ TEST(SliceProperty, MatchesBruteForceGather) {
       safetensors::open_options o;
       o.backend = safetensors::io_backend::pread;
       auto on_disk = safetensors::file::open(path.string(), o);
-      ASSERT_TRUE(on_disk.ok());
+      ASSERT_OK(on_disk);
       std::vector<std::byte> preadd(plan->byte_size);
-      ASSERT_TRUE(safetensors::read_slice(*on_disk, *plan, preadd).ok());
+      ASSERT_OK(safetensors::read_slice(*on_disk, *plan, preadd));
       EXPECT_EQ(preadd, expected);
     }
     // Ranges are merged: no two consecutive ones touch.

@@ -4,10 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <string>
 
+#include "safetensors/file.h"
 #include "safetensors/writer.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -53,20 +56,48 @@ TEST(Sniff, EveryValidConformanceFileSniffsAsSafeTensors) {
   for (const char* name : {"001-minimal-bf16.safetensors", "006-all-dtypes-writer-layout.safetensors",
                            "107-ws-leading.safetensors", "124-metadata-several-keys.safetensors"}) {
     auto f = safetensors::sniff_file((dir / name).string());
-    ASSERT_TRUE(f.ok()) << name;
+    ASSERT_OK(f) << name;
     EXPECT_EQ(*f, file_format::safetensors) << name;
   }
 }
 
 TEST(Sniff, MissingFileIsAnIoError) {
   auto f = safetensors::sniff_file((st_test::scratch_dir() / "absent").string());
-  ASSERT_FALSE(f.ok());
-  EXPECT_EQ(f.err().code, safetensors::error_code::io);
+  ASSERT_ERROR(f, safetensors::error_code::io);
 }
 
 TEST(Sniff, Names) {
   EXPECT_EQ(safetensors::file_format_name(file_format::gguf), "GGUF");
   EXPECT_EQ(safetensors::file_format_name(file_format::pytorch_zip), "PyTorch (zip)");
+}
+
+/// What reading `bytes` as SafeTensors reports, explained.
+safetensors::error explained(const std::string& name, const std::string& bytes) {
+  const auto path = st_test::scratch_dir() / name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  auto f = safetensors::file::open(path.string());
+  EXPECT_FALSE(f.ok()) << name;
+  return safetensors::explain_format_error(f ? safetensors::error{} : f.err());
+}
+
+TEST(Sniff, ExplainsLengthPrefixErrorsByWhatTheFileReallyIs) {
+  using safetensors::error_code;
+  const auto gguf = explained("model.gguf", std::string("GGUF\x03\0\0\0", 8) + std::string(64, '\0'));
+  EXPECT_EQ(gguf.message, "this is a GGUF file, not SafeTensors");
+  EXPECT_FALSE(gguf.offset.has_value());
+  EXPECT_NE(gguf.path.find("model.gguf"), std::string::npos);  // the path and code stay
+  EXPECT_EQ(explained("empty", "").message, "empty file (0 bytes), not a SafeTensors file");
+  EXPECT_EQ(explained("short", "abc").message,
+            "not a SafeTensors file: 3 bytes, shorter than the 8-byte length prefix");
+  EXPECT_NE(explained("text", "hello world, this is text").message.find("its first 8 bytes read as a header length"),
+            std::string::npos);
+  const auto cut = explained("cut.safetensors", std::string("\x40\0\0\0\0\0\0\0", 8) + "{\"a\":");
+  EXPECT_EQ(cut.code, error_code::invalid_header_length);
+  EXPECT_EQ(cut.message, "file is truncated: the header needs 64 bytes after the length prefix, the file has 5");
+  // Any other error is left as it is.
+  auto other = safetensors::make_error(error_code::invalid_header_deserialization, "bad");
+  other.path = (st_test::scratch_dir() / "model.gguf").string();
+  EXPECT_EQ(safetensors::explain_format_error(other).message, "bad");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "safetensors/file.h"
 #include "safetensors/writer.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -29,7 +30,7 @@ std::string header_text(const std::vector<std::byte>& file) {
 
 std::vector<std::byte> serialize_ok(const std::vector<tensor_data>& tensors, const safetensors::write_options& o = {}) {
   auto bytes = safetensors::serialize(tensors, o);
-  EXPECT_TRUE(bytes.ok()) << (bytes ? "" : bytes.err().to_string());
+  EXPECT_OK(bytes) << (bytes ? "" : bytes.err().to_string());
   return bytes ? *bytes : std::vector<std::byte>{};
 }
 
@@ -86,7 +87,7 @@ TEST(Writer, EscapesNamesLikeSerdeJson) {
             std::string::npos)
       << header_text(file);
   auto back = safetensors::file::from_buffer(file);
-  ASSERT_TRUE(back.ok());
+  ASSERT_OK(back);
   EXPECT_NE(back->find(name), nullptr);
 }
 
@@ -96,7 +97,7 @@ TEST(Writer, MetadataKeysAreSortedAndEscaped) {
   auto file = serialize_ok({}, o);
   EXPECT_EQ(header_text(file).rfind(R"({"__metadata__":{"a":"line\nbreak \"q\"","b":"2","c":""}})", 0), 0U);
   auto back = safetensors::file::from_buffer(file);
-  ASSERT_TRUE(back.ok());
+  ASSERT_OK(back);
   EXPECT_EQ(*back->meta().metadata(), *o.metadata);
 }
 
@@ -107,13 +108,12 @@ TEST(Writer, AlignmentPadsTheHeaderToTheRequestedBoundary) {
     o.alignment = align;
     auto file = serialize_ok({{"w", dtype::F32, {3}, data}}, o);
     EXPECT_EQ((8 + prefix_of(file)) % align, 0U) << align;
-    EXPECT_TRUE(safetensors::file::from_buffer(file).ok());
+    EXPECT_OK(safetensors::file::from_buffer(file));
   }
   safetensors::write_options bad;
   bad.alignment = 12;
   auto r = safetensors::serialize({}, bad);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.err().code, safetensors::error_code::invalid_argument);
+  ASSERT_ERROR(r, safetensors::error_code::invalid_argument);
 }
 
 TEST(Writer, RejectsBadInputBeforeWriting) {
@@ -134,8 +134,7 @@ TEST(Writer, RejectsBadInputBeforeWriting) {
   const auto dir = st_test::scratch_dir();
   for (const bad_case& c : cases) {
     auto r = safetensors::serialize(c.tensors);
-    ASSERT_FALSE(r.ok());
-    EXPECT_EQ(r.err().code, c.code) << r.err().to_string();
+    ASSERT_ERROR(r, c.code);
     ASSERT_TRUE(r.err().tensor.has_value());
     EXPECT_EQ(*r.err().tensor, c.tensor);
     auto w = safetensors::write_file((dir / "out.safetensors").string(), c.tensors);
@@ -171,7 +170,7 @@ TEST(Writer, RoundTripsEveryDtype) {
   o.metadata = safetensors::metadata_map{{"format", "pt"}, {"quote\"d", "tab\there \xC3\xA9"}};
 
   const auto path = (st_test::scratch_dir() / "all.safetensors").string();
-  ASSERT_TRUE(safetensors::write_file(path, tensors, o).ok());
+  ASSERT_OK(safetensors::write_file(path, tensors, o));
   auto in_memory = serialize_ok(tensors, o);
   EXPECT_EQ(st_test::read_bytes(path), in_memory) << "write_file and serialize must agree";
 
@@ -179,7 +178,7 @@ TEST(Writer, RoundTripsEveryDtype) {
     safetensors::open_options opts;
     opts.backend = backend;
     auto f = safetensors::file::open(path, opts);
-    ASSERT_TRUE(f.ok()) << f.err().to_string();
+    ASSERT_OK(f);
     EXPECT_EQ(f->tensors().size(), tensors.size());
     EXPECT_EQ(*f->meta().metadata(), *o.metadata);
     EXPECT_EQ(f->meta().data_start() % 8, 0U);
@@ -190,7 +189,7 @@ TEST(Writer, RoundTripsEveryDtype) {
       EXPECT_EQ(info->type, t.type);
       EXPECT_EQ(std::vector<std::uint64_t>(info->shape.begin(), info->shape.end()), t.shape);
       auto loaded = f->load(t.name);
-      ASSERT_TRUE(loaded.ok());
+      ASSERT_OK(loaded);
       EXPECT_TRUE(std::equal(loaded->begin(), loaded->end(), t.data.begin(), t.data.end()));
     }
   }
@@ -208,7 +207,7 @@ TEST(Writer, ReproducesReferenceWriterFilesOfTheCorpus) {
     SCOPED_TRACE(name);
     auto original = st_test::read_bytes(entry.path());
     auto f = safetensors::file::from_buffer(original);
-    ASSERT_TRUE(f.ok());
+    ASSERT_OK(f);
     std::vector<tensor_data> tensors;
     for (const auto& info : f->tensors()) {
       tensors.push_back(

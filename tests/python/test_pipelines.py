@@ -80,6 +80,15 @@ def test_bad_requests_raise_safetensor_error_naming_the_problem(checkpoint, tmp_
     assert not (tmp_path / "x.safetensors").exists()
 
 
+def test_rewrites_name_another_format_instead_of_reading_it(checkpoint, tmp_path):
+    path, _ = checkpoint  # a torch.save zip: convert reads it, the rewrites refuse it by name
+    for rewrite in (lambda: merge(path, tmp_path / "m.safetensors"), lambda: shard(path, tmp_path / "s"),
+                    lambda: extract(path, tmp_path / "e.safetensors"), lambda: cast(path, tmp_path / "c.safetensors", "F16")):
+        with pytest.raises(SafetensorError, match=r"this is a PyTorch \(zip\) file, not SafeTensors"):
+            rewrite()
+    assert sorted(os.listdir(tmp_path)) == ["model.pt"]
+
+
 @pytest.fixture
 def model(tmp_path):
     tensors = {"a.w": torch.tensor([1.0, 2.0, 3.0, 1e6]), "a.b": torch.tensor([0.5, -0.5]),

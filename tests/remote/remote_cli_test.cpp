@@ -14,6 +14,7 @@
 #include "safetensors/checkpoint.h"
 #include "support/cli_run.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -98,7 +99,7 @@ TEST(RemoteCli, ShardedCheckpointByIndexUrl) {
   for (std::size_t i = 0; i < 4; ++i) data.push_back({fmt::format("t{}", i), safetensors::dtype::U8, {1000}, bytes[i]});
   safetensors::shard_write_options o;
   o.max_shard_bytes = 2000;
-  ASSERT_TRUE(safetensors::write_checkpoint((s->root() / "clisharded").string(), data, o).ok());
+  ASSERT_OK(safetensors::write_checkpoint((s->root() / "clisharded").string(), data, o));
   const std::string index = s->http("clisharded/model.safetensors.index.json");
   for (const std::vector<std::string>& command : {std::vector<std::string>{"ls", index},
                                                   {"inspect", index},
@@ -121,7 +122,7 @@ TEST(RemoteCli, SliceFetchesOnlyItsRuns) {
   std::vector<safetensors::tensor_data> data = {{"m", safetensors::dtype::U8, {1000, 1000}, m}};
   std::vector<std::byte> pad(200'000);
   data.insert(data.begin(), {"a_pad", safetensors::dtype::U8, {200'000}, pad});
-  ASSERT_TRUE(safetensors::write_file((s->root() / "matrix.safetensors").string(), data).ok());
+  ASSERT_OK(safetensors::write_file((s->root() / "matrix.safetensors").string(), data));
   const auto mark = s->access_mark();
   // --limit 0: every value of the slice (dump reads no more than it prints).
   const auto r = run_cli({"dump", s->http("matrix.safetensors"), "m", "--slice", "0:2", "--limit", "0", "--json"});

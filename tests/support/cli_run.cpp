@@ -14,6 +14,7 @@
 
 #include "support/paths.h"
 #include "support/pytorch_fixtures.h"
+#include "support/status_matchers.h"
 
 namespace st_test {
 
@@ -161,7 +162,7 @@ void make_f32_file(const std::filesystem::path& path, const std::vector<f32_tens
   safetensors::write_options options;
   options.metadata = metadata;
   auto s = safetensors::write_file(path.string(), data, options);
-  ASSERT_TRUE(s.ok()) << s.err().to_string();
+  ASSERT_OK(s);
 }
 
 std::vector<std::vector<std::string>> reading_commands(const std::filesystem::path& input, bool with_checks) {

@@ -12,6 +12,7 @@
 #include "remote_input.h"
 #include "report.h"
 #include "safetensors/json_text.h"
+#include "safetensors/sniff.h"
 #include "tensor_table.h"
 
 namespace st_cli {
@@ -101,7 +102,7 @@ int validate_checkpoint(const std::string& path, safetensors::validation_policy 
                  "\n",
                  safetensors::json_quote(path));
     } else {
-      const safetensors::error shown = explain_input_error(*first);
+      const safetensors::error shown = safetensors::explain_format_error(*first);
       fmt::print(R"({{"file":{},"ok":false,"code":"{}","message":{},"offset":{},"tensor":{},"warnings":[],)"
                  R"("problems":[{}]}})"
                  "\n",

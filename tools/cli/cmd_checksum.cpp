@@ -4,16 +4,13 @@
 // pipe, stdin as `-`), and with --per-tensor of each tensor's bytes, in one pass.
 // `--check LIST` verifies a list written by checksum (or by sha256sum).
 #include <algorithm>
-#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <iostream>
-#include <map>
 #include <memory>
-#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -27,7 +24,6 @@
 #include "safetensors/json_text.h"
 #include "safetensors/pipeline/checksum.h"
 #include "safetensors/pipeline/output_check.h"
-#include "safetensors/sha256.h"
 
 namespace st_cli {
 namespace {
@@ -46,21 +42,10 @@ using safetensors::pipeline::file_digest;
 safetensors::result<file_digest> digest_stream(const std::string& path, bool quiet) {
   pipeline_progress bar("checksum", quiet);
   if (!is_url(path)) return safetensors::pipeline::checksum(path, {.per_tensor = false, .progress = bar.callback()});
-  const auto advance = bar.callback();
-  std::uint64_t size = 0;
-  auto hasher = safetensors::sha256_hasher::create();
-  if (!hasher) return std::move(hasher).err();
-  file_digest out;
-  auto s = read_url_sequentially(
-      path, [&](std::uint64_t total) { size = total; },
-      [&](std::span<const std::byte> chunk) {
-        hasher->update(chunk);
-        out.bytes += chunk.size();
-        advance(out.bytes, size);
-      });
-  if (!s) return std::move(s).err();
-  out.sha256 = safetensors::to_hex(hasher->finish());
-  return out;
+  auto bytes = open_url_bytes(path);
+  if (!bytes) return std::move(bytes).err();
+  if (!bytes->remote) return safetensors::pipeline::checksum(bytes->local_path, {.progress = bar.callback()});
+  return safetensors::pipeline::checksum(*bytes->remote, {.progress = bar.callback()});
 }
 
 /// Whole-file and per-tensor digests of a SafeTensors path or URL, in one pass.
@@ -71,17 +56,27 @@ safetensors::result<file_digest> digest_tensors(const std::string& path, bool qu
   return safetensors::pipeline::checksum(*f, {.per_tensor = true, .progress = bar.callback()});
 }
 
+/// Most a check list may hold (one line per file, or per tensor): far more than any real one.
+constexpr std::uint64_t max_list_bytes = std::uint64_t{256} << 20;
+
 /// All of a check list: a file, `-` (standard input) or a URL.
-safetensors::result<std::string> read_list(const std::string& path) {
+safetensors::result<std::string> read_list(std::string path) {
   std::string text;
   if (is_url(path)) {
-    auto s = read_url_sequentially(
-        path, [](std::uint64_t) {},
-        [&](std::span<const std::byte> chunk) {
-          text.append(reinterpret_cast<const char*>(chunk.data()), chunk.size());
-        });
-    if (!s) return std::move(s).err();
-    return text;
+    auto bytes = open_url_bytes(path);
+    if (!bytes) return std::move(bytes).err();
+    if (bytes->remote) {
+      const safetensors::range_reader& remote = *bytes->remote;
+      if (remote.size() > max_list_bytes) {
+        return safetensors::make_error(
+            safetensors::error_code::limit_exceeded,
+            fmt::format("a check list of {} bytes is over the {}-byte limit", remote.size(), max_list_bytes));
+      }
+      text.resize(static_cast<std::size_t>(remote.size()));
+      if (auto s = remote.read(0, std::as_writable_bytes(std::span(text))); !s) return std::move(s).err();
+      return text;
+    }
+    path = bytes->local_path;
   }
   std::ifstream file;
   if (path != "-") {
@@ -91,7 +86,14 @@ safetensors::result<std::string> read_list(const std::string& path) {
     if (!file) return safetensors::pipeline::os_failure("cannot open file", errno, path);
   }
   std::istream& in = path == "-" ? std::cin : file;
-  text.assign(std::istreambuf_iterator<char>(in), {});
+  std::vector<char> chunk(std::size_t{1} << 16);
+  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_list_bytes) {
+      return safetensors::make_error(safetensors::error_code::limit_exceeded,
+                                     fmt::format("a check list over the {}-byte limit", max_list_bytes));
+    }
+  }
   if (in.bad()) return safetensors::pipeline::os_failure("read failed", errno, path);
   return text;
 }
@@ -153,70 +155,30 @@ safetensors::result<std::vector<std::string>> shard_paths(const std::string& pat
 
 // --- --check ---------------------------------------------------------------------
 
-struct check_entry {
-  std::string path;
-  std::string hex;
-  std::map<std::string, std::string> tensors;  ///< name -> hex, from "tensor" lines
-};
-
-bool is_hex_digest(std::string_view s) {
-  return s.size() == 64 && s.find_first_not_of("0123456789abcdefABCDEF") == std::string_view::npos;
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-/// Reads a list in sha256sum's format ("HEX  PATH", "HEX *PATH") plus our "tensor HEX  NAME"
-/// lines, which belong to the file line above them.
-safetensors::result<std::vector<check_entry>> read_check_list(const std::string& list, std::size_t& malformed) {
-  auto read = read_list(list);
-  if (!read) return std::move(read).err();
-  const std::string& text = *read;
-  std::vector<check_entry> entries;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + start, end - start);
-    start = end + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    if (line.empty()) continue;
-    const bool tensor_line = line.starts_with("tensor ");
-    if (tensor_line) line.remove_prefix(7);
-    if (line.size() < 67 || !is_hex_digest(line.substr(0, 64)) || line[64] != ' ' ||
-        (line[65] != ' ' && line[65] != '*') || (tensor_line && entries.empty())) {
-      ++malformed;
-      continue;
-    }
-    const std::string hex = lower(line.substr(0, 64));
-    const std::string name(line.substr(66));
-    if (tensor_line) {
-      entries.back().tensors[name] = hex;
-    } else {
-      entries.push_back({name, hex, {}});
-    }
+const char* verdict_text(safetensors::pipeline::digest_match m) {
+  switch (m) {
+    case safetensors::pipeline::digest_match::ok: return "OK";
+    case safetensors::pipeline::digest_match::mismatch: return "FAILED";
+    case safetensors::pipeline::digest_match::missing: return "FAILED (no such tensor)";
   }
-  return entries;
+  return "FAILED";
 }
 
 run_result run_check(const checksum_args& args) {
-  std::size_t malformed = 0;
-  auto entries = read_check_list(args.check, malformed);
-  if (!entries) return with_path(entries.err(), args.check);
-  if (malformed > 0) {
-    print_warning(fmt::format("{}: {} {} improperly formatted", args.check, count_of(malformed, "line"),
-                              malformed == 1 ? "is" : "are"));
+  auto text = read_list(args.check);
+  if (!text) return with_path(text.err(), args.check);
+  const auto list = safetensors::pipeline::parse_checksum_list(*text);
+  if (list.malformed_lines > 0) {
+    print_warning(fmt::format("{}: {} {} improperly formatted", args.check, count_of(list.malformed_lines, "line"),
+                              list.malformed_lines == 1 ? "is" : "are"));
   }
-  if (entries->empty()) {
+  if (list.entries.empty()) {
     return with_path(usage_error("no properly formatted checksum lines found"), args.check);
   }
   std::size_t failed = 0;
   std::size_t unreadable = 0;
   std::size_t checked = 0;
-  for (const auto& entry : *entries) {
+  for (const auto& entry : list.entries) {
     auto d = entry.tensors.empty() ? digest_stream(entry.path, args.quiet) : digest_tensors(entry.path, args.quiet);
     if (!d) {
       fmt::print("{}: FAILED open or read\n", entry.path);
@@ -224,16 +186,12 @@ run_result run_check(const checksum_args& args) {
       ++unreadable;
       continue;
     }
-    ++checked;
-    const bool ok = d->sha256 == entry.hex;
-    if (!ok) ++failed;
-    fmt::print("{}: {}\n", entry.path, ok ? "OK" : "FAILED");
-    for (const auto& [name, hex] : entry.tensors) {
-      ++checked;
-      const auto it = std::find_if(d->tensors.begin(), d->tensors.end(), [&](const auto& t) { return t.name == name; });
-      const char* verdict = it == d->tensors.end() ? "FAILED (no such tensor)" : it->sha256 == hex ? "OK" : "FAILED";
-      if (it == d->tensors.end() || it->sha256 != hex) ++failed;
-      fmt::print("{}: tensor '{}': {}\n", entry.path, name, verdict);
+    const auto verdict = safetensors::pipeline::check(entry, *d);
+    checked += 1 + verdict.tensors.size();
+    failed += verdict.failures();
+    fmt::print("{}: {}\n", entry.path, verdict_text(verdict.file));
+    for (const auto& [name, match] : verdict.tensors) {
+      fmt::print("{}: tensor '{}': {}\n", entry.path, name, verdict_text(match));
     }
   }
   if (unreadable > 0) {

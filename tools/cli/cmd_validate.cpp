@@ -11,6 +11,7 @@
 #include "report.h"
 #include "safetensors/file.h"
 #include "safetensors/json_text.h"
+#include "safetensors/sniff.h"
 
 namespace st_cli {
 namespace {
@@ -60,7 +61,7 @@ run_result run_validate(const validate_args& args) {
       continue;
     }
     auto h = read_input_header(path, options);
-    if (!h) h = explain_input_error(std::move(h).err());
+    if (!h) h = safetensors::explain_format_error(std::move(h).err());
     if (args.json) {
       fmt::print("{}\n", json_line(path, h));
     } else if (h) {

@@ -14,6 +14,7 @@
 #include "report.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/json_text.h"
+#include "safetensors/sniff.h"
 
 namespace st_cli {
 namespace {
@@ -111,7 +112,7 @@ run_result run_verify(const verify_args& args) {
   }
   for (const auto& issue : report->issues) {
     fmt::print("{}: {}: {}\n", problem_name(issue.kind), safetensors::error_code_name(issue.error.code),
-               explain_input_error(issue.error).to_string());
+               safetensors::explain_format_error(issue.error).to_string());
   }
   if (report->ok()) {
     fmt::print("ok: {}, {} in {}\n", count_of(report->tensors, "tensor"), count_of(report->data_size, "byte"),

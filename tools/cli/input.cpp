@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "input_diagnosis.h"
 #include "remote_input.h"
+#include "safetensors/sniff.h"
 
 namespace st_cli {
 
@@ -16,7 +16,7 @@ safetensors::result<safetensors::file> open_input(const std::string& path) {
   options.backend = safetensors::io_backend::pread;
   auto f = safetensors::file::open(path, options);
   if (f) return f;
-  return explain_input_error(std::move(f).err());
+  return safetensors::explain_format_error(std::move(f).err());
 }
 
 safetensors::result<safetensors::header> read_input_header(const std::string& path,

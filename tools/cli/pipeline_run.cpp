@@ -11,19 +11,6 @@ namespace st_cli {
 
 namespace sp = safetensors::pipeline;
 
-namespace {
-
-/// A file given where SafeTensors is expected: opening it names a foreign format as such
-/// ("this is a GGUF file, not SafeTensors"). Directories and indexes are checked as checkpoints.
-safetensors::status require_safetensors(const std::string& in) {
-  if (sp::is_directory_path(in) || in.ends_with(".json")) return {};
-  auto f = open_input(in);
-  if (!f) return std::move(f).err();
-  return {};
-}
-
-}  // namespace
-
 safetensors::result<sp::convert_summary> run_pipeline(std::span<const std::string> ins, const std::string& out,
                                                       sp::convert_options options, std::string_view label, bool quiet,
                                                       command_io io) {
@@ -37,11 +24,7 @@ safetensors::result<sp::convert_summary> run_pipeline(std::span<const std::strin
       if (auto s = sp::check_output(out, {}, sp::in_place::allow); !s) return std::move(s).err();
     }
     if (!one_file) {
-      if (io.safetensors_only) {
-        for (const auto& in : ins) {
-          if (auto s = require_safetensors(in); !s) return std::move(s).err();
-        }
-      }
+      if (io.safetensors_only) options.from = "safetensors";
       return sp::convert(ins, out, options);
     }
     auto f = open_input(ins.front());

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <utility>
 #include <vector>
 
@@ -130,48 +129,17 @@ safetensors::result<safetensors::verify_report> verify_checkpoint_at(const std::
 #endif
 }
 
-safetensors::status read_url_sequentially(const std::string& url, const std::function<void(std::uint64_t)>& start,
-                                          const std::function<void(std::span<const std::byte>)>& consume) {
+safetensors::result<url_bytes> open_url_bytes(const std::string& url) {
 #if SAFETENSORS_HAVE_REMOTE
   if (starts_with(url, "http://") || starts_with(url, "https://")) {
     auto source = safetensors::remote::http_source::open(url, remote_options(url));
     if (!source) return std::move(source).err();
-    const std::uint64_t size = (*source)->size();
-    start(size);
-    std::vector<std::byte> buffer(chunk_bytes);
-    for (std::uint64_t at = 0; at < size;) {
-      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), size - at));
-      if (auto s = (*source)->read(at, std::span(buffer.data(), n)); !s) return s;
-      consume(std::span<const std::byte>(buffer.data(), n));
-      at += n;
-    }
-    return {};
+    return url_bytes{std::move(source).value(), {}};
   }
   auto path = safetensors::remote::local_path(url);
   if (!path) return std::move(path).err();
-  std::ifstream in(*path, std::ios::binary);
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(*path, ec);
-  if (!in || ec) {
-    safetensors::error e = safetensors::make_error(safetensors::error_code::io, "cannot open file");
-    e.path = *path;
-    return e;
-  }
-  start(size);
-  std::vector<std::byte> buffer(chunk_bytes);
-  while (in) {
-    in.read(reinterpret_cast<char*>(buffer.data()), static_cast<std::streamsize>(buffer.size()));
-    if (in.gcount() > 0) consume(std::span<const std::byte>(buffer.data(), static_cast<std::size_t>(in.gcount())));
-  }
-  if (in.bad()) {
-    safetensors::error e = safetensors::make_error(safetensors::error_code::io, "read failed");
-    e.path = *path;
-    return e;
-  }
-  return {};
+  return url_bytes{nullptr, std::move(path).value()};
 #else
-  (void)start;
-  (void)consume;
   return no_remote(url);
 #endif
 }

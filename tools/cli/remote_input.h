@@ -5,12 +5,12 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
-#include <span>
+#include <memory>
 #include <string>
 
 #include "safetensors/checkpoint.h"
 #include "safetensors/file.h"
+#include "safetensors/range_reader.h"
 
 namespace CLI {
 class App;
@@ -38,9 +38,12 @@ void add_remote_options(CLI::App& app);
 [[nodiscard]] safetensors::result<safetensors::verify_report> verify_checkpoint_at(
     const std::string& path, const safetensors::verify_options& options);
 
-/// Reads a whole remote file in order: `start(size)`, then `consume(chunk)` per chunk.
-[[nodiscard]] safetensors::status read_url_sequentially(const std::string& url,
-                                                        const std::function<void(std::uint64_t)>& start,
-                                                        const std::function<void(std::span<const std::byte>)>& consume);
+/// What a URL's bytes are read through: an http(s) URL by range requests (`remote`), a
+/// file:// URL as its local path (`local_path`).
+struct url_bytes {
+  std::shared_ptr<const safetensors::range_reader> remote;
+  std::string local_path;
+};
+[[nodiscard]] safetensors::result<url_bytes> open_url_bytes(const std::string& url);
 
 }  // namespace st_cli

@@ -5,12 +5,12 @@
 
 #include <fmt/format.h>
 
-#include "input_diagnosis.h"
+#include "safetensors/sniff.h"
 
 namespace st_cli {
 
 void print_error(const safetensors::error& e) {
-  safetensors::error shown = explain_input_error(e);
+  safetensors::error shown = safetensors::explain_format_error(e);
   // Said once: a message that already gives the position ("GLOBAL at pickle byte 169: ...")
   // does not repeat it as "(at byte 169)".
   if (shown.offset && shown.message.find(fmt::format("byte {}:", *shown.offset)) != std::string::npos) {

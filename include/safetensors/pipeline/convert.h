@@ -29,6 +29,10 @@ namespace safetensors::pipeline {
 struct convert_options {
   /// "safetensors", "npz", "npy" or "gguf"; empty: from the output's name (output_format_for).
   std::string to;
+  /// "safetensors": every input must be SafeTensors (a file, directory or index), and another
+  /// format is refused by name ("this is a GGUF file, not SafeTensors"); empty: any input
+  /// format, as its bytes say.
+  std::string from;
   /// Floating tensors (complex excepted) become this type; nullopt keeps each tensor's own
   /// (quantized GGUF blocks always become F32).
   std::optional<dtype> cast;
@@ -49,7 +53,7 @@ struct convert_options {
   warning_handler on_warning;    ///< each warning as it happens; they are in the summary too
 };
 
-/// Sets one option from text, for bindings that pass options by name (the C API): "to",
+/// Sets one option from text, for bindings that pass options by name (the C API): "to", "from",
 /// "dtype", "saturate", "alignment", "max_shard_size" ("5GB"), "prefix", "replace_input", "key",
 /// "shared" ("keep"/"dedup"), "strict", "compress", "hash_long_names" (booleans "1"/"0",
 /// "true"/"false"), and the repeatable "only", "exclude", "cast_only", "cast_exclude",
