@@ -310,6 +310,20 @@ ST_V __m256 e4m3_value(__m256i c) noexcept {
   return _mm256_castsi256_ps(_mm256_or_si256(mag, sign));
 }
 
+/// fp_scale<O> of every scale byte without a global scale (E8M0 or E4M3 rounded to O).
+template <real O, quant_mode Mode>
+const std::array<float, 256>& scale_values() noexcept {
+  static const std::array<float, 256> table = [] {
+    std::array<float, 256> t{};
+    for (unsigned i = 0; i < 256; ++i) {
+      const auto byte = static_cast<std::uint8_t>(i);
+      t[i] = Mode == quant_mode::nvfp4 ? round_to<O>(e4m3_to_f32(byte)) : round_to<O>(e8m0_to_f32(byte));
+    }
+    return t;
+  }();
+  return table;
+}
+
 template <real O, quant_mode Mode>
 [[gnu::target("avx2,f16c")]] void fp_rows_vector(const quantized_ref& q, std::byte* out, std::uint64_t row_begin,
                                                  std::uint64_t row_end) noexcept {
@@ -323,11 +337,12 @@ template <real O, quant_mode Mode>
   const std::size_t groups_per_row = cols / g;
   const std::size_t row_bytes = cols * bits / 8;
   const auto* scale_bytes = reinterpret_cast<const std::uint8_t*>(q.scales.data());
+  const std::array<float, 256>& scales = scale_values<O, Mode>();
   for (std::uint64_t r = row_begin; r < row_end; ++r) {
     const std::byte* wrow = q.weight.data() + r * row_bytes;
     std::byte* orow = out + r * cols * real_size<O>;
     for (std::size_t grp = 0; grp < groups_per_row; ++grp) {
-      const __m256 s = _mm256_set1_ps(fp_scale<O>(q, scale_bytes[r * groups_per_row + grp]));
+      const __m256 s = _mm256_set1_ps(scales[scale_bytes[r * groups_per_row + grp]]);
       std::byte* o = orow + grp * g * real_size<O>;
       if constexpr (Mode == quant_mode::mxfp8) {
         // to_bits(round_to<O>(E4M3(c) * s)).
