@@ -87,6 +87,14 @@ struct table {
   __m256 t0, t1;   // F32 results of codes 0..7 and 8..15
 };
 
+/// 16 16-bit values (in order) as byte planes: low bytes in lane 0, high bytes in lane 1.
+ST_V __m256i byte_planes(__m256i w) noexcept {
+  const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,  //
+                                         0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
+  // After the shuffle, lane 0: low bytes of 0..7, high bytes of 0..7; lane 1: the same for 8..15.
+  return _mm256_permute4x64_epi64(_mm256_shuffle_epi8(w, split), _MM_SHUFFLE(3, 1, 2, 0));
+}
+
 template <real O, cvt C>
 ST_V table make_table(__m256 v0, __m256 v1) noexcept {
   table t{};
@@ -94,14 +102,22 @@ ST_V table make_table(__m256 v0, __m256 v1) noexcept {
     t.t0 = v0;
     t.t1 = v1;
   } else {
-    const __m256i w = pack16<O, C>(v0, v1);
-    const __m256i split = _mm256_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15,  //
-                                           0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15);
-    // Lane 0: low bytes of 0..7, high bytes of 0..7; lane 1: the same for 8..15.
-    const __m256i x = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(w, split), _MM_SHUFFLE(3, 1, 2, 0));
+    const __m256i x = byte_planes(pack16<O, C>(v0, v1));
     t.lo = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(x));
     t.hi = _mm256_broadcastsi128_si256(_mm256_extracti128_si256(x, 1));
   }
+  return t;
+}
+
+/// Two groups' tables in one (16-bit O): group a's in lane 0, group b's in lane 1, so one
+/// lookup32 serves 16 codes of each.
+template <real O, cvt C>
+ST_V table make_table_pair(__m256 a0, __m256 a1, __m256 b0, __m256 b1) noexcept {
+  const __m256i xa = byte_planes(pack16<O, C>(a0, a1));
+  const __m256i xb = byte_planes(pack16<O, C>(b0, b1));
+  table t{};
+  t.lo = _mm256_permute2x128_si256(xa, xb, 0x20);
+  t.hi = _mm256_permute2x128_si256(xa, xb, 0x31);
   return t;
 }
 
@@ -341,7 +357,25 @@ template <real O, quant_mode Mode>
   for (std::uint64_t r = row_begin; r < row_end; ++r) {
     const std::byte* wrow = q.weight.data() + r * row_bytes;
     std::byte* orow = out + r * cols * real_size<O>;
-    for (std::size_t grp = 0; grp < groups_per_row; ++grp) {
+    std::size_t grp = 0;
+    if constexpr (Mode == quant_mode::nvfp4 && O != real::f32) {
+      // Groups of 16 in pairs: one table per pair, one 32-code lookup.
+      __m256 pos = _mm256_setr_ps(0.0F, 0.5F, 1.0F, 1.5F, 2.0F, 3.0F, 4.0F, 6.0F);
+      __m256 neg = _mm256_setr_ps(-0.0F, -0.5F, -1.0F, -1.5F, -2.0F, -3.0F, -4.0F, -6.0F);
+      __asm__("" : "+x"(pos), "+x"(neg));  // see below
+      const __m128i mask = _mm_set1_epi8(0x0F);
+      for (; grp + 2 <= groups_per_row; grp += 2) {
+        const __m256 sa = _mm256_set1_ps(scales[scale_bytes[r * groups_per_row + grp]]);
+        const __m256 sb = _mm256_set1_ps(scales[scale_bytes[r * groups_per_row + grp + 1]]);
+        const table t = make_table_pair<O, cvt::finite>(_mm256_mul_ps(pos, sa), _mm256_mul_ps(neg, sa),
+                                                        _mm256_mul_ps(pos, sb), _mm256_mul_ps(neg, sb));
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wrow + grp * g / 2));
+        const __m128i lo = _mm_and_si128(x, mask);
+        const __m128i hi = _mm_and_si128(_mm_srli_epi16(x, 4), mask);
+        lookup32<O>(t, _mm_unpacklo_epi8(lo, hi), _mm_unpackhi_epi8(lo, hi), orow + grp * g * real_size<O>);
+      }
+    }
+    for (; grp < groups_per_row; ++grp) {
       const __m256 s = _mm256_set1_ps(scales[scale_bytes[r * groups_per_row + grp]]);
       std::byte* o = orow + grp * g * real_size<O>;
       if constexpr (Mode == quant_mode::mxfp8) {
