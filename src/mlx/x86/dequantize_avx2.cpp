@@ -229,28 +229,44 @@ ST_V __m256 affine_value(__m256 c, __m256 s, __m256 b) noexcept {
 template <real S, real O>
 constexpr cvt affine_cvt = S == real::bf16 ? cvt::exact : cvt::nan_aware;
 
-/// The 64-bit little-endian value at p, reading nothing at or past `end` (zeros there).
-ST_V std::uint64_t load_u64_before(const std::byte* p, const std::byte* end) noexcept {
-  std::uint64_t x = 0;
-  if (end - p >= 8) {
-    std::memcpy(&x, p, 8);
-  } else {
-    std::memcpy(&x, p, static_cast<std::size_t>(end - p));
+/// How 16 codes of `bits` (1..7) come out of the 2*bits bytes that hold them: a byte
+/// shuffle brings each code's bytes into its 32-bit lane, a variable shift and a mask
+/// finish (a: codes 0..7, b: codes 8..15; both 128-bit halves hold the same 16 bytes).
+struct unpack16 {
+  __m256i shuffle_a, shuffle_b, shift_a, shift_b, mask;
+};
+
+[[gnu::target("avx2,f16c")]] unpack16 make_unpack16(unsigned bits) noexcept {
+  alignas(32) std::array<std::int8_t, 64> shuffles{};
+  alignas(32) std::array<std::int32_t, 16> shifts{};
+  for (unsigned j = 0; j < 16; ++j) {
+    const unsigned bit = j * bits;
+    shifts[j] = static_cast<std::int32_t>(bit % 8);
+    for (unsigned t = 0; t < 4; ++t) {
+      const unsigned byte = bit / 8 + t;  // a code spans at most 2 bytes; past byte 15 reads 0
+      shuffles[4 * j + t] = byte > 15 ? static_cast<std::int8_t>(-128) : static_cast<std::int8_t>(byte);
+    }
   }
-  return x;
+  unpack16 u{};
+  u.shuffle_a = _mm256_load_si256(reinterpret_cast<const __m256i*>(shuffles.data()));
+  u.shuffle_b = _mm256_load_si256(reinterpret_cast<const __m256i*>(shuffles.data() + 32));
+  u.shift_a = _mm256_load_si256(reinterpret_cast<const __m256i*>(shifts.data()));
+  u.shift_b = _mm256_load_si256(reinterpret_cast<const __m256i*>(shifts.data() + 8));
+  u.mask = _mm256_set1_epi32((1 << bits) - 1);
+  return u;
 }
 
-/// 8 codes of `bits` (1..7) held in the low 8*bits bits of x, in 32-bit lanes. `shifts`
-/// is (0, b, 2b, 3b) twice: codes 0..3 come from x, 4..7 from x >> 4b.
-ST_V __m256i codes8(std::uint64_t x, unsigned bits, __m256i shifts, __m256i mask) noexcept {
-  const auto lo = static_cast<int>(static_cast<std::uint32_t>(x));
-  const auto hi = static_cast<int>(static_cast<std::uint32_t>(x >> (4 * bits)));
-  return _mm256_and_si256(_mm256_srlv_epi32(_mm256_set_m128i(_mm_set1_epi32(hi), _mm_set1_epi32(lo)), shifts), mask);
+/// The 16 bytes at p, reading nothing at or past `end` (zeros there).
+ST_V __m128i load16_before(const std::byte* p, const std::byte* end) noexcept {
+  if (end - p >= 16) return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  alignas(16) std::array<std::byte, 16> tail{};
+  std::memcpy(tail.data(), p, static_cast<std::size_t>(end - p));
+  return _mm_load_si128(reinterpret_cast<const __m128i*>(tail.data()));
 }
 
 template <real S, real O>
-ST_V void affine_group_vector(const std::byte* wrow, const std::byte* wend, unsigned bits, std::size_t g,
-                              std::size_t k0, float sf, float bf, std::byte* orow) noexcept {
+ST_V void affine_group_vector(const std::byte* wrow, const std::byte* wend, const unpack16& u, unsigned bits,
+                              std::size_t g, std::size_t k0, float sf, float bf, std::byte* orow) noexcept {
   constexpr cvt C = affine_cvt<S, O>;
   const __m256 s = _mm256_set1_ps(sf);
   const __m256 b = _mm256_set1_ps(bf);
@@ -272,14 +288,13 @@ ST_V void affine_group_vector(const std::byte* wrow, const std::byte* wend, unsi
     }
     return;
   }
-  // 1, 3, 5, 6, 7 bits: 8 codes fill `bits` whole bytes; variable shifts split them.
-  const auto sb = static_cast<int>(bits);
-  const __m256i shifts = _mm256_setr_epi32(0, sb, 2 * sb, 3 * sb, 0, sb, 2 * sb, 3 * sb);
-  const __m256i mask = _mm256_set1_epi32((1 << sb) - 1);
+  // 1, 3, 5, 6, 7 bits: 16 codes fill 2*bits whole bytes; shuffles and shifts split them.
   for (std::size_t i = 0; i < g; i += 16) {
-    const std::byte* p = src + i * bits / 8;
-    const __m256 c0 = _mm256_cvtepi32_ps(codes8(load_u64_before(p, wend), bits, shifts, mask));
-    const __m256 c1 = _mm256_cvtepi32_ps(codes8(load_u64_before(p + bits, wend), bits, shifts, mask));
+    const __m256i x = _mm256_broadcastsi128_si256(load16_before(src + i * bits / 8, wend));
+    const __m256i ia = _mm256_and_si256(_mm256_srlv_epi32(_mm256_shuffle_epi8(x, u.shuffle_a), u.shift_a), u.mask);
+    const __m256i ib = _mm256_and_si256(_mm256_srlv_epi32(_mm256_shuffle_epi8(x, u.shuffle_b), u.shift_b), u.mask);
+    const __m256 c0 = _mm256_cvtepi32_ps(ia);
+    const __m256 c1 = _mm256_cvtepi32_ps(ib);
     store16<O, C>(affine_value<S>(c0, s, b), affine_value<S>(c1, s, b), out + i * osize);
   }
 }
@@ -297,6 +312,7 @@ template <real S, real O>
     return;
   }
   const std::byte* wend = q.weight.data() + q.weight.size();
+  const unpack16 u = make_unpack16(bits);
   for (std::uint64_t r = row_begin; r < row_end; ++r) {
     const std::byte* wrow = q.weight.data() + r * row_bytes;
     std::byte* orow = out + r * cols * real_size<O>;
@@ -305,7 +321,7 @@ template <real S, real O>
       const float s = load<S>(q.scales.data(), gi);
       const float b = load<S>(q.biases.data(), gi);
       if (std::isfinite(s) && std::isfinite(b)) {
-        affine_group_vector<S, O>(wrow, wend, bits, g, grp * g, s, b, orow);
+        affine_group_vector<S, O>(wrow, wend, u, bits, g, grp * g, s, b, orow);
       } else {
         affine_group<S, O, 0>(wrow, bits, g, grp * g, s, b, orow);  // NaN and Inf as the reference
       }
