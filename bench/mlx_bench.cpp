@@ -78,6 +78,11 @@ void run_memcpy(benchmark::State& state, std::size_t bytes) {
 constexpr mlx::quant_params affine4{mlx::quant_mode::affine, 4, 64};
 constexpr mlx::quant_params affine8{mlx::quant_mode::affine, 8, 64};
 constexpr mlx::quant_params mxfp4{mlx::quant_mode::mxfp4, 4, 32};
+constexpr mlx::quant_params mxfp8{mlx::quant_mode::mxfp8, 8, 32};
+constexpr mlx::quant_params nvfp4{mlx::quant_mode::nvfp4, 4, 16};
+constexpr mlx::quant_params affine2{mlx::quant_mode::affine, 2, 64};
+constexpr mlx::quant_params affine3{mlx::quant_mode::affine, 3, 64};
+constexpr mlx::quant_params affine6{mlx::quant_mode::affine, 6, 64};
 
 void BM_memcpy_bf16_out(benchmark::State& s) { run_memcpy(s, rows * cols * 2); }
 void BM_memcpy_f32_out(benchmark::State& s) { run_memcpy(s, rows * cols * 4); }
@@ -87,6 +92,12 @@ void BM_dequant_affine8_g64_to_bf16(benchmark::State& s) { run_dequantize(s, aff
 void BM_dequant_affine8_g64_to_f32(benchmark::State& s) { run_dequantize(s, affine8, dtype::F32); }
 void BM_dequant_mxfp4_to_bf16(benchmark::State& s) { run_dequantize(s, mxfp4, dtype::BF16); }
 void BM_dequant_mxfp4_to_f32(benchmark::State& s) { run_dequantize(s, mxfp4, dtype::F32); }
+// The other modes and widths (issue 24: every mode at >= 0.5x of memcpy), BF16 output.
+void BM_dequant_mxfp8_to_bf16(benchmark::State& s) { run_dequantize(s, mxfp8, dtype::BF16); }
+void BM_dequant_nvfp4_to_bf16(benchmark::State& s) { run_dequantize(s, nvfp4, dtype::BF16); }
+void BM_dequant_affine2_g64_to_bf16(benchmark::State& s) { run_dequantize(s, affine2, dtype::BF16); }
+void BM_dequant_affine3_g64_to_bf16(benchmark::State& s) { run_dequantize(s, affine3, dtype::BF16); }
+void BM_dequant_affine6_g64_to_bf16(benchmark::State& s) { run_dequantize(s, affine6, dtype::BF16); }
 
 BENCHMARK(BM_memcpy_bf16_out)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_memcpy_f32_out)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -96,5 +107,10 @@ BENCHMARK(BM_dequant_affine8_g64_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMill
 BENCHMARK(BM_dequant_affine8_g64_to_f32)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_dequant_mxfp4_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_dequant_mxfp4_to_f32)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_mxfp8_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_nvfp4_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_affine2_g64_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_affine3_g64_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_affine6_g64_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
