@@ -40,6 +40,12 @@ enum class io_backend : std::uint8_t { mmap, pread, memory, reader };
 struct open_options {
   io_backend backend = io_backend::mmap;
   parse_options parse;
+  /// Parses the header with this parser instead of the calling thread's: a program opening
+  /// many files keeps the parser's JSON buffers whatever the header size, and, handing each
+  /// file's header back when done (`parser.recycle(std::move(f).take_header())`), the
+  /// results' arrays too, so it faults in no fresh memory per file. Not owned; as
+  /// header_parser, not thread-safe: one per thread.
+  header_parser* parser = nullptr;
 };
 
 /// A tensor's entry and its bytes. Non-owning: valid while its `file` lives.
@@ -107,6 +113,9 @@ class file {
   [[nodiscard]] status read_range(std::uint64_t offset, std::span<std::byte> destination) const;
   /// A tensor's bytes in a new buffer.
   [[nodiscard]] result<std::vector<std::byte>> load(std::string_view name) const;
+
+  /// Closes the file and hands over its header, e.g. to `header_parser::recycle`.
+  [[nodiscard]] header take_header() && noexcept;
 
  private:
   file() = default;

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <new>
 #include <optional>
 #include <span>
 #include <string>
@@ -35,6 +36,40 @@ namespace safetensors {
 
 namespace detail {
 struct header_builder;  // the parsers fill a header through it
+
+/// Memory for a header's arrays. From `large_array_bytes` on (headers of about 70k tensors
+/// and more), an anonymous mapping of whole 2 MiB units that the kernel may back with
+/// transparent huge pages (madvise MADV_HUGEPAGE, which THP's default "madvise" mode
+/// honours): a fresh 1M-tensor result then faults in some 60 pages instead of 25,000.
+/// Smaller arrays come from operator new. Throws std::bad_alloc.
+inline constexpr std::size_t large_array_bytes = std::size_t{4} << 20;
+[[nodiscard]] void* allocate_array(std::size_t bytes);
+void deallocate_array(void* p, std::size_t bytes) noexcept;
+
+template <class T>
+struct array_allocator {
+  using value_type = T;
+  array_allocator() noexcept = default;
+  template <class U>
+  array_allocator(const array_allocator<U>& /*unused*/) noexcept {}  // NOLINT(google-explicit-constructor)
+  [[nodiscard]] T* allocate(std::size_t n) {
+    if (n > SIZE_MAX / sizeof(T)) throw std::bad_array_new_length();
+    return static_cast<T*>(allocate_array(n * sizeof(T)));
+  }
+  void deallocate(T* p, std::size_t n) noexcept { deallocate_array(p, n * sizeof(T)); }
+  friend bool operator==(array_allocator /*unused*/, array_allocator /*unused*/) noexcept { return true; }
+};
+template <class T>
+using array = std::vector<T, array_allocator<T>>;
+
+/// Frees what allocate_array(bytes) returned.
+struct array_deleter {
+  std::size_t bytes = 0;
+  template <class T>
+  void operator()(T* p) const noexcept {
+    deallocate_array(p, bytes);
+  }
+};
 }  // namespace detail
 
 /// String-to-string metadata, ordered by key.
@@ -85,11 +120,11 @@ class header {
 
  private:
   friend struct detail::header_builder;
-  std::vector<tensor_info> tensors_;
-  std::vector<std::uint32_t> by_name_;  // indices into tensors_, sorted by name
-  std::unique_ptr<char[]> names_;       // arena for tensor names
+  detail::array<tensor_info> tensors_;
+  detail::array<std::uint32_t> by_name_;                  // indices into tensors_, sorted by name
+  std::unique_ptr<char[], detail::array_deleter> names_;  // arena for tensor names
   std::size_t names_capacity_ = 0;
-  std::vector<std::uint64_t> dims_;  // arena for shapes
+  detail::array<std::uint64_t> dims_;  // arena for shapes
   std::optional<metadata_map> metadata_;
   std::uint64_t header_length_ = 0;
   std::uint64_t data_size_ = 0;
@@ -110,6 +145,14 @@ class header {
 
 /// Stages 1-7 on a whole file held in memory. No I/O.
 [[nodiscard]] result<header> parse_file_bytes(std::span<const std::byte> file, const parse_options& options = {});
+
+class header_parser;
+
+namespace detail {
+/// parse_header_padded (header/header_builder.h) with `parser`'s buffers and recycled arrays.
+[[nodiscard]] result<header> parse_header_padded(header_parser& parser, std::span<const std::byte> header_json,
+                                                 std::uint64_t file_size, const parse_options& options);
+}  // namespace detail
 
 /// The functions above with a parser of your own: it keeps its JSON buffers (a few times
 /// the header's size) between calls whatever the header size, so a program parsing many
@@ -137,6 +180,8 @@ class header_parser {
   void recycle(header&& spent) noexcept;
 
  private:
+  friend result<header> detail::parse_header_padded(header_parser& parser, std::span<const std::byte> header_json,
+                                                    std::uint64_t file_size, const parse_options& options);
   struct state;
   std::unique_ptr<state> state_;
 };

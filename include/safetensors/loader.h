@@ -55,12 +55,19 @@ struct load_options {
 /// partial data. Errors: InvalidArgument (destination size, null source), IoError.
 [[nodiscard]] status load(std::span<const load_request> requests, const load_options& options = {});
 
+/// Memory the library allocates for a loaded tensor: from 4 MiB on, huge-page backed where
+/// the kernel allows (detail::allocate_array), so a load into fresh memory faults in one
+/// page per 2 MiB instead of one per 4 KiB.
+using tensor_storage = std::unique_ptr<std::byte[], detail::array_deleter>;
+/// `bytes` (at least 1) of uninitialised tensor_storage. Throws std::bad_alloc.
+[[nodiscard]] tensor_storage allocate_tensor_storage(std::size_t bytes);
+
 /// A tensor loaded into memory the library allocated.
 struct loaded_tensor {
   std::string name;
   dtype type = dtype::U8;
   std::vector<std::uint64_t> shape;
-  std::unique_ptr<std::byte[]> storage;
+  tensor_storage storage;
   std::size_t size = 0;
   [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return {storage.get(), size}; }
 };

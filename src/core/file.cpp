@@ -6,13 +6,16 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include <fmt/format.h>
 
+#include "core/shifted_copy.h"
 #include "header/header_builder.h"
 #include "platform/sys.h"
 
@@ -41,6 +44,31 @@ status read_stream(int fd, std::vector<std::byte>& out, const std::string& path)
     if (got == 0) return {};
     out.insert(out.end(), chunk.begin(), chunk.begin() + got);
   }
+}
+
+/// pread of `n` bytes at `offset` through a per-thread bounce buffer that stays in L2,
+/// placed congruent to the offset so the kernel's copy runs at full speed, then copied
+/// into place (core/shifted_copy.h): with non-temporal stores for large reads, shifted for
+/// smaller incongruent ones. 256 KiB per reading thread, kept for the thread's lifetime.
+status pread_bounced(int fd, std::byte* destination, std::size_t n, std::uint64_t offset, const std::string& path) {
+  constexpr std::size_t bounce_bytes = std::size_t{256} << 10;
+  thread_local std::unique_ptr<std::byte[]> bounce;  // + 128: room to place it at any offset in a line
+  if (!bounce) bounce = std::make_unique_for_overwrite<std::byte[]>(bounce_bytes + 128);
+  const auto base = reinterpret_cast<std::uintptr_t>(bounce.get());
+  std::byte* line = bounce.get() + ((64 - (base & 63U)) & 63U);  // 64-byte aligned
+  std::byte* at = line + (offset & 63U);                         // congruent to every offset read below
+  const bool streaming = n >= detail::stream_copy_threshold;
+  for (std::size_t done = 0; done < n;) {
+    const std::size_t take = std::min(bounce_bytes, n - done);  // a multiple of 64 until the tail
+    if (auto s = detail::sys::pread_exact(fd, at, take, offset + done, path); !s) return s;
+    if (streaming) {
+      detail::stream_copy(destination + done, at, take);
+    } else {
+      detail::shifted_copy(destination + done, at, take);
+    }
+    done += take;
+  }
+  return {};
 }
 
 }  // namespace
@@ -134,7 +162,8 @@ result<file> file::open(const std::string& path, const open_options& options) {
     // a checkpoint with thousands of shards does not run out of descriptors.
     detail::sys::close_quietly(f.fd_);
     f.fd_ = -1;
-    auto h = parse_file_bytes(f.bytes_, options.parse);
+    auto h = options.parser != nullptr ? options.parser->parse_file_bytes(f.bytes_, options.parse)
+                                       : parse_file_bytes(f.bytes_, options.parse);
     if (!h) return f.with_path(std::move(h).err());
     f.header_ = std::move(h).value();
     return f;
@@ -151,7 +180,9 @@ result<file> file::open(const std::string& path, const open_options& options) {
   const auto json_size = static_cast<std::size_t>(*n);
   std::vector<std::byte> json(json_size + detail::json_padding);
   if (auto s = detail::sys::pread_exact(f.fd_, json.data(), json_size, 8, path); !s) return std::move(s).err();
-  auto h = detail::parse_header_padded(std::span(json).first(json_size), f.size_, options.parse);
+  auto h = options.parser != nullptr
+               ? detail::parse_header_padded(*options.parser, std::span(json).first(json_size), f.size_, options.parse)
+               : detail::parse_header_padded(std::span(json).first(json_size), f.size_, options.parse);
   if (!h) return f.with_path(std::move(h).err());
   f.header_ = std::move(h).value();
   return f;
@@ -172,7 +203,9 @@ result<file> file::open_reader(std::shared_ptr<const range_reader> source, const
   const auto json_size = static_cast<std::size_t>(*n);
   std::vector<std::byte> json(json_size + detail::json_padding);
   if (auto s = f.reader_->read(8, std::span(json).first(json_size)); !s) return f.with_path(std::move(s).err());
-  auto h = detail::parse_header_padded(std::span(json).first(json_size), f.size_, options.parse);
+  auto h = options.parser != nullptr
+               ? detail::parse_header_padded(*options.parser, std::span(json).first(json_size), f.size_, options.parse)
+               : detail::parse_header_padded(std::span(json).first(json_size), f.size_, options.parse);
   if (!h) return f.with_path(std::move(h).err());
   f.header_ = std::move(h).value();
   return f;
@@ -216,12 +249,16 @@ status file::read_range(std::uint64_t offset, std::span<std::byte> destination) 
         offset));
   }
   if (resident()) {
-    if (!destination.empty()) std::memcpy(destination.data(), bytes_.data() + offset, destination.size());
+    detail::copy_bytes(destination.data(), bytes_.data() + offset, destination.size());
     return {};
   }
   if (reader_) {
     if (auto s = reader_->read(offset, destination); !s) return with_path(std::move(s).err());
     return {};
+  }
+  if (destination.size() >= detail::stream_copy_threshold ||
+      (destination.size() >= detail::shifted_copy_threshold && detail::incongruent(destination.data(), offset))) {
+    return pread_bounced(fd_, destination.data(), destination.size(), offset, path_);
   }
   return detail::sys::pread_exact(fd_, destination.data(), destination.size(), offset, path_);
 }
@@ -253,6 +290,14 @@ result<std::vector<std::byte>> file::load(std::string_view name) const {
   if (info == nullptr) return with_path(tensor_not_found(name));
   std::vector<std::byte> out(info->byte_size());
   if (auto s = read_into(*info, out); !s) return std::move(s).err();
+  return out;
+}
+
+header file::take_header() && noexcept {
+  release();
+  bytes_ = {};
+  header out = std::move(header_);
+  header_ = header();
   return out;
 }
 

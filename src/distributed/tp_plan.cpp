@@ -115,7 +115,7 @@ result<std::vector<loaded_tensor>> load_tp_rank(const tp_rank_plan& plan, const 
     l.type = t.part.type;
     l.shape = t.part.shape;
     l.size = static_cast<std::size_t>(t.part.byte_size);
-    l.storage = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(l.size, 1));
+    l.storage = allocate_tensor_storage(l.size);
     destinations.emplace_back(l.storage.get(), l.size);
     out.push_back(std::move(l));
   }

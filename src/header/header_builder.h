@@ -14,8 +14,8 @@ namespace safetensors::detail {
 struct header_builder {
   /// Entries in JSON order. Until `finish`, names point into the parser's memory and each
   /// shape's pointer may be stale (`dims` may have grown since): only its size counts.
-  std::vector<tensor_info> tensors;
-  std::vector<std::uint64_t> dims;  // every shape, in entry order
+  array<tensor_info> tensors;
+  array<std::uint64_t> dims;  // every shape, in entry order
   std::optional<metadata_map> metadata;
 
   /// Reserves for every entry `json_bytes` of JSON can hold (the shortest entry,

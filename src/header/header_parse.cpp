@@ -409,7 +409,7 @@ std::string respell_floats(std::string_view text) {
 struct json_parsers {
   dom::parser dom;
   simdjson::ondemand::parser ondemand;
-  std::unique_ptr<char[]> copy;  // uninitialised: only the bytes written are touched
+  std::unique_ptr<char[], detail::array_deleter> copy;  // uninitialised: only the bytes written are touched
   std::size_t copy_capacity = 0;
   header spare;  // a result handed back (header_parser::recycle): its arrays are reused
 
@@ -418,9 +418,15 @@ struct json_parsers {
   const char* padded_copy(std::string_view json) {
     const std::size_t need = json.size() + simdjson::SIMDJSON_PADDING;
     if (need > copy_capacity) {
-      copy.reset(new (std::nothrow) char[need]);
-      copy_capacity = copy ? need : 0;
-      if (!copy) return nullptr;
+      copy.reset();
+      copy_capacity = 0;
+      try {  // huge pages for large headers (detail::allocate_array)
+        copy = std::unique_ptr<char[], detail::array_deleter>(static_cast<char*>(detail::allocate_array(need)),
+                                                              detail::array_deleter{need});
+      } catch (const std::bad_alloc&) {
+        return nullptr;
+      }
+      copy_capacity = need;
     }
     std::memcpy(copy.get(), json.data(), json.size());
     std::memset(copy.get() + json.size(), ' ', simdjson::SIMDJSON_PADDING);
@@ -609,6 +615,11 @@ result<header> header_parser::parse(std::span<const std::byte> header_json, std:
 
 result<header> header_parser::parse_file_bytes(std::span<const std::byte> file, const parse_options& options) {
   return parse_file_with(state_->parsers, default_walk, file, options);
+}
+
+result<header> detail::parse_header_padded(header_parser& parser, std::span<const std::byte> header_json,
+                                           std::uint64_t file_size, const parse_options& options) {
+  return parse_header_json(parser.state_->parsers, default_walk, header_json, file_size, options, true);
 }
 
 void header_parser::recycle(header&& spent) noexcept { state_->parsers.spare = std::move(spent); }

@@ -27,8 +27,8 @@ error tensor_error(error_code code, std::string message, std::optional<std::uint
 /// Sorts `v` by `less`, a strict total order. Headers written by any common writer list
 /// tensors in runs that are already in name order and in data order, so the runs are
 /// found in one pass and merged (O(n log runs)) instead of sorting from scratch.
-template <class Less>
-void sort_runs(std::vector<std::uint32_t>& v, Less less) {
+template <class Vector, class Less>
+void sort_runs(Vector& v, Less less) {
   std::vector<std::size_t> bounds{0};
   for (std::size_t i = 1; i < v.size(); ++i) {
     if (less(v[i], v[i - 1])) bounds.push_back(i);
@@ -173,7 +173,9 @@ result<header> detail::header_builder::finish(std::uint64_t header_length, std::
     }
   }
   if (h.names_capacity_ < name_bytes) {
-    h.names_ = std::make_unique_for_overwrite<char[]>(name_bytes);
+    h.names_.reset();  // before the new one: a recycled arena too small is not kept twice
+    h.names_ = std::unique_ptr<char[], detail::array_deleter>(static_cast<char*>(detail::allocate_array(name_bytes)),
+                                                              detail::array_deleter{name_bytes});
     h.names_capacity_ = name_bytes;
   }
   h.dims_ = std::move(dims);
@@ -245,7 +247,7 @@ result<header> detail::header_builder::finish(std::uint64_t header_length, std::
   if (!in_data_order || first_misfit != none) {
     std::vector<std::uint32_t> order;
     if (!in_data_order) {
-      order = h.by_name_;  // any permutation will do: the order is strict and total
+      order.assign(h.by_name_.begin(), h.by_name_.end());  // any permutation will do: the order is strict and total
       sort_runs(order, offsets_less);
     }
     expected = 0;
@@ -256,7 +258,7 @@ result<header> detail::header_builder::finish(std::uint64_t header_length, std::
     }
     // Tensors are kept in data order: that is file order (usually JSON order already).
     if (!in_data_order) {
-      std::vector<tensor_info> sorted;
+      detail::array<tensor_info> sorted;
       sorted.reserve(order.size());
       for (std::uint32_t i : order) sorted.push_back(h.tensors_[i]);
       std::vector<std::uint32_t> rank_of(order.size());

@@ -81,6 +81,11 @@ status cut(const load_request& r, std::uint64_t chunk, std::vector<piece>& out) 
 
 }  // namespace
 
+tensor_storage allocate_tensor_storage(std::size_t bytes) {
+  bytes = std::max<std::size_t>(bytes, 1);
+  return tensor_storage(static_cast<std::byte*>(detail::allocate_array(bytes)), detail::array_deleter{bytes});
+}
+
 status load(std::span<const load_request> requests, const load_options& options) {
   unsigned threads = options.threads;
   if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1U, 8U);
@@ -173,7 +178,7 @@ result<std::vector<loaded_tensor>> load_checkpoint(const checkpoint& c, std::spa
     l.type = t->info->type;
     l.shape.assign(t->info->shape.begin(), t->info->shape.end());
     l.size = static_cast<std::size_t>(t->info->byte_size());
-    l.storage = std::make_unique_for_overwrite<std::byte[]>(std::max<std::size_t>(l.size, 1));
+    l.storage = allocate_tensor_storage(l.size);
     requests.push_back({&c.file_of(*t), t->info, nullptr, {l.storage.get(), l.size}});
     out.push_back(std::move(l));
   }

@@ -7,9 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <string>
 
 #include "platform/sys.h"
 #include "safetensors/file.h"
@@ -107,6 +110,93 @@ TEST(File, LookupsAndCopiesCheckTheirArguments) {
   auto loaded = p->load("w");
   ASSERT_TRUE(loaded.ok());
   EXPECT_EQ(loaded->size(), 24U);
+}
+
+// Large reads go through a bounce buffer and non-temporal stores, smaller ones whose
+// destination is not congruent to the file offset modulo 64 are shifted (core/shifted_copy.h):
+// every size class, at every destination offset within a cache line, on both backends.
+TEST(File, ReadsAreExactAtEveryDestinationAlignment) {
+  // 1 byte first, so the others start at odd offsets; then a bounced-and-shifted size, a
+  // streamed one not a multiple of 64, and one spanning several bounce buffers.
+  const std::vector<std::size_t> sizes = {1, 20'003, (std::size_t{3} << 19) + 13, (std::size_t{5} << 20) + 1};
+  std::vector<std::vector<std::uint8_t>> data;
+  std::vector<safetensors::tensor_data> t;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    auto& d = data.emplace_back(sizes[i]);
+    for (std::size_t k = 0; k < d.size(); ++k) d[k] = static_cast<std::uint8_t>((k * 131 + i * 7) >> 2);
+  }
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    t.push_back({"t" + std::to_string(i), dtype::U8, {sizes[i]}, std::as_bytes(std::span(data[i]))});
+  }
+  const auto path = (st_test::scratch_dir() / "alignments.safetensors").string();
+  ASSERT_TRUE(safetensors::write_file(path, t).ok());
+  for (auto backend : {safetensors::io_backend::mmap, safetensors::io_backend::pread}) {
+    auto f = open_with(path, backend);
+    ASSERT_TRUE(f.ok());
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const auto* info = f->find("t" + std::to_string(i));
+      ASSERT_NE(info, nullptr);
+      std::vector<std::byte> buffer(sizes[i] + 128);
+      for (std::size_t shift = 0; shift < 64; shift += 8) {
+        // A guard byte on each side: nothing is written outside the destination.
+        std::fill(buffer.begin(), buffer.end(), std::byte{0xA5});
+        const auto destination = std::span(buffer).subspan(64 + shift, sizes[i]);
+        ASSERT_TRUE(f->read_into(*info, destination).ok());
+        EXPECT_TRUE(std::equal(destination.begin(), destination.end(), std::as_bytes(std::span(data[i])).begin()))
+            << safetensors::backend_name(backend) << " size " << sizes[i] << " shift " << shift;
+        EXPECT_EQ(buffer[64 + shift - 1], std::byte{0xA5});
+        EXPECT_EQ(buffer[64 + shift + sizes[i]], std::byte{0xA5});
+      }
+    }
+  }
+}
+
+// open_options::parser: the header is parsed by the caller's parser, and a header handed
+// back with take_header + recycle is refilled by the next open (no fresh arrays).
+TEST(File, OpenWithAHeaderParserRecyclesTheHeaderItIsGiven) {
+  const auto path = write_sample(st_test::scratch_dir());
+  safetensors::header_parser parser;
+  for (auto backend : {safetensors::io_backend::mmap, safetensors::io_backend::pread}) {
+    safetensors::open_options o;
+    o.backend = backend;
+    o.parser = &parser;
+    auto f = safetensors::file::open(path, o);
+    ASSERT_TRUE(f.ok()) << f.err().message;
+    auto plain = open_with(path, backend);
+    ASSERT_TRUE(plain.ok());
+    ASSERT_EQ(f->tensors().size(), plain->tensors().size());
+    for (std::size_t i = 0; i < f->tensors().size(); ++i) {
+      EXPECT_EQ(f->tensors()[i].name, plain->tensors()[i].name);
+      EXPECT_TRUE(std::ranges::equal(f->tensors()[i].shape, plain->tensors()[i].shape));
+      EXPECT_EQ(f->tensors()[i].begin, plain->tensors()[i].begin);
+    }
+    const char* names = f->find("w")->name.data();
+    parser.recycle(std::move(*f).take_header());
+    auto g = safetensors::file::open(path, o);
+    ASSERT_TRUE(g.ok());
+    EXPECT_EQ(g->find("w")->name.data(), names) << "the recycled name arena is reused";
+    auto w = g->load("w");
+    ASSERT_TRUE(w.ok());
+    EXPECT_EQ(w->size(), 24U);
+  }
+  // Errors are the same as without the parser, with the path.
+  const auto bad = (st_test::scratch_dir() / "bad-header.safetensors").string();
+  {
+    std::FILE* out = std::fopen(bad.c_str(), "wb");
+    ASSERT_NE(out, nullptr);
+    const char bytes[] = "\x02\0\0\0\0\0\0\0{]";
+    std::fwrite(bytes, 1, 10, out);
+    std::fclose(out);
+  }
+  safetensors::open_options o;
+  o.parser = &parser;
+  auto with = safetensors::file::open(bad, o);
+  auto without = safetensors::file::open(bad);
+  ASSERT_FALSE(with.ok());
+  ASSERT_FALSE(without.ok());
+  EXPECT_EQ(with.err().code, without.err().code);
+  EXPECT_EQ(with.err().message, without.err().message);
+  EXPECT_EQ(with.err().path, bad);
 }
 
 TEST(File, TensorsAreInDataOrderAndFoundByName) {
