@@ -75,17 +75,18 @@ error explain_format_error(error e) {
     return replaced(std::move(e), fmt::format("this is a {} file, not SafeTensors", file_format_name(format)));
   }
   if (prefix.size() < 8) {
-    return replaced(std::move(e), fmt::format("not a SafeTensors file: {} byte{}, shorter than the 8-byte length prefix",
-                                              size, size == 1 ? "" : "s"));
+    return replaced(std::move(e),
+                    fmt::format("not a SafeTensors file: {} byte{}, shorter than the 8-byte length prefix", size,
+                                size == 1 ? "" : "s"));
   }
   std::uint64_t n = 0;
   for (std::size_t i = 8; i-- > 0;) n = (n << 8) | std::to_integer<std::uint64_t>(prefix[i]);
   if (format == file_format::unknown) {
     const std::string why = e.code == error_code::header_too_large ? std::string("over the header size limit")
                                                                    : fmt::format("more than the file's {} bytes", size);
-    return replaced(std::move(e),
-                    fmt::format("not a SafeTensors file: its first 8 bytes read as a header length of {} bytes, {}", n,
-                                why));
+    return replaced(
+        std::move(e),
+        fmt::format("not a SafeTensors file: its first 8 bytes read as a header length of {} bytes, {}", n, why));
   }
   // A SafeTensors start whose header runs past the end: the download or copy was cut short.
   if (e.code == error_code::invalid_header_length) {
