@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The reader: backends agree, header-only opening reads 8 + N bytes, lookups and
 // copies check their arguments, and errors say where.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <sys/resource.h>
@@ -125,8 +126,10 @@ TEST(File, ReadsAreExactAtEveryDestinationAlignment) {
     auto& d = data.emplace_back(sizes[i]);
     for (std::size_t k = 0; k < d.size(); ++k) d[k] = static_cast<std::uint8_t>((k * 131 + i * 7) >> 2);
   }
+  std::vector<std::string> names;
+  for (std::size_t i = 0; i < sizes.size(); ++i) names.push_back(fmt::format("t{}", i));
   for (std::size_t i = 0; i < sizes.size(); ++i) {
-    t.push_back({"t" + std::to_string(i), dtype::U8, {sizes[i]}, std::as_bytes(std::span(data[i]))});
+    t.push_back({names[i], dtype::U8, {sizes[i]}, std::as_bytes(std::span(data[i]))});
   }
   const auto path = (st_test::scratch_dir() / "alignments.safetensors").string();
   ASSERT_TRUE(safetensors::write_file(path, t).ok());
@@ -134,7 +137,7 @@ TEST(File, ReadsAreExactAtEveryDestinationAlignment) {
     auto f = open_with(path, backend);
     ASSERT_TRUE(f.ok());
     for (std::size_t i = 0; i < sizes.size(); ++i) {
-      const auto* info = f->find("t" + std::to_string(i));
+      const auto* info = f->find(names[i]);
       ASSERT_NE(info, nullptr);
       std::vector<std::byte> buffer(sizes[i] + 128);
       for (std::size_t shift = 0; shift < 64; shift += 8) {
