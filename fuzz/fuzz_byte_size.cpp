@@ -6,6 +6,7 @@
 
 #include "fuzz_support.h"
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_write.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

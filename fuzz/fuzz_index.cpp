@@ -4,12 +4,12 @@
 // accepts stays inside the directory (no '..', absolute path, backslash or NUL).
 #include <algorithm>
 
-#include "checkpoint/index.h"
 #include "fuzz_support.h"
+#include "safetensors/checkpoint_index.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  using namespace safetensors::detail;
-  auto index = parse_index(st_fuzz::as_bytes(data, size));
+  using namespace safetensors;
+  auto index = parse_checkpoint_index(st_fuzz::as_bytes(data, size));
   if (!index) return 0;
   const auto& map = index->weight_map;
   ST_FUZZ_CHECK(std::is_sorted(map.begin(), map.end()));

@@ -11,7 +11,9 @@
 ///     model-00001-of-00002.safetensors
 ///     model-00002-of-00002.safetensors
 ///
-/// A single-shard checkpoint is just `model.safetensors`, without an index.
+/// A single-shard checkpoint is just `model.safetensors`, without an index. Checking a
+/// checkpoint and reporting every problem: checkpoint_verify.h; writing one:
+/// checkpoint_write.h; the index itself: checkpoint_index.h.
 ///
 /// Security: shard names from an index must stay inside the index's directory: empty
 /// names, NUL bytes, absolute paths, drive letters, backslashes, `..` components and
@@ -21,7 +23,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -32,7 +33,6 @@
 #include "safetensors/file.h"
 #include "safetensors/header.h"
 #include "safetensors/lifetimebound.h"
-#include "safetensors/writer.h"
 
 namespace safetensors {
 
@@ -55,16 +55,6 @@ struct tensor_location {
   std::string_view name;
   std::size_t shard = 0;  ///< index into checkpoint::shards()
   const tensor_info* info = nullptr;
-};
-
-/// What `verify_checkpoint` can find wrong. Each problem carries an `error` naming the
-/// tensor and, in `error::path`, the shard.
-enum class checkpoint_problem : std::uint8_t {
-  tensor_missing_from_shard,  ///< weight_map names a shard that lacks the tensor
-  tensor_in_several_shards,   ///< the tensor is stored in more than one shard
-  tensor_not_in_weight_map,   ///< a shard stores a tensor the weight_map does not list
-  total_size_mismatch,        ///< metadata.total_size differs from the sum of tensor bytes
-  shard_invalid,              ///< the shard cannot be opened or fails validation
 };
 
 /// An open checkpoint. Move-only; tensor_info pointers stay valid while it lives.
@@ -130,96 +120,5 @@ class checkpoint {
   std::uint64_t data_size_ = 0;
   std::vector<std::string> warnings_;
 };
-
-/// Reports hashing progress: `done` of `size` bytes of shard file `path` hashed so far.
-using hash_progress = std::function<void(const std::string& path, std::uint64_t done, std::uint64_t size)>;
-
-struct verify_options {
-  checkpoint_options open;
-  bool checksums = false;   ///< also compute SHA-256 of every shard file
-  hash_progress on_hashed;  ///< called after each piece hashed (a few MiB), when set
-};
-
-struct shard_report {
-  std::string name;
-  std::string path;
-  bool ok = false;
-  std::uint64_t tensors = 0;
-  std::uint64_t file_size = 0;
-  std::string sha256;  ///< lowercase hex; empty unless requested and readable
-};
-
-struct checkpoint_issue {
-  checkpoint_problem kind;
-  safetensors::error error;
-};
-
-struct verify_report {
-  std::string index_path;  ///< empty for a single file
-  std::vector<shard_report> shards;
-  std::vector<checkpoint_issue> issues;
-  std::uint64_t tensors = 0;
-  std::uint64_t data_size = 0;
-  [[nodiscard]] bool ok() const noexcept { return issues.empty(); }
-};
-
-/// Checks an index against its shards and every shard against the policy, collecting
-/// every problem. Fails outright only when the index itself is unusable (unreadable,
-/// malformed, duplicate keys) or the path cannot be resolved.
-[[nodiscard]] result<verify_report> verify_checkpoint(const std::string& path, const verify_options& options = {});
-
-/// Parses a size with decimal or binary units: "5GB" = 5,000,000,000, "500MB",
-/// "2GiB" = 2 * 2^30, "1.5GB", "123" (bytes), "10KB"/"10kB". Errors: InvalidArgument.
-[[nodiscard]] result<std::uint64_t> parse_byte_size(std::string_view text);
-
-/// The huggingface_hub default, 5GB.
-inline constexpr std::uint64_t default_max_shard_bytes = 5'000'000'000;
-
-struct shard_write_options {
-  std::uint64_t max_shard_bytes = default_max_shard_bytes;
-  std::string prefix = "model";  ///< file names: <prefix>-00001-of-00003.safetensors
-  write_options file;            ///< alignment and `__metadata__` of every shard
-  metadata_map index_metadata;   ///< extra "metadata" keys of the index besides total_size
-};
-
-/// How tensors split into shards: huggingface_hub's greedy rule in the given order. A
-/// new shard starts when the next tensor would push the current one past the limit; a
-/// tensor larger than the limit gets a shard of its own, emitted at once (the shard
-/// being filled continues after it).
-struct shard_assignment {
-  std::vector<std::vector<std::size_t>> shards;  ///< indices into the input, per shard
-  std::vector<std::string> file_names;
-};
-[[nodiscard]] result<shard_assignment> assign_shards(std::span<const tensor_spec> tensors,
-                                                     const shard_write_options& options = {});
-
-/// Writes a checkpoint into `directory` (which must exist). One shard gives
-/// `<prefix>.safetensors` and no index; more give numbered shards plus
-/// `<prefix>.safetensors.index.json` (weight_map sorted, indent 2, trailing newline).
-///
-/// Atomicity: every file is written to a temporary in `directory` and fsynced first; any
-/// failure up to that point removes the temporaries and leaves the directory unchanged.
-/// Then the shards are renamed into place and the index last, so an index never names a
-/// shard that is not complete. A rename can only fail after all data is safely on disk;
-/// if one does, the files renamed before it stay (replacing same-named files), the rest
-/// are removed, and the error names the file. Other files in `directory` (e.g. shards of
-/// an older checkpoint with more shards) are never touched. Returns the assignment used.
-[[nodiscard]] result<shard_assignment> write_checkpoint(const std::string& directory,
-                                                        std::span<const tensor_data> tensors,
-                                                        const shard_write_options& options = {});
-
-/// Receives the next chunk of the tensor being produced.
-using chunk_sink = std::function<status(std::span<const std::byte>)>;
-/// Produces tensor `index` (into the spec list) by passing its bytes, in order, to `sink`.
-using tensor_producer = std::function<status(std::size_t index, const chunk_sink& sink)>;
-
-/// The same, with tensors produced on demand in chunks, so memory stays bounded by the
-/// producer's chunks. Tensors are produced one at a time, in the order of `tensors`; a
-/// producer that passes more or fewer bytes than the dtype and shape need fails the write
-/// (InvalidArgument), as does any error it returns, leaving the directory unchanged.
-[[nodiscard]] result<shard_assignment> write_checkpoint(const std::string& directory,
-                                                        std::span<const tensor_spec> tensors,
-                                                        const tensor_producer& produce,
-                                                        const shard_write_options& options = {});
 
 }  // namespace safetensors

@@ -70,6 +70,8 @@ struct error {
 namespace detail {
 /// Prints "safetensors: value() of a failed result: <error>" to stderr and aborts.
 [[noreturn]] void value_of_failed_result(const error& e) noexcept;
+/// Prints "safetensors: err() of a successful result" to stderr and aborts.
+[[noreturn]] void err_of_successful_result() noexcept;
 }  // namespace detail
 
 /// A value or an error. `value()` (and `*`, `->`) on an error is a programming error: the
@@ -110,8 +112,16 @@ class [[nodiscard]] result {
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
-  [[nodiscard]] const error& err() const& { return std::get<1>(state_); }
-  [[nodiscard]] error&& err() && { return std::get<1>(std::move(state_)); }
+  [[nodiscard]] const error& err() const& {
+    const error* e = std::get_if<1>(&state_);
+    if (e == nullptr) detail::err_of_successful_result();
+    return *e;
+  }
+  [[nodiscard]] error&& err() && {
+    error* e = std::get_if<1>(&state_);
+    if (e == nullptr) detail::err_of_successful_result();
+    return std::move(*e);
+  }
 
  private:
   void check() const noexcept {
@@ -129,8 +139,14 @@ class [[nodiscard]] result<void> {
 
   [[nodiscard]] bool ok() const noexcept { return !err_.has_value(); }
   explicit operator bool() const noexcept { return ok(); }
-  [[nodiscard]] const error& err() const& { return *err_; }
-  [[nodiscard]] error&& err() && { return std::move(*err_); }
+  [[nodiscard]] const error& err() const& {
+    if (!err_) detail::err_of_successful_result();
+    return *err_;
+  }
+  [[nodiscard]] error&& err() && {
+    if (!err_) detail::err_of_successful_result();
+    return std::move(*err_);
+  }
 
  private:
   std::optional<error> err_;

@@ -30,6 +30,7 @@
 
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
+#include "safetensors/lifetimebound.h"
 #include "safetensors/policy.h"
 
 namespace safetensors {
@@ -104,11 +105,16 @@ class header {
   header& operator=(const header&) = delete;
 
   /// Tensors in data order (sorted by data_offsets), which is file order.
-  [[nodiscard]] std::span<const tensor_info> tensors() const noexcept { return tensors_; }
+  [[nodiscard]] std::span<const tensor_info> tensors() const& noexcept SAFETENSORS_LIFETIMEBOUND { return tensors_; }
+  std::span<const tensor_info> tensors() const&& = delete;
   /// Lookup by exact name; nullptr when absent. O(log n).
-  [[nodiscard]] const tensor_info* find(std::string_view name) const noexcept;
+  [[nodiscard]] const tensor_info* find(std::string_view name) const& noexcept SAFETENSORS_LIFETIMEBOUND;
+  const tensor_info* find(std::string_view name) const&& = delete;
   /// `__metadata__`; nullopt when absent or null.
-  [[nodiscard]] const std::optional<metadata_map>& metadata() const noexcept { return metadata_; }
+  [[nodiscard]] const std::optional<metadata_map>& metadata() const& noexcept SAFETENSORS_LIFETIMEBOUND {
+    return metadata_;
+  }
+  const std::optional<metadata_map>& metadata() const&& = delete;
   /// N, the header length from the prefix (padding included).
   [[nodiscard]] std::uint64_t header_length() const noexcept { return header_length_; }
   /// File offset of the data buffer: 8 + N.

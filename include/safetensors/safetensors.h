@@ -4,7 +4,11 @@
 /// safetensors/formats/, belong to the separate safetensors::formats library).
 #pragma once
 
+#include "safetensors/atomic_file.h"         // IWYU pragma: export
 #include "safetensors/checkpoint.h"          // IWYU pragma: export
+#include "safetensors/checkpoint_index.h"    // IWYU pragma: export
+#include "safetensors/checkpoint_verify.h"   // IWYU pragma: export
+#include "safetensors/checkpoint_write.h"    // IWYU pragma: export
 #include "safetensors/cleanup.h"             // IWYU pragma: export
 #include "safetensors/convert.h"             // IWYU pragma: export
 #include "safetensors/dtype.h"               // IWYU pragma: export
@@ -21,6 +25,8 @@
 #include "safetensors/multi_range_reader.h"  // IWYU pragma: export
 #include "safetensors/policy.h"              // IWYU pragma: export
 #include "safetensors/range_reader.h"        // IWYU pragma: export
+#include "safetensors/readonly_file.h"       // IWYU pragma: export
+#include "safetensors/region_file.h"         // IWYU pragma: export
 #include "safetensors/sha256.h"              // IWYU pragma: export
 #include "safetensors/slice.h"               // IWYU pragma: export
 #include "safetensors/sniff.h"               // IWYU pragma: export

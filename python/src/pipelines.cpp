@@ -14,6 +14,7 @@
 #include "bindings.h"
 #include "errors.h"
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/pipeline/checksum.h"
 #include "safetensors/pipeline/convert.h"
 #include "safetensors/pipeline/diff.h"
@@ -25,58 +26,38 @@ namespace sp = safetensors::pipeline;
 namespace st_python {
 namespace {
 
-sp::shared_tensors shared_policy(const std::string& shared) {
-  if (shared == "keep") return sp::shared_tensors::keep;
-  if (shared == "dedup") return sp::shared_tensors::dedup;
-  fail_argument("shared must be 'keep' or 'dedup', not '" + shared + "'");
-}
-
 safetensors::dtype dtype_named(const std::string& name) {
   auto parsed = safetensors::parse_dtype(name);
   if (!parsed) fail_argument("unknown dtype '" + name + "'");
   return *parsed;
 }
 
-/// The options a Python call spells as keyword arguments, gathered in a dict by _pipelines.py.
-struct python_options {
-  py::dict d;
-
-  template <class T>
-  std::optional<T> get(const char* key) const {
-    if (!d.contains(key) || d[key].is_none()) return std::nullopt;
-    return d[key].cast<T>();
-  }
-};
-
+/// The options a Python call spells as keyword arguments, gathered in a dict by _pipelines.py,
+/// set by name as the C API sets them (set_option: one mapping of names to fields). None
+/// leaves the default; lists repeat the option. `rename` (pairs) and `set_metadata` (a dict)
+/// are set directly, since "FROM=TO" text cannot carry a pattern or key containing '='.
 sp::convert_options convert_options_from(const py::dict& given) {
-  const python_options o{given};
   sp::convert_options options;
-  options.to = o.get<std::string>("to").value_or("");
-  options.from = o.get<std::string>("from").value_or("");
-  if (auto dtype = o.get<std::string>("dtype")) options.cast = dtype_named(*dtype);
-  options.cast_only.only = o.get<std::vector<std::string>>("cast_only").value_or(std::vector<std::string>{});
-  options.cast_only.exclude = o.get<std::vector<std::string>>("cast_exclude").value_or(std::vector<std::string>{});
-  options.saturate = o.get<bool>("saturate").value_or(false);
-  options.select.only = o.get<std::vector<std::string>>("only").value_or(std::vector<std::string>{});
-  options.select.exclude = o.get<std::vector<std::string>>("exclude").value_or(std::vector<std::string>{});
-  for (const auto& [from, to] : o.get<std::vector<std::pair<std::string, std::string>>>("rename").value_or(
-           std::vector<std::pair<std::string, std::string>>{})) {
-    options.rename.push_back(unwrap(sp::rename_rule::make(from, to)));
+  const auto set = [&](const std::string& name, const std::string& value) {
+    check(sp::set_option(options, name, value));
+  };
+  for (const auto& [key, value] : given) {
+    const auto name = key.cast<std::string>();
+    if (value.is_none()) continue;
+    if (name == "rename") {
+      for (const auto& [from, to] : value.cast<std::vector<std::pair<std::string, std::string>>>()) {
+        options.rename.push_back(unwrap(sp::rename_rule::make(from, to)));
+      }
+    } else if (name == "set_metadata") {
+      for (const auto& [k, v] : value.cast<std::map<std::string, std::string>>()) options.metadata.set[k] = v;
+    } else if (py::isinstance<py::bool_>(value)) {
+      set(name, value.cast<bool>() ? "true" : "false");
+    } else if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+      for (const auto& item : value) set(name, py::str(item).cast<std::string>());
+    } else {
+      set(name, py::str(value).cast<std::string>());
+    }
   }
-  options.metadata.set =
-      o.get<std::map<std::string, std::string>>("set_metadata").value_or(std::map<std::string, std::string>{});
-  options.metadata.remove = o.get<std::vector<std::string>>("remove_metadata").value_or(std::vector<std::string>{});
-  options.layout.alignment = o.get<std::uint64_t>("alignment").value_or(8);
-  if (auto size = o.get<std::string>("max_shard_size")) {
-    options.layout.max_shard_bytes = unwrap(safetensors::parse_byte_size(*size));
-  }
-  options.layout.prefix = o.get<std::string>("prefix").value_or("model");
-  options.replace_input = o.get<bool>("replace_input").value_or(false);
-  options.read.key = o.get<std::string>("key").value_or("");
-  options.read.shared = shared_policy(o.get<std::string>("shared").value_or("keep"));
-  options.read.strict = o.get<bool>("strict").value_or(false);
-  options.compress = o.get<bool>("compress").value_or(false);
-  options.hash_long_names = o.get<bool>("hash_long_names").value_or(false);
   return options;
 }
 

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include "safetensors/checkpoint_verify.h"
 
 namespace safetensors::detail {
 namespace {
@@ -68,7 +69,7 @@ result<checkpoint_target> resolve_checkpoint_path(const std::string& path) {
                  path);
 }
 
-std::vector<std::string> shard_names(const parsed_index& index) {
+std::vector<std::string> shard_names(const checkpoint_index& index) {
   std::vector<std::string> names;
   names.reserve(index.weight_map.size());
   for (const auto& entry : index.weight_map) names.push_back(entry.second);
@@ -77,7 +78,7 @@ std::vector<std::string> shard_names(const parsed_index& index) {
   return names;
 }
 
-void cross_check(const parsed_index& index, const std::vector<std::string>& names,
+void cross_check(const checkpoint_index& index, const std::vector<std::string>& names,
                  const std::vector<const file*>& files, const std::string& directory, const issue_sink& sink) {
   auto shard_of = [&](const std::string& name) {
     return static_cast<std::size_t>(std::lower_bound(names.begin(), names.end(), name) - names.begin());

@@ -14,6 +14,7 @@
 
 #include "checkpoint/index.h"
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_verify.h"
 
 namespace safetensors::detail {
 
@@ -28,14 +29,14 @@ struct checkpoint_target {
 [[nodiscard]] result<checkpoint_target> resolve_checkpoint_path(const std::string& path);
 
 /// Distinct shard names of a weight_map, sorted.
-[[nodiscard]] std::vector<std::string> shard_names(const parsed_index& index);
+[[nodiscard]] std::vector<std::string> shard_names(const checkpoint_index& index);
 
 /// Returns false to stop.
 using issue_sink = std::function<bool(checkpoint_problem, error)>;
 
 /// Cross-checks `index` against the opened shards (`files[i]` null when shard i failed,
 /// in which case its tensors are not judged). `names` as from shard_names().
-void cross_check(const parsed_index& index, const std::vector<std::string>& names,
+void cross_check(const checkpoint_index& index, const std::vector<std::string>& names,
                  const std::vector<const file*>& files, const std::string& directory, const issue_sink& sink);
 
 }  // namespace safetensors::detail
@@ -53,7 +54,7 @@ class checkpoint_store {
   /// What `path` names: a single file, an index, or a directory holding one of them.
   [[nodiscard]] virtual result<checkpoint_target> resolve(const std::string& path) const = 0;
   /// Reads and parses an index of at most `max_bytes`.
-  [[nodiscard]] virtual result<parsed_index> read_index(const std::string& path, std::uint64_t max_bytes) const = 0;
+  [[nodiscard]] virtual result<checkpoint_index> read_index(const std::string& path, std::uint64_t max_bytes) const = 0;
   /// Where shard `name` of `directory` is, once checked to stay inside it. Errors: UnsafePath.
   [[nodiscard]] virtual result<std::string> shard_path(const std::string& directory, std::string_view name) const = 0;
   /// Opens every path (concurrently where that helps); one result per path, in order.

@@ -6,6 +6,7 @@
 
 #include "checkpoint/assemble.h"
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_verify.h"
 
 namespace safetensors {
 
@@ -41,9 +42,7 @@ struct checkpoint_builder {
     for (const std::string& name : names) {
       auto path = store.shard_path(target.directory, name);
       if (!path) {
-        error e = std::move(path).err();
-        e.path = target.index_path;
-        return e;
+        return std::move(path).err().with_path(target.index_path);
       }
       paths.push_back(std::move(path).value());
     }
@@ -100,10 +99,9 @@ const tensor_location* checkpoint::find(std::string_view name) const& noexcept {
 status checkpoint::read_into(std::string_view name, std::span<std::byte> destination) const {
   const tensor_location* t = find(name);
   if (t == nullptr) {
-    error e = make_error(error_code::tensor_not_found, fmt::format("tensor '{}' not found in the checkpoint", name),
-                         std::nullopt, std::string(name));
-    e.path = sharded() ? index_path_ : shards_.front().file.path();
-    return e;
+    return make_error(error_code::tensor_not_found, fmt::format("tensor '{}' not found in the checkpoint", name),
+                      std::nullopt, std::string(name))
+        .with_path(sharded() ? index_path_ : shards_.front().file.path());
   }
   return file_of(*t).read_into(*t->info, destination);
 }

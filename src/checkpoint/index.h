@@ -1,40 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: the checkpoint index (model.safetensors.index.json) parsed without I/O,
-// shard-name confinement, and reading the index file under a size cap.
+// Internal: what the checkpoint code shares beside the public index API.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <span>
 #include <string>
-#include <string_view>
-#include <utility>
-#include <vector>
 
-#include "safetensors/error.h"
-#include "safetensors/header.h"
+#include "safetensors/checkpoint_index.h"
 
 namespace safetensors::detail {
-
-struct parsed_index {
-  metadata_map metadata;  ///< strings verbatim, other values as their JSON text
-  std::optional<std::uint64_t> total_size;
-  std::vector<std::pair<std::string, std::string>> weight_map;  ///< (tensor, shard), sorted by tensor
-};
-
-/// Parses index JSON. Errors: InvalidIndex (syntax, schema), DuplicateKey (any level).
-[[nodiscard]] result<parsed_index> parse_index(std::span<const std::byte> json);
-
-/// Reads and parses an index file of at most `max_bytes`. Errors carry `path`.
-[[nodiscard]] result<parsed_index> read_index(const std::string& path, std::uint64_t max_bytes);
-
-/// The checks on a shard name that need no filesystem: empty, NUL, absolute, backslash,
-/// drive letter, `..` component. Errors: UnsafePath.
-[[nodiscard]] status check_shard_name(std::string_view name);
-
-/// Checks a shard name and returns `directory/name`. Errors: UnsafePath.
-[[nodiscard]] result<std::string> confined_shard_path(const std::string& directory, std::string_view name);
 
 /// The directory part of `path` ("." when it has none).
 [[nodiscard]] std::string parent_directory(const std::string& path);

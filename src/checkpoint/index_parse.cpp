@@ -11,7 +11,7 @@
 #include "json/json_keys.h"
 #include "platform/sys.h"
 
-namespace safetensors::detail {
+namespace safetensors {
 namespace {
 
 namespace dom = simdjson::dom;
@@ -45,7 +45,7 @@ std::optional<std::uint64_t> as_size(dom::element e) {
 
 }  // namespace
 
-result<parsed_index> parse_index(std::span<const std::byte> json) {
+result<checkpoint_index> parse_checkpoint_index(std::span<const std::byte> json) {
   const char* text = reinterpret_cast<const char*>(json.data());
   if (json.empty()) return index_error("the index is empty");  // simdjson must not see a null buffer
   dom::parser parser;
@@ -56,11 +56,11 @@ result<parsed_index> parse_index(std::span<const std::byte> json) {
   if (auto err = parser.parse(text, json.size(), true).get(root); err != simdjson::SUCCESS) {
     return index_error(simdjson::error_message(err));
   }
-  if (auto dup = find_duplicate_key_deep(root)) {
+  if (auto dup = detail::find_duplicate_key_deep(root)) {
     return make_error(error_code::duplicate_key, fmt::format("duplicate key '{}' in the checkpoint index", *dup));
   }
   if (root.type() != dom::element_type::OBJECT) return index_error("the top level is not an object");
-  parsed_index out;
+  checkpoint_index out;
   bool has_map = false;
   dom::object top = root.get_object().value_unsafe();
   for (dom::key_value_pair kv : top) {
@@ -98,16 +98,14 @@ result<parsed_index> parse_index(std::span<const std::byte> json) {
   return out;
 }
 
-result<parsed_index> read_index(const std::string& path, std::uint64_t max_bytes) {
+result<checkpoint_index> read_checkpoint_index(const std::string& path, std::uint64_t max_bytes) {
   auto text = detail::sys::read_small_file(path, max_bytes, "the index");
   if (!text) return std::move(text).err();
-  auto parsed = parse_index(std::as_bytes(std::span(text->data(), text->size())));
+  auto parsed = parse_checkpoint_index(std::as_bytes(std::span(text->data(), text->size())));
   if (!parsed) {
-    error e = std::move(parsed).err();
-    e.path = path;
-    return e;
+    return std::move(parsed).err().with_path(path);
   }
   return parsed;
 }
 
-}  // namespace safetensors::detail
+}  // namespace safetensors

@@ -6,6 +6,7 @@
 
 #include "checkpoint/assemble.h"
 #include "platform/sys.h"
+#include "safetensors/checkpoint_verify.h"
 #include "safetensors/sha256.h"
 
 namespace safetensors::detail {
@@ -15,8 +16,8 @@ class local_checkpoint_store final : public checkpoint_store {
  public:
   result<checkpoint_target> resolve(const std::string& path) const override { return resolve_checkpoint_path(path); }
 
-  result<parsed_index> read_index(const std::string& path, std::uint64_t max_bytes) const override {
-    return detail::read_index(path, max_bytes);
+  result<checkpoint_index> read_index(const std::string& path, std::uint64_t max_bytes) const override {
+    return read_checkpoint_index(path, max_bytes);
   }
 
   result<std::string> shard_path(const std::string& directory, std::string_view name) const override {

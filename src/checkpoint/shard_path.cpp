@@ -6,7 +6,7 @@
 
 #include "checkpoint/index.h"
 
-namespace safetensors::detail {
+namespace safetensors {
 namespace {
 
 error unsafe(std::string_view name, std::string_view why) {
@@ -15,7 +15,7 @@ error unsafe(std::string_view name, std::string_view why) {
 
 }  // namespace
 
-std::string parent_directory(const std::string& path) {
+std::string detail::parent_directory(const std::string& path) {
   auto slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
   if (slash == 0) return "/";
@@ -55,4 +55,4 @@ result<std::string> confined_shard_path(const std::string& directory, std::strin
   return full;
 }
 
-}  // namespace safetensors::detail
+}  // namespace safetensors

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "checkpoint/assemble.h"
+#include "safetensors/checkpoint_verify.h"
 
 namespace safetensors {
 namespace {

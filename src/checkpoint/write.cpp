@@ -6,9 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "safetensors/atomic_file.h"
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/json_text.h"
-#include "writer/atomic_file.h"
 
 namespace safetensors {
 namespace {
@@ -138,7 +139,7 @@ result<shard_assignment> write_checkpoint(const std::string& directory, std::spa
   if (!assignment) return located(std::move(assignment).err());
 
   // Phase 1: every file complete and fsynced under a temporary name.
-  std::vector<detail::atomic_file> pending;
+  std::vector<atomic_file> pending;
   std::vector<std::pair<std::string_view, std::string_view>> weight_map;  // (tensor, shard file)
   std::uint64_t total_size = 0;
   for (std::size_t s = 0; s < assignment->shards.size(); ++s) {
@@ -148,11 +149,9 @@ result<shard_assignment> write_checkpoint(const std::string& directory, std::spa
     auto plan = write_plan::make(std::move(shard_specs), options.file);
     const std::string path = directory + "/" + file_name;
     if (!plan) {
-      error e = std::move(plan).err();
-      e.path = path;
-      return e;
+      return std::move(plan).err().with_path(path);
     }
-    auto out = detail::atomic_file::create(path, plan->file_size());
+    auto out = atomic_file::create(path, plan->file_size());
     if (!out) return std::move(out).err();
     if (auto w = out->write_at(0, plan->header_bytes()); !w) return std::move(w).err();
     for (std::size_t i : assignment->shards[s]) {
@@ -160,12 +159,11 @@ result<shard_assignment> write_checkpoint(const std::string& directory, std::spa
       const std::uint64_t need = p->byte_size();
       std::uint64_t written = 0;
       auto wrong_size = [&](std::uint64_t got) {
-        error e = make_error(
-            error_code::invalid_argument,
-            fmt::format("tensor '{}' has {} bytes of data, its dtype and shape need {}", specs[i].name, got, need),
-            std::nullopt, specs[i].name);
-        e.path = path;
-        return e;
+        return make_error(error_code::invalid_argument,
+                          fmt::format("tensor '{}' has {} bytes of data, its dtype and shape need {}", specs[i].name,
+                                      got, need),
+                          std::nullopt, specs[i].name)
+            .with_path(path);
       };
       const chunk_sink sink = [&](std::span<const std::byte> chunk) -> status {
         if (chunk.size() > need - written) return wrong_size(written + chunk.size());
@@ -207,7 +205,7 @@ result<shard_assignment> write_checkpoint(const std::string& directory, std::spa
       fields.push_back(fmt::format("    {}: {}", json_quote(tensor), json_quote(shard)));
     }
     json += fmt::format("{}\n  }}\n}}\n", fmt::join(fields, ",\n"));
-    auto index = detail::atomic_file::create(directory + "/" + options.prefix + ".safetensors.index.json", json.size());
+    auto index = atomic_file::create(directory + "/" + options.prefix + ".safetensors.index.json", json.size());
     if (!index) return std::move(index).err();
     if (auto w = index->write_at(0, std::as_bytes(std::span(json))); !w) return std::move(w).err();
     if (auto synced = index->sync(); !synced) return std::move(synced).err();

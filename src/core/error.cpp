@@ -44,6 +44,11 @@ void detail::value_of_failed_result(const error& e) noexcept {
   std::abort();
 }
 
+void detail::err_of_successful_result() noexcept {
+  std::fputs("safetensors: err() of a successful result\n", stderr);
+  std::abort();
+}
+
 error error::with_path(std::string_view file) && {
   if (path.empty()) path = file;
   return std::move(*this);

@@ -121,10 +121,7 @@ void file::release() noexcept {
   fd_ = -1;
 }
 
-error file::with_path(error e) const {
-  if (e.path.empty()) e.path = path_;
-  return e;
-}
+error file::with_path(error e) const { return std::move(e).with_path(path_); }
 
 result<file> file::open(const std::string& path, const open_options& options) {
   file f;

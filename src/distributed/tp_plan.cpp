@@ -65,18 +65,14 @@ result<tp_rank_plan> plan_tp_rank(const checkpoint& c, const tp_plan& plan, std:
     const file& f = c.file_of(loc);
     auto placement = place_tensor(plan, *loc.info, world_size);
     if (!placement) {
-      error e = std::move(placement).err();
-      e.path = f.path();
-      return e;
+      return std::move(placement).err().with_path(f.path());
     }
     const std::uint64_t data_start = f.meta().data_start();
     auto part = placement->split == tp_split::replicate
                     ? plan_slice(*loc.info, data_start, {})
                     : plan_tensor_parallel(*loc.info, data_start, placement->dim, rank, world_size);
     if (!part) {
-      error e = std::move(part).err();
-      e.path = f.path();
-      return e;
+      return std::move(part).err().with_path(f.path());
     }
     out.bytes += part->byte_size;
     if (placement->split != tp_split::replicate) {

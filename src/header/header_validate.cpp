@@ -136,7 +136,7 @@ class element_bits {
 
 std::uint64_t tensor_info::element_count() const noexcept { return safetensors::element_count(shape).value_or(0); }
 
-const tensor_info* header::find(std::string_view name) const noexcept {
+const tensor_info* header::find(std::string_view name) const& noexcept {
   auto it = std::lower_bound(by_name_.begin(), by_name_.end(), name,
                              [this](std::uint32_t i, std::string_view n) { return tensors_[i].name < n; });
   if (it == by_name_.end() || tensors_[*it].name != name) return nullptr;

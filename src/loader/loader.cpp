@@ -158,10 +158,9 @@ result<std::vector<loaded_tensor>> load_checkpoint(const checkpoint& c, std::spa
     for (const std::string& name : names) {
       const tensor_location* t = c.find(name);
       if (t == nullptr) {
-        error e = make_error(error_code::tensor_not_found, fmt::format("tensor '{}' not found in the checkpoint", name),
-                             std::nullopt, name);
-        e.path = c.sharded() ? c.index_path() : c.shards().front().file.path();
-        return e;
+        return make_error(error_code::tensor_not_found, fmt::format("tensor '{}' not found in the checkpoint", name),
+                          std::nullopt, name)
+            .with_path(c.sharded() ? c.index_path() : c.shards().front().file.path());
       }
       wanted.push_back(t);
     }

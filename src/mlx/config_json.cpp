@@ -137,9 +137,7 @@ result<std::optional<quant_config>> read_config_beside(const std::string& model_
   }
   auto parsed = parse_config_json(*text);
   if (!parsed) {
-    error e = std::move(parsed).err();
-    e.path = path;
-    return e;
+    return std::move(parsed).err().with_path(path);
   }
   return parsed;
 }

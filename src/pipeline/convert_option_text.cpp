@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/pipeline/convert.h"
 
 namespace safetensors::pipeline {
@@ -50,7 +51,10 @@ status set_option(convert_options& o, std::string_view name, std::string_view va
   }
   if (name == "dtype") {
     auto t = parse_dtype(value);
-    if (!t) return bad(name, value, "a dtype (F32, F16, BF16, ...)");
+    if (!t) {
+      return make_error(error_code::invalid_argument,
+                        fmt::format("option 'dtype': unknown dtype '{}' (F32, F16, BF16, ...)", value));
+    }
     o.cast = *t;
     return {};
   }

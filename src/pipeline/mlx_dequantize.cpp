@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "mlx_job.h"
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/pipeline/mlx_rewrite.h"
 #include "safetensors/pipeline/output_check.h"
 #include "streaming_open.h"

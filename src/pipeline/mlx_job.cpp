@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/pipeline/output_check.h"
 #include "safetensors/pipeline/selection.h"
 

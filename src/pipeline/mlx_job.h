@@ -10,6 +10,7 @@
 #include <string>
 
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/mlx_checkpoint.h"
 #include "safetensors/pipeline/tensor_source.h"
 #include "safetensors/writer.h"

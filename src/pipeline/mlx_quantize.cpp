@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "mlx_job.h"
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/json_text.h"
 #include "safetensors/pipeline/mlx_rewrite.h"
 #include "safetensors/pipeline/output_check.h"
@@ -64,7 +65,7 @@ status write_layer(const mlx_input& in, const planned_layer& layer, const mlx::q
       if (auto st2 = (*sink)(span); !st2) return st2;
     }
     if (done != nullptr) {
-      if (auto s = done->advance(rows.size()); !s) return s;
+      if (auto advanced = done->advance(rows.size()); !advanced) return advanced;
     }
   }
   return {};

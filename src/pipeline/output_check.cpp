@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "safetensors/pipeline/output_check.h"
+#include "safetensors/checkpoint_write.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -54,11 +55,10 @@ safetensors::status check_not_an_input(const std::string& output, const struct s
   for (const auto& in : inputs) {
     struct stat st {};
     if (::stat(in.c_str(), &st) == 0 && st.st_dev == out.st_dev && st.st_ino == out.st_ino) {
-      safetensors::error e = safetensors::make_error(
-          safetensors::error_code::invalid_argument,
-          fmt::format("the output is the input '{}' (same file): refusing to overwrite an input", in));
-      e.path = output;
-      return e;
+      return safetensors::make_error(
+                 safetensors::error_code::invalid_argument,
+                 fmt::format("the output is the input '{}' (same file): refusing to overwrite an input", in))
+          .with_path(output);
     }
   }
   return {};
@@ -79,11 +79,10 @@ safetensors::status check_output(const std::string& path, std::span<const std::s
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return os_failure("cannot write the output", EISDIR, path);
     if (!S_ISREG(st.st_mode)) {
-      safetensors::error e = safetensors::make_error(
-          safetensors::error_code::io,
-          fmt::format("cannot replace the output: it is {}, not a regular file", kind_of(st.st_mode)));
-      e.path = path;
-      return e;
+      return safetensors::make_error(
+                 safetensors::error_code::io,
+                 fmt::format("cannot replace the output: it is {}, not a regular file", kind_of(st.st_mode)))
+          .with_path(path);
     }
     if (rule == in_place::refuse) {
       if (auto s = check_not_an_input(path, st, inputs); !s) return s;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/pipeline/output_check.h"
 #include "safetensors/pipeline/tensor_sink.h"
 #include "safetensors/writer.h"

@@ -80,10 +80,9 @@ result<std::string> read_small_file(const std::string& path, std::uint64_t max_b
   auto size = file_size(*fd, path);
   if (!size) return std::move(size).err();
   if (*size > max_bytes) {
-    error e = make_error(error_code::limit_exceeded,
-                         fmt::format("limit exceeded: {} has {} bytes, the limit is {}", what, *size, max_bytes));
-    e.path = path;
-    return e;
+    return make_error(error_code::limit_exceeded,
+                      fmt::format("limit exceeded: {} has {} bytes, the limit is {}", what, *size, max_bytes))
+        .with_path(path);
   }
   std::string text(static_cast<std::size_t>(*size), '\0');
   if (auto s = pread_exact(*fd, text.data(), text.size(), 0, path); !s) return std::move(s).err();
@@ -109,12 +108,11 @@ status pread_exact(int fd, void* buf, std::size_t n, std::uint64_t offset, const
       return e;
     }
     if (got == 0) {
-      error e = make_error(error_code::io,
-                           fmt::format("file ended at byte {} while reading {} bytes at byte {} (was it truncated?)",
-                                       offset + done, n, offset),
-                           offset + done);
-      e.path = path;
-      return e;
+      return make_error(error_code::io,
+                        fmt::format("file ended at byte {} while reading {} bytes at byte {} (was it truncated?)",
+                                    offset + done, n, offset),
+                        offset + done)
+          .with_path(path);
     }
     done += static_cast<std::size_t>(got);
   }

@@ -229,9 +229,7 @@ std::string range_text(const request& r) {
 }
 
 error remote_error(const std::string& url, std::optional<std::uint64_t> offset, std::string message) {
-  error e = make_error(error_code::io, std::move(message), offset);
-  e.path = display_url(url);
-  return e;
+  return make_error(error_code::io, std::move(message), offset).with_path(display_url(url));
 }
 
 client::client(const options& opts, url_origin origin) : options_(opts), origin_(std::move(origin)) { global_init(); }

@@ -236,12 +236,11 @@ status http_source::read(std::uint64_t offset, std::span<std::byte> destination)
   impl& p = *impl_;
   std::uint64_t end = 0;
   if (__builtin_add_overflow(offset, destination.size(), &end) || end > p.size) {
-    error e = make_error(
-        error_code::invalid_argument,
-        fmt::format("range of {} bytes at byte {} is outside the file of {} bytes", destination.size(), offset, p.size),
-        offset);
-    e.path = p.name;
-    return e;
+    return make_error(error_code::invalid_argument,
+                      fmt::format("range of {} bytes at byte {} is outside the file of {} bytes", destination.size(),
+                                  offset, p.size),
+                      offset)
+        .with_path(p.name);
   }
   if (offset < p.head.size()) {  // the first response already holds these bytes
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(p.head.size() - offset, destination.size()));
@@ -273,14 +272,13 @@ status http_source::read_ranges(std::span<const byte_range> ranges, std::span<st
   for (const byte_range& r : ranges) {
     std::uint64_t end = 0;
     if (__builtin_add_overflow(r.offset, r.length, &end) || end > p.size || r.length > destination.size() - at) {
-      error e = make_error(
-          error_code::invalid_argument,
-          end > p.size
-              ? fmt::format("range of {} bytes at byte {} is outside the file of {} bytes", r.length, r.offset, p.size)
-              : fmt::format("the ranges hold more than the {} bytes of the destination", destination.size()),
-          r.offset);
-      e.path = p.name;
-      return e;
+      return make_error(error_code::invalid_argument,
+                        end > p.size ? fmt::format("range of {} bytes at byte {} is outside the file of {} bytes",
+                                                   r.length, r.offset, p.size)
+                                     : fmt::format("the ranges hold more than the {} bytes of the destination",
+                                                   destination.size()),
+                        r.offset)
+          .with_path(p.name);
     }
     std::uint64_t offset = r.offset;
     auto length = static_cast<std::size_t>(r.length);
@@ -299,10 +297,9 @@ status http_source::read_ranges(std::span<const byte_range> ranges, std::span<st
     }
   }
   if (at != destination.size()) {
-    error e = make_error(error_code::invalid_argument,
-                         fmt::format("the ranges hold {} bytes, the destination {}", at, destination.size()));
-    e.path = p.name;
-    return e;
+    return make_error(error_code::invalid_argument,
+                      fmt::format("the ranges hold {} bytes, the destination {}", at, destination.size()))
+        .with_path(p.name);
   }
   std::sort(pieces.begin(), pieces.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
   for (std::size_t i = 1; i < pieces.size(); ++i) {

@@ -11,9 +11,10 @@
 #include <fmt/format.h>
 
 #include "checkpoint/assemble.h"
-#include "checkpoint/index.h"
 #include "remote/client.h"
 #include "remote/url.h"
+#include "safetensors/checkpoint_index.h"
+#include "safetensors/checkpoint_verify.h"
 #include "safetensors/remote/remote.h"
 #include "safetensors/sha256.h"
 
@@ -50,20 +51,18 @@ class remote_store final : public safetensors::detail::checkpoint_store {
     return t;
   }
 
-  result<safetensors::detail::parsed_index> read_index(const std::string& url, std::uint64_t max_bytes) const override {
+  result<safetensors::checkpoint_index> read_index(const std::string& url, std::uint64_t max_bytes) const override {
     auto bytes = fetch_whole(url, max_bytes);
     if (!bytes) return std::move(bytes).err();
-    auto parsed = safetensors::detail::parse_index(*bytes);
+    auto parsed = safetensors::parse_checkpoint_index(*bytes);
     if (!parsed) {
-      error e = std::move(parsed).err();
-      e.path = display_url(url);
-      return e;
+      return std::move(parsed).err().with_path(display_url(url));
     }
     return parsed;
   }
 
   result<std::string> shard_path(const std::string& directory, std::string_view name) const override {
-    if (auto s = safetensors::detail::check_shard_name(name); !s) return std::move(s).err();
+    if (auto s = safetensors::check_shard_name(name); !s) return std::move(s).err();
     for (std::size_t begin = 0; begin <= name.size();) {  // "." and empty segments too: one spelling per shard
       std::size_t end = name.find('/', begin);
       if (end == std::string_view::npos) end = name.size();

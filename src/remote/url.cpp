@@ -15,9 +15,7 @@ namespace {
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 
 error bad_url(std::string_view url, std::string_view why) {
-  error e = make_error(error_code::invalid_argument, fmt::format("not a usable URL: {}", why));
-  e.path = display_url(url);
-  return e;
+  return make_error(error_code::invalid_argument, fmt::format("not a usable URL: {}", why)).with_path(display_url(url));
 }
 
 }  // namespace

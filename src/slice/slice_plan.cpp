@@ -183,16 +183,13 @@ result<slice_plan> plan_slice(const tensor_info& tensor, std::uint64_t data_star
 result<slice_plan> plan_slice(const file& f, std::string_view tensor, std::span<const slice_index> indexers) {
   const tensor_info* info = f.find(tensor);
   if (info == nullptr) {
-    error e = make_error(error_code::tensor_not_found, fmt::format("tensor '{}' not found", tensor), std::nullopt,
-                         std::string(tensor));
-    e.path = f.path();
-    return e;
+    return make_error(error_code::tensor_not_found, fmt::format("tensor '{}' not found", tensor), std::nullopt,
+                      std::string(tensor))
+        .with_path(f.path());
   }
   auto plan = plan_slice(*info, f.meta().data_start(), indexers);
   if (!plan) {
-    error e = std::move(plan).err();
-    e.path = f.path();
-    return e;
+    return std::move(plan).err().with_path(f.path());
   }
   return plan;
 }

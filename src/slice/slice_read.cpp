@@ -23,10 +23,9 @@ constexpr std::uint64_t min_density = 2;
 
 status read_slice(const file& f, const slice_plan& plan, std::span<std::byte> destination) {
   if (destination.size() != plan.byte_size) {
-    error e = make_error(error_code::invalid_argument,
-                         fmt::format("destination has {} bytes, the slice has {}", destination.size(), plan.byte_size));
-    e.path = f.path();
-    return e;
+    return make_error(error_code::invalid_argument,
+                      fmt::format("destination has {} bytes, the slice has {}", destination.size(), plan.byte_size))
+        .with_path(f.path());
   }
   return detail::read_ranges(f, plan.ranges, destination);
 }
@@ -39,12 +38,11 @@ status read_ranges(const file& f, std::span<const byte_range> r, std::span<std::
   if (multi != nullptr && r.size() > 1) {
     for (const byte_range& range : r) {
       if (range.offset > f.file_size() || range.length > f.file_size() - range.offset) {
-        error e = make_error(error_code::invalid_argument,
-                             fmt::format("range of {} bytes at byte {} is outside the file of {} bytes", range.length,
-                                         range.offset, f.file_size()),
-                             range.offset);
-        e.path = f.path();
-        return e;
+        return make_error(error_code::invalid_argument,
+                          fmt::format("range of {} bytes at byte {} is outside the file of {} bytes", range.length,
+                                      range.offset, f.file_size()),
+                          range.offset)
+            .with_path(f.path());
       }
     }
     return multi->read_ranges(r, destination);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Temporary file + fsync + rename.
-#include "writer/atomic_file.h"
+#include "safetensors/atomic_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include "platform/sys.h"
 #include "platform/temp_registry.h"
 
-namespace safetensors::detail {
+namespace safetensors {
 namespace {
 
 std::string directory_of(const std::string& path) {
@@ -151,4 +151,4 @@ status atomic_file::publish() {
   return {};
 }
 
-}  // namespace safetensors::detail
+}  // namespace safetensors

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "writer/region_file.h"
+#include "safetensors/region_file.h"
 
 #include <fmt/format.h>
 
-namespace safetensors::detail {
+namespace safetensors {
 
 region_file::region_file(atomic_file out, std::vector<region> regions)
     : out_(std::move(out)), regions_(std::move(regions)), filled_(regions_.size(), 0) {}
@@ -47,4 +47,4 @@ error region_file::incomplete(std::size_t index, std::string_view name) {
   return e;
 }
 
-}  // namespace safetensors::detail
+}  // namespace safetensors

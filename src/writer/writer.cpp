@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "safetensors/region_file.h"
 #include "safetensors/writer.h"
-#include "writer/region_file.h"
 
 namespace safetensors {
 namespace {
@@ -49,9 +49,7 @@ result<std::vector<std::byte>> serialize(std::span<const tensor_data> tensors, c
 status write_file(const std::string& path, std::span<const tensor_data> tensors, const write_options& options) {
   auto plan = plan_for(tensors, options);
   if (!plan) {
-    error e = std::move(plan).err();
-    e.path = path;
-    return e;
+    return std::move(plan).err().with_path(path);
   }
   auto writer = stream_writer::create(path, std::move(plan).value());
   if (!writer) return std::move(writer).err();
@@ -66,7 +64,7 @@ status write_file(const std::string& path, std::span<const tensor_data> tensors,
 
 struct stream_writer::state {
   write_plan plan;
-  detail::region_file out;
+  region_file out;
 };
 
 stream_writer::stream_writer(std::unique_ptr<state> s) noexcept : state_(std::move(s)) {}
@@ -77,10 +75,10 @@ stream_writer::~stream_writer() = default;  // the region file removes an uncomm
 const write_plan& stream_writer::plan() const noexcept { return state_->plan; }
 
 result<stream_writer> stream_writer::create(const std::string& path, write_plan plan) {
-  std::vector<detail::region_file::region> regions;
+  std::vector<region_file::region> regions;
   regions.reserve(plan.tensors().size());
   for (const planned_tensor& t : plan.tensors()) regions.push_back({plan.data_start() + t.begin, t.byte_size()});
-  auto out = detail::region_file::create(path, plan.file_size(), plan.header_bytes(), std::move(regions));
+  auto out = region_file::create(path, plan.file_size(), plan.header_bytes(), std::move(regions));
   if (!out) return std::move(out).err();
   return stream_writer(std::make_unique<state>(state{std::move(plan), std::move(out).value()}));
 }

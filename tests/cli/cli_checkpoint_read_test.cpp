@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/writer.h"
 #include "support/cli_run.h"
 #include "support/paths.h"

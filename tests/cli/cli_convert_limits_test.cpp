@@ -17,6 +17,7 @@
 #include "safetensors/formats/npz.h"
 #include "support/cli_run.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -25,16 +26,16 @@ namespace fs = std::filesystem;
 /// A deflated F32 array of zeros written by the library (a real ~1000:1 deflate stream).
 void write_zero_npz(const fs::path& path, std::vector<std::uint64_t> shape) {
   auto writer = safetensors::npz_writer::create(path.string(), {.compress = true});
-  ASSERT_TRUE(writer.ok());
-  ASSERT_TRUE(writer->begin_array("zeros", safetensors::dtype::F32, shape).ok());
+  ASSERT_OK(writer);
+  ASSERT_OK(writer->begin_array("zeros", safetensors::dtype::F32, shape));
   std::uint64_t bytes = 4;
   for (auto d : shape) bytes *= d;
   const std::vector<std::byte> zeros(std::size_t{1} << 20);
   for (std::uint64_t done = 0; done < bytes; done += zeros.size()) {
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(zeros.size(), bytes - done));
-    ASSERT_TRUE(writer->append(std::span(zeros).first(n)).ok());
+    ASSERT_OK(writer->append(std::span(zeros).first(n)));
   }
-  ASSERT_TRUE(writer->commit().ok());
+  ASSERT_OK(writer->commit());
 }
 
 struct limited_result {
@@ -117,7 +118,7 @@ TEST(CliConvertLimits, RaisedLimitsStreamTheMemberUnderAMemoryLimit) {
   EXPECT_EQ(r.err.find("bad_alloc"), std::string::npos) << r.err;
   ASSERT_EQ(r.status, 0) << r.err;
   auto f = safetensors::read_header(out.string());
-  ASSERT_TRUE(f.ok()) << f.err().to_string();
+  ASSERT_OK(f) << f.err().to_string();
   EXPECT_EQ(f->data_size(), std::uint64_t{256} << 20);
 }
 

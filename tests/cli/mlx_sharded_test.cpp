@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_verify.h"
 #include "safetensors/convert.h"
 #include "safetensors/file.h"
 #include "safetensors/writer.h"

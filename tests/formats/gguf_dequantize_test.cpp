@@ -250,9 +250,9 @@ TEST(GgufDequantize, UnsupportedTypeIsNamed) {
 TEST(GgufDequantize, SizesMustBeWholeBlocks) {
   std::vector<std::byte> src(34);
   std::vector<float> partial(31);
-  EXPECT_EQ(dequantize(ggml_type::q8_0, src, partial).err().code, safetensors::error_code::invalid_argument);
+  EXPECT_ERROR(dequantize(ggml_type::q8_0, src, partial), safetensors::error_code::invalid_argument);
   std::vector<float> two_blocks(64);
-  EXPECT_EQ(dequantize(ggml_type::q8_0, src, two_blocks).err().code, safetensors::error_code::invalid_argument);
+  EXPECT_ERROR(dequantize(ggml_type::q8_0, src, two_blocks), safetensors::error_code::invalid_argument);
 }
 
 }  // namespace

@@ -34,7 +34,7 @@ TEST(GgufMetadata, TextReadsBackAsItsType) {
 }
 
 TEST(GgufMetadata, TextOutOfRangeOrMalformedIsAnError) {
-  EXPECT_EQ(gguf::from_text("UINT8", "256").err().code, error_code::invalid_argument);
+  EXPECT_ERROR(gguf::from_text("UINT8", "256"), error_code::invalid_argument);
   EXPECT_FALSE(gguf::from_text("INT8", "-129").ok());
   EXPECT_FALSE(gguf::from_text("BOOL", "yes").ok());
   EXPECT_FALSE(gguf::from_text("UINT32", "12abc").ok());

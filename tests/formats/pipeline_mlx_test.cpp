@@ -33,7 +33,7 @@ fs::path model(const fs::path& path, std::vector<float>& weight) {
       {"layer.weight", st::dtype::F32, {8, 128}, std::as_bytes(std::span(weight))},
       {"norm.weight", st::dtype::F32, {128}, std::as_bytes(std::span(norm))},
       {"ids", st::dtype::I32, {3}, std::as_bytes(std::span(ids))}};
-  EXPECT_TRUE(st::write_file(path.string(), tensors).ok());
+  EXPECT_OK(st::write_file(path.string(), tensors));
   return path;
 }
 

@@ -8,9 +8,11 @@
 
 #include <fmt/format.h>
 
-#include "checkpoint/index.h"
 #include "platform/sys.h"
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_index.h"
+#include "safetensors/checkpoint_verify.h"
+#include "safetensors/checkpoint_write.h"
 #include "support/paths.h"
 #include "support/status_matchers.h"
 
@@ -122,7 +124,7 @@ TEST(Checkpoint, WritesShardsAndOpensThemAsOneNamespace) {
     ASSERT_OK(c->read_into("t3", got));
     EXPECT_EQ(got, set.storage[3]);
     EXPECT_EQ(c->find("nope"), nullptr);
-    EXPECT_EQ(c->read_into("nope", got).err().code, error_code::tensor_not_found);
+    EXPECT_ERROR(c->read_into("nope", got), error_code::tensor_not_found);
   }
   safetensors::verify_options with_checksums;
   with_checksums.checksums = true;
@@ -149,12 +151,12 @@ TEST(Checkpoint, SingleShardHasNoIndex) {
 
 TEST(Checkpoint, DirectoryMustNameOneCheckpoint) {
   const auto dir = st_test::scratch_dir();
-  EXPECT_EQ(checkpoint::open(dir.string()).err().code, error_code::invalid_argument);
+  EXPECT_ERROR(checkpoint::open(dir.string()), error_code::invalid_argument);
   write_shard(dir / "a.safetensors", {"x"});
   write_shard(dir / "b.safetensors", {"y"});
   auto two = checkpoint::open(dir.string());
   ASSERT_ERROR(two, error_code::invalid_argument);
-  EXPECT_EQ(checkpoint::open((dir / "missing").string()).err().code, error_code::io);
+  EXPECT_ERROR(checkpoint::open((dir / "missing").string()), error_code::io);
 }
 
 /// A directory with shards a (x, y) and b (z) and an index written by the test.
@@ -245,7 +247,7 @@ TEST(CheckpointVerify, TensorInTwoShards) {
     EXPECT_NE(issue.error.message.find("a.safetensors, c.safetensors"), std::string::npos) << issue.error.message;
   }
   EXPECT_TRUE(seen);
-  EXPECT_EQ(checkpoint::open(index).err().code, error_code::shard_mismatch);
+  EXPECT_ERROR(checkpoint::open(index), error_code::shard_mismatch);
 }
 
 TEST(CheckpointVerify, ShardInvalidUnderPolicyIsReported) {
@@ -301,7 +303,7 @@ TEST(CheckpointIndex, DuplicateKeysAnywhereAreRejected) {
   };
   for (const char* json : duplicates) {
     SCOPED_TRACE(json);
-    auto r = safetensors::detail::parse_index(std::as_bytes(std::span(std::string_view(json))));
+    auto r = safetensors::parse_checkpoint_index(std::as_bytes(std::span(std::string_view(json))));
     ASSERT_ERROR(r, error_code::duplicate_key);
   }
 }
@@ -318,10 +320,10 @@ TEST(CheckpointIndex, SchemaAndSizeCap) {
                              R"({"metadata":3,"weight_map":{}})"};
   for (const char* json : malformed) {
     SCOPED_TRACE(json);
-    auto r = safetensors::detail::parse_index(std::as_bytes(std::span(std::string_view(json))));
+    auto r = safetensors::parse_checkpoint_index(std::as_bytes(std::span(std::string_view(json))));
     ASSERT_ERROR(r, error_code::invalid_index);
   }
-  auto ok = safetensors::detail::parse_index(std::as_bytes(std::span(std::string_view(
+  auto ok = safetensors::parse_checkpoint_index(std::as_bytes(std::span(std::string_view(
       R"({"metadata":{"total_size":1.2e1,"total_parameters":3,"note":"hi"},"weight_map":{"b":"s","a":"s"}})"))));
   ASSERT_OK(ok);
   EXPECT_EQ(ok->total_size, 12U);
@@ -330,7 +332,7 @@ TEST(CheckpointIndex, SchemaAndSizeCap) {
   EXPECT_EQ(ok->weight_map.front().first, "a");
 
   broken_checkpoint b;
-  EXPECT_EQ(checkpoint::open(b.index("")).err().code, error_code::invalid_index);
+  EXPECT_ERROR(checkpoint::open(b.index("")), error_code::invalid_index);
   const auto index = b.index(R"({"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors"}})");
   safetensors::checkpoint_options small;
   small.max_index_bytes = 16;

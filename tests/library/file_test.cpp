@@ -19,6 +19,7 @@
 #include "safetensors/file.h"
 #include "safetensors/writer.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -30,7 +31,7 @@ std::string write_sample(const std::filesystem::path& dir) {
   std::vector<safetensors::tensor_data> t = {{"w", dtype::F32, {2, 3}, std::as_bytes(std::span(w))},
                                              {"b", dtype::BF16, {2}, std::as_bytes(std::span(b))}};
   const auto path = (dir / "sample.safetensors").string();
-  EXPECT_TRUE(safetensors::write_file(path, t).ok());
+  EXPECT_OK(safetensors::write_file(path, t));
   return path;
 }
 
@@ -48,13 +49,13 @@ TEST(File, MmapAndPreadGiveIdenticalTensorsOnEveryValidCorpusFile) {
     auto mapped = open_with(entry.path().string(), safetensors::io_backend::mmap);
     if (!mapped) continue;
     auto preaded = open_with(entry.path().string(), safetensors::io_backend::pread);
-    ASSERT_TRUE(preaded.ok()) << entry.path();
+    ASSERT_OK(preaded) << entry.path();
     ASSERT_EQ(mapped->tensors().size(), preaded->tensors().size());
     for (const auto& info : mapped->tensors()) {
       auto view = mapped->view(info.name);
-      ASSERT_TRUE(view.ok());
+      ASSERT_OK(view);
       std::vector<std::byte> copy(info.byte_size());
-      ASSERT_TRUE(preaded->read_into(info.name, copy).ok());
+      ASSERT_OK(preaded->read_into(info.name, copy));
       EXPECT_TRUE(std::equal(copy.begin(), copy.end(), view->data.begin(), view->data.end()))
           << entry.path() << " " << info.name;
     }
@@ -81,7 +82,7 @@ TEST(File, HeaderOnlyOpeningReadsJustThePrefixAndTheHeader) {
   safetensors::detail::sys::scoped_override guard(counting);
   pread_bytes = 0;
   auto h = safetensors::read_header(path);
-  ASSERT_TRUE(h.ok());
+  ASSERT_OK(h);
   EXPECT_EQ(pread_bytes.load(), h->data_start());
   EXPECT_LT(h->data_start(), std::filesystem::file_size(path));
 }
@@ -89,27 +90,24 @@ TEST(File, HeaderOnlyOpeningReadsJustThePrefixAndTheHeader) {
 TEST(File, LookupsAndCopiesCheckTheirArguments) {
   const auto path = write_sample(st_test::scratch_dir());
   auto f = safetensors::file::open(path);
-  ASSERT_TRUE(f.ok());
+  ASSERT_OK(f);
   auto missing = f->view("nope");
-  ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.err().code, safetensors::error_code::tensor_not_found);
+  ASSERT_ERROR(missing, safetensors::error_code::tensor_not_found);
   EXPECT_EQ(missing.err().path, path);
   std::vector<std::byte> small(3);
   auto wrong = f->read_into("w", small);
-  ASSERT_FALSE(wrong.ok());
-  EXPECT_EQ(wrong.err().code, safetensors::error_code::invalid_argument);
+  ASSERT_ERROR(wrong, safetensors::error_code::invalid_argument);
   EXPECT_EQ(wrong.err().tensor.value_or(""), "w");
   std::vector<std::byte> past(16);
   EXPECT_FALSE(f->read_range(f->file_size() - 8, past).ok());
 
   auto p = open_with(path, safetensors::io_backend::pread);
-  ASSERT_TRUE(p.ok());
+  ASSERT_OK(p);
   EXPECT_FALSE(p->resident());
   auto no_view = p->view("w");
-  ASSERT_FALSE(no_view.ok());
-  EXPECT_EQ(no_view.err().code, safetensors::error_code::invalid_argument);
+  ASSERT_ERROR(no_view, safetensors::error_code::invalid_argument);
   auto loaded = p->load("w");
-  ASSERT_TRUE(loaded.ok());
+  ASSERT_OK(loaded);
   EXPECT_EQ(loaded->size(), 24U);
 }
 
@@ -132,10 +130,10 @@ TEST(File, ReadsAreExactAtEveryDestinationAlignment) {
     t.push_back({names[i], dtype::U8, {sizes[i]}, std::as_bytes(std::span(data[i]))});
   }
   const auto path = (st_test::scratch_dir() / "alignments.safetensors").string();
-  ASSERT_TRUE(safetensors::write_file(path, t).ok());
+  ASSERT_OK(safetensors::write_file(path, t));
   for (auto backend : {safetensors::io_backend::mmap, safetensors::io_backend::pread}) {
     auto f = open_with(path, backend);
-    ASSERT_TRUE(f.ok());
+    ASSERT_OK(f);
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       const auto* info = f->find(names[i]);
       ASSERT_NE(info, nullptr);
@@ -144,7 +142,7 @@ TEST(File, ReadsAreExactAtEveryDestinationAlignment) {
         // A guard byte on each side: nothing is written outside the destination.
         std::fill(buffer.begin(), buffer.end(), std::byte{0xA5});
         const auto destination = std::span(buffer).subspan(64 + shift, sizes[i]);
-        ASSERT_TRUE(f->read_into(*info, destination).ok());
+        ASSERT_OK(f->read_into(*info, destination));
         EXPECT_TRUE(std::equal(destination.begin(), destination.end(), std::as_bytes(std::span(data[i])).begin()))
             << safetensors::backend_name(backend) << " size " << sizes[i] << " shift " << shift;
         EXPECT_EQ(buffer[64 + shift - 1], std::byte{0xA5});
@@ -164,9 +162,9 @@ TEST(File, OpenWithAHeaderParserRecyclesTheHeaderItIsGiven) {
     o.backend = backend;
     o.parser = &parser;
     auto f = safetensors::file::open(path, o);
-    ASSERT_TRUE(f.ok()) << f.err().message;
+    ASSERT_OK(f) << f.err().message;
     auto plain = open_with(path, backend);
-    ASSERT_TRUE(plain.ok());
+    ASSERT_OK(plain);
     ASSERT_EQ(f->tensors().size(), plain->tensors().size());
     for (std::size_t i = 0; i < f->tensors().size(); ++i) {
       EXPECT_EQ(f->tensors()[i].name, plain->tensors()[i].name);
@@ -176,10 +174,10 @@ TEST(File, OpenWithAHeaderParserRecyclesTheHeaderItIsGiven) {
     const char* names = f->find("w")->name.data();
     parser.recycle(std::move(*f).take_header());
     auto g = safetensors::file::open(path, o);
-    ASSERT_TRUE(g.ok());
+    ASSERT_OK(g);
     EXPECT_EQ(g->find("w")->name.data(), names) << "the recycled name arena is reused";
     auto w = g->load("w");
-    ASSERT_TRUE(w.ok());
+    ASSERT_OK(w);
     EXPECT_EQ(w->size(), 24U);
   }
   // Errors are the same as without the parser, with the path.
@@ -205,13 +203,13 @@ TEST(File, OpenWithAHeaderParserRecyclesTheHeaderItIsGiven) {
 TEST(File, TensorsAreInDataOrderAndFoundByName) {
   const auto path = write_sample(st_test::scratch_dir());
   auto f = safetensors::file::open(path);
-  ASSERT_TRUE(f.ok());
+  ASSERT_OK(f);
   ASSERT_EQ(f->tensors().size(), 2U);
   EXPECT_EQ(f->tensors()[0].name, "w");  // F32 sorts before BF16 in the writer
   EXPECT_EQ(f->tensors()[1].name, "b");
   EXPECT_EQ(f->find("b")->begin, 24U);
   auto v = f->view("w");
-  ASSERT_TRUE(v.ok());
+  ASSERT_OK(v);
   float first = 0;
   std::memcpy(&first, v->data.data(), 4);
   EXPECT_EQ(first, 1.0F);
@@ -221,8 +219,7 @@ TEST(File, OpenErrorsCarryThePathAndTheOsReason) {
   const auto path = (st_test::scratch_dir() / "absent.safetensors").string();
   for (auto backend : {safetensors::io_backend::mmap, safetensors::io_backend::pread}) {
     auto f = open_with(path, backend);
-    ASSERT_FALSE(f.ok());
-    EXPECT_EQ(f.err().code, safetensors::error_code::io);
+    ASSERT_ERROR(f, safetensors::error_code::io);
     EXPECT_EQ(f.err().path, path);
     EXPECT_EQ(f.err().os_errno, ENOENT);
     EXPECT_EQ(f.err().to_string(), path + ": cannot open file: No such file or directory");
@@ -239,8 +236,7 @@ TEST(File, ValidationErrorsSayWhichTensorAndWhere) {
   file[0] = static_cast<std::byte>(json.size());
   std::memcpy(file.data() + 8, json.data(), json.size());
   auto r = safetensors::parse_file_bytes(file);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.err().code, safetensors::error_code::tensor_invalid_info);
+  ASSERT_ERROR(r, safetensors::error_code::tensor_invalid_info);
   EXPECT_EQ(r.err().tensor.value_or(""), "x");
   EXPECT_EQ(r.err().offset.value_or(0), 8 + json.size());
 }
@@ -249,12 +245,12 @@ TEST(File, FromBufferMovesKeepViewsValid) {
   const float w[2] = {7, 8};
   safetensors::tensor_data t{"w", dtype::F32, {2}, std::as_bytes(std::span(w))};
   auto bytes = safetensors::serialize(std::span(&t, 1));
-  ASSERT_TRUE(bytes.ok());
+  ASSERT_OK(bytes);
   auto f = safetensors::file::from_buffer(*bytes);
-  ASSERT_TRUE(f.ok());
+  ASSERT_OK(f);
   safetensors::file moved = std::move(f).value();
   auto v = moved.view("w");
-  ASSERT_TRUE(v.ok());
+  ASSERT_OK(v);
   EXPECT_EQ(v->name(), "w");
   EXPECT_EQ(v->shape()[0], 2U);
 }

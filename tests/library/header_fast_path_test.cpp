@@ -15,6 +15,7 @@
 
 #include "header/header_builder.h"
 #include "safetensors/header.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -61,7 +62,7 @@ TEST(HeaderFastPath, AnyJsonOrderGivesDataOrderAndWorkingLookups) {
     for (const auto& slots : orders) {
       const std::string json = header_text(order, slots, names);
       auto h = safetensors::parse_header(bytes_of(json), 8 + json.size() + n);
-      ASSERT_TRUE(h.ok()) << h.err().message;
+      ASSERT_OK(h) << h.err().message;
       ASSERT_EQ(h->tensors().size(), n);
       for (std::size_t k = 0; k < n; ++k) EXPECT_EQ(h->tensors()[k].begin, k) << "data order";
       for (std::size_t i = 0; i < n; ++i) {
@@ -88,8 +89,7 @@ TEST(HeaderFastPath, DuplicateNamesAreFoundWhereverTheyAre) {
       if (reversed) std::reverse(o.begin(), o.end());
       const std::string json = header_text(o, slots, dup);
       auto h = safetensors::parse_header(bytes_of(json), 8 + json.size() + 50);
-      ASSERT_FALSE(h.ok());
-      EXPECT_EQ(h.err().code, error_code::duplicate_key);
+      ASSERT_ERROR(h, error_code::duplicate_key);
       EXPECT_EQ(h.err().tensor, dup[static_cast<std::size_t>(a)]);
     }
   }
@@ -100,19 +100,17 @@ TEST(HeaderFastPath, EntriesWithManyFieldsTakeTheGeneralPath) {
   for (int i = 0; i < 20; ++i) extra += fmt::format(R"(,"x{}":{})", i, i);
   const std::string ok = R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1])" + extra + "}}";
   auto h = safetensors::parse_header(bytes_of(ok), 8 + ok.size() + 1);
-  ASSERT_TRUE(h.ok()) << h.err().message;
+  ASSERT_OK(h) << h.err().message;
   EXPECT_EQ(h->tensors()[0].name, "a");
 
   const std::string dup = R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1])" + extra + R"(,"x3":0}})";
   auto d = safetensors::parse_header(bytes_of(dup), 8 + dup.size() + 1);
-  ASSERT_FALSE(d.ok());
-  EXPECT_EQ(d.err().code, error_code::duplicate_key);
+  ASSERT_ERROR(d, error_code::duplicate_key);
   EXPECT_NE(d.err().message.find("'x3'"), std::string::npos) << d.err().message;
 
   const std::string dup_small = R"({"a":{"dtype":"U8","shape":[1],"dtype":"U8","data_offsets":[0,1]}})";
   auto s = safetensors::parse_header(bytes_of(dup_small), 8 + dup_small.size() + 1);
-  ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.err().code, error_code::duplicate_key);
+  ASSERT_ERROR(s, error_code::duplicate_key);
   EXPECT_NE(s.err().message.find("'dtype'"), std::string::npos) << s.err().message;
 }
 
@@ -124,22 +122,19 @@ TEST(HeaderFastPath, ReusedParserRecoversFromErrorsAndGrows) {
   // The dtype cache starts empty: an empty dtype name must still be rejected.
   const std::string empty_dtype = R"({"b":{"dtype":"","shape":[1],"data_offsets":[0,1]}})";
   auto e = safetensors::parse_header(bytes_of(empty_dtype), 8 + empty_dtype.size() + 1);
-  ASSERT_FALSE(e.ok());
-  EXPECT_EQ(e.err().code, error_code::invalid_header_deserialization);
+  ASSERT_ERROR(e, error_code::invalid_header_deserialization);
   EXPECT_EQ(e.err().tensor, "b");
   for (int round = 0; round < 2; ++round) {
     auto u = safetensors::parse_header(bytes_of(bad_utf8), 8 + bad_utf8.size());
-    ASSERT_FALSE(u.ok());
-    EXPECT_EQ(u.err().code, error_code::invalid_header);
+    ASSERT_ERROR(u, error_code::invalid_header);
     EXPECT_EQ(u.err().offset, 8U + 3U);
     auto j = safetensors::parse_header(bytes_of(bad_json), 8 + bad_json.size());
-    ASSERT_FALSE(j.ok());
-    EXPECT_EQ(j.err().code, error_code::invalid_header_deserialization);
+    ASSERT_ERROR(j, error_code::invalid_header_deserialization);
     auto t = safetensors::parse_header(bytes_of(bad_dtype), 8 + bad_dtype.size() + 4);
     ASSERT_FALSE(t.ok());
     EXPECT_NE(t.err().message.find("F33"), std::string::npos);
     auto g = safetensors::parse_header(bytes_of(good), 8 + good.size() + 4);
-    ASSERT_TRUE(g.ok()) << g.err().message;
+    ASSERT_OK(g) << g.err().message;
     EXPECT_EQ(g->tensors()[0].type, safetensors::dtype::F32);
   }
   // A header bigger than the retained capacity (16 MiB), then a small one again.
@@ -150,10 +145,10 @@ TEST(HeaderFastPath, ReusedParserRecoversFromErrorsAndGrows) {
   std::string big = header_text(order, order, names);
   big.resize(std::max<std::size_t>(big.size(), (std::size_t{17} << 20)), ' ');
   auto b = safetensors::parse_header(bytes_of(big), 8 + big.size() + n);
-  ASSERT_TRUE(b.ok()) << b.err().message;
+  ASSERT_OK(b) << b.err().message;
   EXPECT_EQ(b->tensors().size(), n);
   auto g = safetensors::parse_header(bytes_of(good), 8 + good.size() + 4);
-  ASSERT_TRUE(g.ok()) << g.err().message;
+  ASSERT_OK(g) << g.err().message;
 }
 
 TEST(HeaderFastPath, InPlaceParsingMatchesTheCopyingParse) {
@@ -167,8 +162,8 @@ TEST(HeaderFastPath, InPlaceParsingMatchesTheCopyingParse) {
     file += std::string(data, 'x');
     auto whole = safetensors::parse_file_bytes(bytes_of(file));
     auto copied = safetensors::parse_header(bytes_of(json), file.size());
-    ASSERT_TRUE(whole.ok()) << whole.err().message;
-    ASSERT_TRUE(copied.ok()) << copied.err().message;
+    ASSERT_OK(whole) << whole.err().message;
+    ASSERT_OK(copied) << copied.err().message;
     EXPECT_EQ(whole->tensors()[0].end, data);
     EXPECT_EQ(copied->tensors()[0].end, data);
     // A truncated JSON fails the same way either way, even though data bytes follow it.

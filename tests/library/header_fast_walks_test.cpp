@@ -15,6 +15,7 @@
 #include "header/ondemand_walk.h"
 #include "header/plain_scan.h"
 #include "safetensors/header.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -120,8 +121,7 @@ TEST(HeaderOnDemandWalk, LimitsAreLeftToTheDomWalk) {
     safetensors::detail::header_builder out;
     EXPECT_FALSE(safetensors::detail::walk_plain_header(parser, padded.data(), json.size(), o, out));
     auto h = safetensors::parse_header(bytes_of(json), 8 + json.size() + 1, o);
-    ASSERT_FALSE(h.ok());
-    EXPECT_EQ(h.err().code, safetensors::error_code::limit_exceeded);
+    ASSERT_ERROR(h, safetensors::error_code::limit_exceeded);
   }
 }
 
@@ -222,8 +222,7 @@ TEST(HeaderPlainScan, LimitsAreLeftToTheDomWalk) {
     const safetensors::parse_options o{safetensors::validation_policy::reference, caps};
     EXPECT_FALSE(scan_takes(json, ' ', o));
     auto h = safetensors::parse_header(bytes_of(json), 8 + json.size() + 1, o);
-    ASSERT_FALSE(h.ok());
-    EXPECT_EQ(h.err().code, safetensors::error_code::limit_exceeded);
+    ASSERT_ERROR(h, safetensors::error_code::limit_exceeded);
   }
   // At each limit exactly, the scan reads the header.
   safetensors::limits exact;

@@ -12,6 +12,7 @@
 #include "safetensors/header.h"
 #include "safetensors/json_text.h"
 #include "support/alloc_counter.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -56,11 +57,9 @@ TEST(HeaderParser, GivesTheFreeFunctionsAnswersAcrossSizesAndErrors) {
     const std::string json = tiled_header(n);
     const std::uint64_t file_size = 8 + json.size() + 8 * n;
     auto bad = parser.parse(bytes_of(json), file_size + 1);  // one trailing byte
-    ASSERT_FALSE(bad);
-    EXPECT_EQ(bad.err().code, safetensors::error_code::metadata_incomplete_buffer);
+    ASSERT_ERROR(bad, safetensors::error_code::metadata_incomplete_buffer);
     auto broken = parser.parse(bytes_of(json.substr(0, json.size() / 2)), file_size);
-    ASSERT_FALSE(broken);
-    EXPECT_EQ(broken.err().code, safetensors::error_code::invalid_header_deserialization);
+    ASSERT_ERROR(broken, safetensors::error_code::invalid_header_deserialization);
   }
 }
 
@@ -75,8 +74,7 @@ TEST(HeaderParser, ParsesWholeFilesAndMoves) {
   ASSERT_TRUE(h) << h.err().message;
   EXPECT_EQ(h->data_size(), 16U);
   auto short_file = parser.parse_file_bytes(bytes_of(file.substr(0, 4)));
-  ASSERT_FALSE(short_file);
-  EXPECT_EQ(short_file.err().code, safetensors::error_code::header_too_small);
+  ASSERT_ERROR(short_file, safetensors::error_code::header_too_small);
 }
 
 TEST(HeaderParser, RefillsRecycledHeadersWithTheSameAnswers) {

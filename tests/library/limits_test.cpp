@@ -15,12 +15,13 @@
 #include <cstring>
 #include <string>
 
-#include "checkpoint/index.h"
+#include "safetensors/checkpoint_index.h"
 #include "safetensors/file.h"
 #include "safetensors/header.h"
 #include "safetensors/slice.h"
 #include "support/alloc_counter.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -67,8 +68,7 @@ TEST(Limits, OversizedOrLyingLengthPrefixAllocatesNothingLarge) {
   {
     st_test::alloc_probe probe;
     auto h = parse_file_bytes(big, {});
-    ASSERT_FALSE(h.ok());
-    EXPECT_EQ(h.err().code, error_code::header_too_large);
+    ASSERT_ERROR(h, error_code::header_too_large);
     EXPECT_LE(probe.peak(), slack);
   }
   big = {};
@@ -149,7 +149,7 @@ TEST(Limits, PreadOpenWithinBound) {
   st_test::write_bytes(path, make_file("{\"w\":{\"dtype\":\"U8\",\"shape\":[4],\"data_offsets\":[0,4]}}", 4, n));
   st_test::alloc_probe probe;
   auto f = file::open(path, {io_backend::pread, {}});
-  ASSERT_TRUE(f.ok()) << f.err().to_string();
+  ASSERT_OK(f) << f.err().to_string();
   EXPECT_LE(probe.peak(), 33 * n + slack);
 }
 
@@ -162,8 +162,8 @@ TEST(Limits, CheckpointIndexWithinBound) {
   json += "}}";
   const auto bytes = std::as_bytes(std::span(json));
   st_test::alloc_probe probe;
-  auto index = safetensors::detail::parse_index(bytes);
-  ASSERT_TRUE(index.ok());
+  auto index = safetensors::parse_checkpoint_index(bytes);
+  ASSERT_OK(index);
   EXPECT_EQ(index->weight_map.size(), 1'000'000U);
   const std::size_t peak = probe.peak();
   EXPECT_LE(peak, parse_bound(json.size()));
@@ -175,9 +175,8 @@ TEST(Limits, CheckpointIndexWithinBound) {
   json = "{\"weight_map\":{},\"x\":" + nest + "}";
   nest = {};
   st_test::alloc_probe probe2;
-  auto deep = safetensors::detail::parse_index(std::as_bytes(std::span(json)));
-  ASSERT_FALSE(deep.ok());
-  EXPECT_EQ(deep.err().code, error_code::invalid_index);
+  auto deep = safetensors::parse_checkpoint_index(std::as_bytes(std::span(json)));
+  ASSERT_ERROR(deep, error_code::invalid_index);
   EXPECT_LE(probe2.peak(), parse_bound(json.size()));
 }
 
@@ -187,7 +186,7 @@ TEST(Limits, SliceSpecWithinBound) {
   for (int i = 0; i < 200'000; ++i) spec += i ? ",1:2:3" : "1:2:3";
   st_test::alloc_probe probe;
   auto parsed = parse_slice_spec(spec);
-  ASSERT_TRUE(parsed.ok());
+  ASSERT_OK(parsed);
   EXPECT_EQ(parsed->size(), 200'000U);
   EXPECT_LE(probe.peak(), parse_bound(spec.size()));
 }

@@ -8,8 +8,10 @@
 
 #include <fmt/format.h>
 
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/loader.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -35,7 +37,7 @@ struct fixture {
     }
     safetensors::shard_write_options o;
     o.max_shard_bytes = 400'000;
-    EXPECT_TRUE(safetensors::write_checkpoint(dir.string(), tensors, o).ok());
+    EXPECT_OK(safetensors::write_checkpoint(dir.string(), tensors, o));
   }
 };
 
@@ -45,7 +47,7 @@ TEST(Loader, WholeCheckpointOnEveryBackendAndThreadCount) {
     safetensors::checkpoint_options co;
     co.shard.backend = backend;
     auto c = safetensors::checkpoint::open(fx.dir.string(), co);
-    ASSERT_TRUE(c.ok()) << c.err().to_string();
+    ASSERT_OK(c) << c.err().to_string();
     ASSERT_GT(c->shards().size(), 1U);
     for (unsigned threads : {1U, 2U, 5U}) {
       SCOPED_TRACE(fmt::format("{} threads, {}", threads, safetensors::backend_name(backend)));
@@ -61,7 +63,7 @@ TEST(Loader, WholeCheckpointOnEveryBackendAndThreadCount) {
         return true;
       };
       auto loaded = safetensors::load_checkpoint(*c, {}, o);
-      ASSERT_TRUE(loaded.ok()) << loaded.err().to_string();
+      ASSERT_OK(loaded) << loaded.err().to_string();
       ASSERT_EQ(loaded->size(), fx.storage.size());
       for (std::size_t i = 0; i < fx.storage.size(); ++i) {
         EXPECT_EQ((*loaded)[i].name, fmt::format("w{}", i));
@@ -73,10 +75,10 @@ TEST(Loader, WholeCheckpointOnEveryBackendAndThreadCount) {
     }
     const std::string some[] = {"w4", "w1"};
     auto two = safetensors::load_checkpoint(*c, some);
-    ASSERT_TRUE(two.ok());
+    ASSERT_OK(two);
     EXPECT_EQ((*two)[0].name, "w1");
     const std::string missing[] = {"nope"};
-    EXPECT_EQ(safetensors::load_checkpoint(*c, missing).err().code, error_code::tensor_not_found);
+    EXPECT_ERROR(safetensors::load_checkpoint(*c, missing), error_code::tensor_not_found);
   }
 }
 
@@ -85,38 +87,37 @@ TEST(Loader, SlicePlansAndCallerMemory) {
   safetensors::checkpoint_options co;
   co.shard.backend = safetensors::io_backend::pread;
   auto c = safetensors::checkpoint::open(fx.dir.string(), co);
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK(c);
   const auto* w0 = c->find("w0");
   const auto& f = c->file_of(*w0);
   auto plan = safetensors::plan_slice(f, "w0", safetensors::parse_slice_spec("1000:250000:3").value());
-  ASSERT_TRUE(plan.ok());
+  ASSERT_OK(plan);
   std::vector<std::byte> sliced(plan->byte_size);
   std::vector<std::byte> whole(fx.storage[4].size());
   const safetensors::load_request requests[] = {{&f, w0->info, &*plan, sliced},
                                                 {&c->file_of(*c->find("w4")), c->find("w4")->info, nullptr, whole}};
   safetensors::load_options o;
   o.threads = 3;
-  ASSERT_TRUE(safetensors::load(requests, o).ok());
+  ASSERT_OK(safetensors::load(requests, o));
   EXPECT_EQ(whole, fx.storage[4]);
   ASSERT_EQ(sliced.size(), 83'000U);
   for (std::size_t k = 0; k < sliced.size(); ++k) ASSERT_EQ(sliced[k], fx.storage[0][1000 + 3 * k]) << k;
 
   std::vector<std::byte> wrong(5);
   const safetensors::load_request bad[] = {{&f, w0->info, nullptr, wrong}};
-  EXPECT_EQ(safetensors::load(bad).err().code, error_code::invalid_argument);
+  EXPECT_ERROR(safetensors::load(bad), error_code::invalid_argument);
 }
 
 TEST(Loader, ProgressCanCancel) {
   fixture fx;
   auto c = safetensors::checkpoint::open(fx.dir.string());
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK(c);
   safetensors::load_options o;
   o.threads = 2;
   o.chunk_bytes = 1;
   o.progress = [](const safetensors::load_progress&) { return false; };
   auto r = safetensors::load_checkpoint(*c, {}, o);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.err().code, error_code::io);
+  ASSERT_ERROR(r, error_code::io);
   EXPECT_EQ(r.err().os_errno, ECANCELED);
 }
 
@@ -125,11 +126,11 @@ TEST(Loader, FileTruncatedDuringPreadLoadIsACleanError) {
   std::vector<std::byte> big(std::size_t{4} << 20, std::byte{0x5A});
   const std::vector<safetensors::tensor_data> t{{"big", dtype::U8, {big.size()}, big}};
   const auto path = (dir / "big.safetensors").string();
-  ASSERT_TRUE(safetensors::write_file(path, t).ok());
+  ASSERT_OK(safetensors::write_file(path, t));
   safetensors::checkpoint_options co;
   co.shard.backend = safetensors::io_backend::pread;
   auto c = safetensors::checkpoint::open(path, co);
-  ASSERT_TRUE(c.ok());
+  ASSERT_OK(c);
   safetensors::load_options o;
   o.threads = 1;
   o.chunk_bytes = 1;
@@ -139,8 +140,7 @@ TEST(Loader, FileTruncatedDuringPreadLoadIsACleanError) {
     return true;
   };
   auto r = safetensors::load_checkpoint(*c, {}, o);
-  ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.err().code, error_code::io);
+  ASSERT_ERROR(r, error_code::io);
   EXPECT_EQ(r.err().path, path);
   EXPECT_EQ(r.err().tensor, "big");
   EXPECT_EQ(calls, 1);

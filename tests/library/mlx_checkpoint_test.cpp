@@ -9,6 +9,7 @@
 #include "safetensors/mlx_checkpoint.h"
 #include "safetensors/writer.h"
 #include "support/paths.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -89,11 +90,9 @@ TEST(MlxConfig, QuantizationConfigKeyAndAbsence) {
 
 TEST(MlxConfig, BadConfigsAreErrors) {
   auto dup = mlx::parse_config_json(R"({"quantization": {"bits": 4, "bits": 8}})");
-  ASSERT_FALSE(dup);
-  EXPECT_EQ(dup.err().code, safetensors::error_code::duplicate_key);
+  ASSERT_ERROR(dup, safetensors::error_code::duplicate_key);
   auto deep_dup = mlx::parse_config_json(R"({"text_config": {"a": 1, "a": 2}})");
-  ASSERT_FALSE(deep_dup);
-  EXPECT_EQ(deep_dup.err().code, safetensors::error_code::duplicate_key);
+  ASSERT_ERROR(deep_dup, safetensors::error_code::duplicate_key);
   auto mode = mlx::parse_config_json(R"({"quantization": {"bits": 4, "mode": "int4"}})");
   ASSERT_FALSE(mode);
   EXPECT_NE(mode.err().message.find("unknown quantization mode 'int4'"), std::string::npos) << mode.err().message;

@@ -9,6 +9,7 @@
 
 #include "safetensors/convert.h"
 #include "safetensors/mlx_quant.h"
+#include "support/status_matchers.h"
 
 namespace {
 
@@ -84,8 +85,7 @@ TEST(MlxPack, RejectsBadSizesAndCodes) {
   codes[3] = 16;
   std::vector<std::byte> w16(16);
   auto s = mlx::pack_codes(codes, 4, w16);
-  ASSERT_FALSE(s);
-  EXPECT_EQ(s.err().code, safetensors::error_code::invalid_argument);
+  ASSERT_ERROR(s, safetensors::error_code::invalid_argument);
 }
 
 struct round_trip {

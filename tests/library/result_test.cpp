@@ -28,6 +28,13 @@ TEST(Result, ValueOfAnErrorStopsWithTheErrorsTextInsteadOfThrowing) {
                "value\\(\\) of a failed result: not a number \\(at byte 12, tensor 'w'\\)");
 }
 
+TEST(Result, ErrOfASuccessStopsWithAMessageInsteadOfThrowing) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH((void)parsed(true).err(), "err\\(\\) of a successful result");
+  const st::status fine;
+  EXPECT_DEATH((void)fine.err(), "err\\(\\) of a successful result");
+}
+
 TEST(Error, WithPathNamesTheFileOnlyWhenNoneIsNamedYet) {
   st::error inner = st::make_error(st::error_code::io, "short read");
   inner.path = "shard-1.safetensors";

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/distributed/tensor_parallel.h"
 #include "safetensors/multi_range_reader.h"
 #include "safetensors/writer.h"

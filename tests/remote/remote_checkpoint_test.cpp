@@ -9,6 +9,8 @@
 
 #include "remote/remote_fixtures.h"
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_verify.h"
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/remote/remote.h"
 #include "support/status_matchers.h"
 

@@ -12,6 +12,7 @@
 
 #include "remote/remote_fixtures.h"
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_write.h"
 #include "support/cli_run.h"
 #include "support/paths.h"
 #include "support/status_matchers.h"

@@ -14,6 +14,7 @@
 #include "remote/remote_fixtures.h"
 #include "safetensors/remote/remote.h"
 #include "safetensors/slice.h"
+#include "safetensors/writer.h"
 #include "support/status_matchers.h"
 
 namespace {

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "remote/remote_fixtures.h"
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/distributed/tensor_parallel.h"
 #include "safetensors/remote/remote.h"
 #include "support/status_matchers.h"

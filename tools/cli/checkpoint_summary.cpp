@@ -11,6 +11,7 @@
 #include "mlx_summary.h"
 #include "remote_input.h"
 #include "report.h"
+#include "safetensors/checkpoint_verify.h"
 #include "safetensors/json_text.h"
 #include "safetensors/sniff.h"
 #include "tensor_table.h"

@@ -126,7 +126,7 @@ safetensors::status checksum_one(const std::string& path, const checksum_args& a
   }
   if (!args.per_tensor) {
     auto d = digest_stream(path, args.quiet);
-    if (!d) return with_path(d.err(), path);
+    if (!d) return safetensors::error(d.err()).with_path(path);
     print_digest(path, *d, args);
     return {};
   }
@@ -139,7 +139,7 @@ safetensors::status checksum_one(const std::string& path, const checksum_args& a
   if (d.err().code != safetensors::error_code::io) {
     if (auto whole = digest_stream(path, args.quiet)) print_digest(path, *whole, args);
   }
-  return with_path(d.err(), path);
+  return safetensors::error(d.err()).with_path(path);
 }
 
 /// The shard files of a checkpoint directory or index, in shard order.
@@ -166,14 +166,14 @@ const char* verdict_text(safetensors::pipeline::digest_match m) {
 
 run_result run_check(const checksum_args& args) {
   auto text = read_list(args.check);
-  if (!text) return with_path(text.err(), args.check);
+  if (!text) return safetensors::error(text.err()).with_path(args.check);
   const auto list = safetensors::pipeline::parse_checksum_list(*text);
   if (list.malformed_lines > 0) {
     print_warning(fmt::format("{}: {} {} improperly formatted", args.check, count_of(list.malformed_lines, "line"),
                               list.malformed_lines == 1 ? "is" : "are"));
   }
   if (list.entries.empty()) {
-    return with_path(usage_error("no properly formatted checksum lines found"), args.check);
+    return usage_error("no properly formatted checksum lines found").with_path(args.check);
   }
   std::size_t failed = 0;
   std::size_t unreadable = 0;
@@ -227,7 +227,7 @@ run_result run_checksum(const checksum_args& args) {
     if (path != "-" && std::filesystem::is_directory(path, ec)) {
       auto shards = shard_paths(path);
       if (!shards) {
-        report(with_path(shards.err(), path));
+        report(safetensors::error(shards.err()).with_path(path));
         continue;
       }
       for (const auto& shard : *shards) report(checksum_one(shard, args));

@@ -40,7 +40,7 @@ st::result<input_kind> input_format(const std::string& in) {
   if (resolved->shape == sp::convert_input::kind::pytorch_sharded) return input_kind{"PyTorch (sharded)", true, false};
   if (resolved->shape == sp::convert_input::kind::safetensors_sharded) return input_kind{"SafeTensors (sharded)"};
   auto format = st::sniff_file(resolved->path);
-  if (!format) return with_path(std::move(format).err(), resolved->path);
+  if (!format) return std::move(format).err().with_path(resolved->path);
   return input_kind{std::string(st::file_format_name(*format)),
                     *format == st::file_format::pytorch_zip || *format == st::file_format::pickle,
                     *format == st::file_format::npz};
@@ -87,10 +87,10 @@ void print_summary(const sp::convert_summary& s, const std::string& out_path) {
 
 run_result run_convert(const convert_args& args) {
   auto in = input_format(args.in);
-  if (!in) return with_path(std::move(in).err(), args.in);
+  if (!in) return std::move(in).err().with_path(args.in);
   if (auto s = check_options(args, *in); !s) return std::move(s).err();
   auto npz_limits = npz_limits_of(args);
-  if (!npz_limits) return with_path(std::move(npz_limits).err(), args.in);
+  if (!npz_limits) return std::move(npz_limits).err().with_path(args.in);
 
   sp::convert_options options;
   options.to = args.to;

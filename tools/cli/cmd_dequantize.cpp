@@ -9,6 +9,7 @@
 #include "command.h"
 #include "progress.h"
 #include "report.h"
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/pipeline/mlx_rewrite.h"
 
 namespace st_cli {
@@ -38,7 +39,7 @@ run_result run_dequantize(const dequantize_args& args) {
   options.max_shard_bytes = *max;
   options.on_warning = print_warning;
   auto in = open_checkpoint_input(args.in);
-  if (!in) return with_path(std::move(in).err(), args.in);
+  if (!in) return std::move(in).err().with_path(args.in);
   pipeline_progress bar("dequantize", args.quiet);
   options.progress = bar.callback();
   auto done = sp::dequantize(std::move(in).value(), args.in, args.out, options);

@@ -10,6 +10,7 @@
 #include "command.h"
 #include "progress.h"
 #include "report.h"
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/mlx_checkpoint.h"
 #include "safetensors/pipeline/mlx_rewrite.h"
 
@@ -48,7 +49,7 @@ run_result run_quantize(const quantize_args& args) {
   options.select = {args.only, args.exclude};
   options.config_out = args.config_out;
   auto in = open_checkpoint_input(args.in);
-  if (!in) return with_path(std::move(in).err(), args.in);
+  if (!in) return std::move(in).err().with_path(args.in);
   pipeline_progress bar("quantize", args.quiet);
   options.progress = bar.callback();
   auto done = sp::quantize(std::move(in).value(), args.in, args.out, options);

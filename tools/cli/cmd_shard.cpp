@@ -7,6 +7,7 @@
 #include "pipeline_run.h"
 #include "report.h"
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_write.h"
 
 namespace st_cli {
 namespace {
@@ -34,7 +35,7 @@ run_result run_shard(const shard_args& args) {
   options.layout.prefix = args.prefix;
   auto done = run_pipeline(std::span(args.paths).first(args.paths.size() - 1), out_dir, std::move(options), "shard",
                            args.quiet, {.safetensors_only = true});
-  if (!done) return with_path(std::move(done).err(), out_dir);
+  if (!done) return std::move(done).err().with_path(out_dir);
   const std::size_t shards = done->files.size() > 1 ? done->files.size() - 1 : 1;  // the index is last
   fmt::print("wrote {} tensors ({} bytes) in {} shard{} to {}\n", done->tensors, done->bytes, shards,
              shards == 1 ? "" : "s", out_dir);

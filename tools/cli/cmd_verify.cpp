@@ -13,6 +13,7 @@
 #include "remote_input.h"
 #include "report.h"
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_verify.h"
 #include "safetensors/json_text.h"
 #include "safetensors/sniff.h"
 

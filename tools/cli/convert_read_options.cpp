@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_write.h"
 
 namespace st_cli {
 

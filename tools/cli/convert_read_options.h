@@ -24,10 +24,10 @@ run_result without_bad_alloc(const std::string& path, F&& convert) {
   try {
     return std::forward<F>(convert)();
   } catch (const std::bad_alloc&) {
-    return with_path(safetensors::make_error(safetensors::error_code::limit_exceeded,
-                                             "out of memory while converting (memory is limited or the input needs "
-                                             "more than is available)"),
-                     path);
+    return safetensors::make_error(safetensors::error_code::limit_exceeded,
+                                   "out of memory while converting (memory is limited or the input needs "
+                                   "more than is available)")
+        .with_path(path);
   }
 }
 

@@ -92,7 +92,7 @@ void print_json(const gguf::header& h) {
 
 safetensors::result<file_listing> list_gguf(const std::string& path) {
   auto in = gguf::reader::open(path);
-  if (!in) return with_path(in.err(), path);
+  if (!in) return safetensors::error(in.err()).with_path(path);
   const gguf::header& h = in->info();
   file_listing out;
   out.format = fmt::format("GGUF v{}, alignment {}, data starts at byte {}", h.version, h.alignment, h.data_start);
@@ -115,7 +115,7 @@ run_result inspect_gguf(const std::string& path, bool json) {
     return exit_ok;
   }
   auto in = gguf::reader::open(path);
-  if (!in) return with_path(in.err(), path);
+  if (!in) return safetensors::error(in.err()).with_path(path);
   print_json(in->info());
   return exit_ok;
 }

@@ -57,7 +57,7 @@ class numpy_input {
 
 safetensors::result<file_listing> list_numpy(const std::string& path) {
   auto in = numpy_input::open(path);
-  if (!in) return with_path(in.err(), path);
+  if (!in) return safetensors::error(in.err()).with_path(path);
   file_listing out;
   out.format = in->is_npz() ? "NumPy .npz" : "NumPy .npy";
   out.extra_title = "descr";
@@ -79,7 +79,7 @@ run_result inspect_numpy(const std::string& path, bool json) {
     return exit_ok;
   }
   auto in = numpy_input::open(path);
-  if (!in) return with_path(in.err(), path);
+  if (!in) return safetensors::error(in.err()).with_path(path);
   std::uint64_t total = 0;
   for (const auto& a : in->arrays()) total += a.header->data_bytes;
   std::string out = fmt::format("{{\"format\":\"{}\",\"arrays\":[", in->is_npz() ? "npz" : "npy");

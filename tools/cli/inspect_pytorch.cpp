@@ -19,7 +19,7 @@ namespace st = safetensors;
 
 st::result<file_listing> list_pytorch(const std::string& path) {
   auto c = st::torch_checkpoint::open(path);
-  if (!c) return with_path(c.err(), path);
+  if (!c) return safetensors::error(c.err()).with_path(path);
   std::map<std::size_t, std::size_t> users;  // storage -> tensors viewing it
   for (const auto& t : c->tensors()) ++users[t.storage];
   file_listing out;
@@ -49,7 +49,7 @@ run_result inspect_pytorch(const std::string& path, bool json) {
     return exit_ok;
   }
   auto c = st::torch_checkpoint::open(path);
-  if (!c) return with_path(c.err(), path);
+  if (!c) return safetensors::error(c.err()).with_path(path);
   const char* container = c->container() == st::torch_container::zip ? "zip" : "legacy";
   auto shape_text = [](const std::vector<std::uint64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); };
   std::string out =

@@ -13,6 +13,7 @@
 #include "input.h"
 #if SAFETENSORS_HAVE_REMOTE
 #include "report.h"
+#include "safetensors/checkpoint_verify.h"
 #include "safetensors/remote/remote.h"
 #endif
 
@@ -60,10 +61,9 @@ safetensors::remote::options remote_options(const std::string& url) {
 }
 #else
 safetensors::error no_remote(const std::string& url) {
-  safetensors::error e = safetensors::make_error(safetensors::error_code::unsupported,
-                                                 "this build reads no URLs (it was built without libcurl)");
-  e.path = url.substr(0, url.find_first_of("?#"));
-  return e;
+  return safetensors::make_error(safetensors::error_code::unsupported,
+                                 "this build reads no URLs (it was built without libcurl)")
+      .with_path(url.substr(0, url.find_first_of("?#")));
 }
 #endif
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_verify.h"
 #include "safetensors/file.h"
 #include "safetensors/range_reader.h"
 

@@ -23,11 +23,6 @@ void print_error(std::string_view message) { fmt::print(stderr, "safetensors: er
 
 void print_warning(std::string_view message) { fmt::print(stderr, "safetensors: warning: {}\n", message); }
 
-safetensors::error with_path(safetensors::error e, const std::string& path) {
-  if (e.path.empty()) e.path = path;
-  return e;
-}
-
 safetensors::error usage_error(std::string message) {
   return safetensors::make_error(safetensors::error_code::invalid_argument, std::move(message));
 }

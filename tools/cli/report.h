@@ -26,8 +26,6 @@ void print_warning(std::string_view message);
 /// 2 for I/O and usage problems, 1 for a file that failed a check.
 [[nodiscard]] int exit_code_for(const safetensors::error& e) noexcept;
 
-/// `e`, naming `path` when it names no file yet.
-[[nodiscard]] safetensors::error with_path(safetensors::error e, const std::string& path);
 /// A usage problem that is only a message ("--depth must be >= 0"): InvalidArgument, exit 2.
 [[nodiscard]] safetensors::error usage_error(std::string message);
 

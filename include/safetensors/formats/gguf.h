@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -34,6 +35,8 @@
 
 #include "safetensors/error.h"
 #include "safetensors/formats/gguf_types.h"
+#include "safetensors/lifetimebound.h"
+#include "safetensors/readonly_file.h"
 
 namespace safetensors::gguf {
 
@@ -57,7 +60,7 @@ enum class value_type : std::uint32_t {
 /// "UINT8", "INT8", ..., "STRING", "ARRAY", ..., "FLOAT64" (the spec's names).
 [[nodiscard]] std::string_view value_type_name(value_type t) noexcept;
 /// Parses the names above; false for anything else.
-[[nodiscard]] bool parse_value_type(std::string_view name, value_type& out) noexcept;
+[[nodiscard]] std::optional<value_type> parse_value_type(std::string_view name) noexcept;
 /// Bytes of one element of a fixed-size type (0 for STRING and ARRAY).
 [[nodiscard]] std::size_t value_type_size(value_type t) noexcept;
 
@@ -129,21 +132,15 @@ class reader {
   /// Opens and parses `path`. Errors carry `path`.
   [[nodiscard]] static result<reader> open(const std::string& path, const parse_limits& limits = {});
 
-  reader(reader&&) noexcept;
-  reader& operator=(reader&&) noexcept;
-  reader(const reader&) = delete;
-  reader& operator=(const reader&) = delete;
-  ~reader();
-
-  [[nodiscard]] const header& info() const noexcept { return header_; }
-  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  [[nodiscard]] const header& info() const& noexcept SAFETENSORS_LIFETIMEBOUND { return header_; }
+  const header& info() const&& = delete;
+  [[nodiscard]] const std::string& path() const noexcept { return file_.path(); }
   /// Reads `dst.size()` bytes of tensor `t` starting `offset` bytes into it.
   [[nodiscard]] status read(const tensor_info& t, std::uint64_t offset, std::span<std::byte> dst) const;
 
  private:
-  reader(int fd, std::string path, header h) noexcept;
-  int fd_ = -1;
-  std::string path_;
+  reader(readonly_file file, header h) noexcept : file_(std::move(file)), header_(std::move(h)) {}
+  readonly_file file_;
   header header_;
 };
 

@@ -23,6 +23,7 @@
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
 #include "safetensors/formats/npy.h"
+#include "safetensors/lifetimebound.h"
 
 namespace safetensors {
 
@@ -66,7 +67,8 @@ class npz_archive {
 
   /// The array's data already in SafeTensors order (stored, C order, little-endian),
   /// without a copy; nullopt when it must be converted with read().
-  [[nodiscard]] std::optional<std::span<const std::byte>> view(const npz_array& array) const;
+  [[nodiscard]] std::optional<std::span<const std::byte>> view(const npz_array& array) const& SAFETENSORS_LIFETIMEBOUND;
+  std::optional<std::span<const std::byte>> view(const npz_array& array) const&& = delete;
   /// Copies the array's data into `out` (size `header.data_bytes`) in C order,
   /// little-endian, inflating, transposing and byteswapping as needed.
   [[nodiscard]] status read(const npz_array& array, std::span<std::byte> out) const;

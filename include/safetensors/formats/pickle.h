@@ -34,6 +34,7 @@
 
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
+#include "safetensors/lifetimebound.h"
 
 namespace safetensors {
 
@@ -111,8 +112,10 @@ class pickle_document {
   pickle_document& operator=(pickle_document&&) noexcept;
   ~pickle_document();
 
-  [[nodiscard]] const pickle_value& root() const noexcept { return *root_; }
-  [[nodiscard]] std::span<const pickle_tensor> tensors() const noexcept { return tensors_; }
+  [[nodiscard]] const pickle_value& root() const& noexcept SAFETENSORS_LIFETIMEBOUND { return *root_; }
+  const pickle_value& root() const&& = delete;
+  [[nodiscard]] std::span<const pickle_tensor> tensors() const& noexcept SAFETENSORS_LIFETIMEBOUND { return tensors_; }
+  std::span<const pickle_tensor> tensors() const&& = delete;
   [[nodiscard]] std::span<const pickle_storage> storages() const noexcept { return storages_; }
   /// Bytes consumed up to and including STOP (the legacy format has pickles back to back).
   [[nodiscard]] std::uint64_t end_offset() const noexcept { return end_; }

@@ -37,6 +37,7 @@
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
 #include "safetensors/formats/pickle.h"
+#include "safetensors/lifetimebound.h"
 
 namespace safetensors {
 
@@ -98,7 +99,8 @@ class torch_checkpoint {
   [[nodiscard]] torch_container container() const noexcept;
   [[nodiscard]] bool big_endian() const noexcept;
   /// Tensors in the pickle's order.
-  [[nodiscard]] std::span<const torch_tensor> tensors() const noexcept;
+  [[nodiscard]] std::span<const torch_tensor> tensors() const& noexcept SAFETENSORS_LIFETIMEBOUND;
+  std::span<const torch_tensor> tensors() const&& = delete;
   [[nodiscard]] std::span<const torch_skipped> skipped() const noexcept;
   [[nodiscard]] std::span<const torch_storage> storages() const noexcept;
   [[nodiscard]] const std::string& path() const noexcept;

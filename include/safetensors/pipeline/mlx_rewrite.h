@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/error.h"
 #include "safetensors/mlx_quant.h"
 #include "safetensors/pipeline/tensor_filter.h"

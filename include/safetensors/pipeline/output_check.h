@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/error.h"
 
 namespace safetensors::pipeline {

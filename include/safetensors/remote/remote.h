@@ -22,6 +22,7 @@
 #include <string_view>
 
 #include "safetensors/checkpoint.h"
+#include "safetensors/checkpoint_verify.h"
 #include "safetensors/error.h"
 #include "safetensors/file.h"
 #include "safetensors/multi_range_reader.h"

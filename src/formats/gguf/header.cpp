@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Value-type names and sizes, header lookups, and the pread-backed reader (gguf.h).
-#include <fcntl.h>
 
 #include <algorithm>
 #include <array>
 #include <utility>
 
-#include "platform/sys.h"
 #include "safetensors/formats/gguf.h"
 
 namespace safetensors::gguf {
@@ -27,11 +25,10 @@ std::string_view value_type_name(value_type t) noexcept {
   return i < value_type_names.size() ? value_type_names[i] : "UNKNOWN";
 }
 
-bool parse_value_type(std::string_view name, value_type& out) noexcept {
+std::optional<value_type> parse_value_type(std::string_view name) noexcept {
   const auto it = std::ranges::find(value_type_names, name);
-  if (it == value_type_names.end()) return false;
-  out = static_cast<value_type>(it - value_type_names.begin());
-  return true;
+  if (it == value_type_names.end()) return std::nullopt;
+  return static_cast<value_type>(it - value_type_names.begin());
 }
 
 std::size_t value_type_size(value_type t) noexcept {
@@ -56,53 +53,27 @@ const tensor_info* header::find_tensor(std::string_view name) const noexcept {
 }
 
 result<reader> reader::open(const std::string& path, const parse_limits& limits) {
-  result<int> fd = detail::sys::open_file(path, O_RDONLY | O_CLOEXEC);
-  if (!fd) return std::move(fd).err();
-  reader r(*fd, path, header{});  // owns the descriptor from here on
-  result<std::uint64_t> size = detail::sys::file_size(*fd, path);
-  if (!size) return std::move(size).err();
+  auto file = readonly_file::open(path);
+  if (!file) return std::move(file).err();
+  const std::uint64_t size = file->size();
   std::vector<std::byte> prefix;
-  std::uint64_t want = std::min<std::uint64_t>(*size, first_read_bytes);
+  std::uint64_t want = std::min<std::uint64_t>(size, first_read_bytes);
   for (;;) {
     prefix.resize(static_cast<std::size_t>(want));
-    if (status s = detail::sys::pread_exact(*fd, prefix.data(), prefix.size(), 0, path); !s) return std::move(s).err();
+    if (status s = file->read_at(0, prefix); !s) return std::move(s).err();
     bool incomplete = false;
-    result<header> h = parse_header(prefix, *size, limits, &incomplete);
-    if (h) {
-      r.header_ = std::move(h).value();
-      return r;
-    }
-    if (!incomplete) {
-      error e = std::move(h).err();
-      e.path = path;
-      return e;
-    }
-    want = std::min<std::uint64_t>(*size, want * 2);
+    result<header> h = parse_header(prefix, size, limits, &incomplete);
+    if (h) return reader(std::move(file).value(), std::move(h).value());
+    if (!incomplete) return std::move(h).err().with_path(path);
+    want = std::min<std::uint64_t>(size, want * 2);
   }
 }
-
-reader::reader(int fd, std::string path, header h) noexcept : fd_(fd), path_(std::move(path)), header_(std::move(h)) {}
-
-reader::reader(reader&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)), header_(std::move(other.header_)) {}
-
-reader& reader::operator=(reader&& other) noexcept {
-  if (this != &other) {
-    detail::sys::close_quietly(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-    path_ = std::move(other.path_);
-    header_ = std::move(other.header_);
-  }
-  return *this;
-}
-
-reader::~reader() { detail::sys::close_quietly(fd_); }
 
 status reader::read(const tensor_info& t, std::uint64_t offset, std::span<std::byte> dst) const {
   if (offset > t.byte_size || dst.size() > t.byte_size - offset) {
     return make_error(error_code::invalid_argument, "read past the end of the tensor", std::nullopt, t.name);
   }
-  return detail::sys::pread_exact(fd_, dst.data(), dst.size(), header_.data_start + t.offset + offset, path_);
+  return file_.read_at(header_.data_start + t.offset + offset, dst);
 }
 
 }  // namespace safetensors::gguf

@@ -7,7 +7,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "safetensors/formats/gguf_metadata.h"
 #include "safetensors/json_text.h"
@@ -101,15 +104,16 @@ decltype(auto) with_number_type(value_type t, F&& f) {
 }
 
 template <class T>
-[[nodiscard]] bool parse_number(std::string_view text, T& out) {
+[[nodiscard]] std::optional<T> parse_number(std::string_view text) {
   if constexpr (std::is_same_v<T, bool>) {
-    if (text != "true" && text != "false") return false;
-    out = text == "true";
-    return true;
+    if (text != "true" && text != "false") return std::nullopt;
+    return text == "true";
   } else {
+    T out{};
     const char* end = text.data() + text.size();
     const auto [ptr, ec] = std::from_chars(text.data(), end, out);
-    return ec == std::errc{} && ptr == end;
+    if (ec != std::errc{} || ptr != end) return std::nullopt;
+    return out;
   }
 }
 
@@ -123,46 +127,56 @@ template <class T>
 
 // A JSON array of numbers (non-finite floats quoted): split on commas, no nesting.
 template <class T>
-[[nodiscard]] bool parse_number_array(std::string_view text, std::vector<std::byte>& packed) {
+[[nodiscard]] std::optional<std::vector<std::byte>> parse_number_array(std::string_view text) {
   text = trim(text);
-  if (text.size() < 2 || text.front() != '[' || text.back() != ']') return false;
+  if (text.size() < 2 || text.front() != '[' || text.back() != ']') return std::nullopt;
   std::string_view body = trim(text.substr(1, text.size() - 2));
-  if (body.empty()) return true;
+  std::vector<std::byte> packed;
+  if (body.empty()) return packed;
   for (;;) {
     const std::size_t comma = body.find(',');
     std::string_view token = trim(body.substr(0, comma));
     if constexpr (std::is_floating_point_v<T>) {
       if (token.size() >= 2 && token.front() == '"' && token.back() == '"') token = token.substr(1, token.size() - 2);
     }
-    T v{};
-    if (!parse_number(token, v)) return false;
-    append_packed(packed, v);
-    if (comma == std::string_view::npos) return true;
+    const auto v = parse_number<T>(token);
+    if (!v) return std::nullopt;
+    append_packed(packed, *v);
+    if (comma == std::string_view::npos) return packed;
     body = body.substr(comma + 1);
   }
 }
 
-[[nodiscard]] bool parse_string_array(std::string_view text, std::vector<std::string>& out) {
+[[nodiscard]] std::optional<std::vector<std::string>> parse_string_array(std::string_view text) {
   simdjson::dom::parser parser;
   const simdjson::padded_string padded(text);
   simdjson::dom::array arr;
-  if (parser.parse(padded).get_array().get(arr) != simdjson::SUCCESS) return false;
+  if (parser.parse(padded).get_array().get(arr) != simdjson::SUCCESS) return std::nullopt;
+  std::vector<std::string> out;
   for (simdjson::dom::element el : arr) {
     std::string_view s;
-    if (el.get_string().get(s) != simdjson::SUCCESS) return false;
+    if (el.get_string().get(s) != simdjson::SUCCESS) return std::nullopt;
     out.emplace_back(s);
   }
-  return true;
+  return out;
 }
 
-[[nodiscard]] bool parse_tag(std::string_view tag, value_type& type, value_type& element) {
+/// A type tag: the type, and for ARRAY[...] the element type (else unused).
+struct parsed_tag {
+  value_type type = value_type::uint8;
+  value_type element = value_type::uint8;
+};
+
+[[nodiscard]] std::optional<parsed_tag> parse_tag(std::string_view tag) {
   constexpr std::string_view array_prefix = "ARRAY[";
   if (tag.starts_with(array_prefix) && tag.ends_with(']')) {
-    type = value_type::array;
-    const std::string_view inner = tag.substr(array_prefix.size(), tag.size() - array_prefix.size() - 1);
-    return parse_value_type(inner, element) && element != value_type::array;
+    const auto element = parse_value_type(tag.substr(array_prefix.size(), tag.size() - array_prefix.size() - 1));
+    if (!element || *element == value_type::array) return std::nullopt;
+    return parsed_tag{value_type::array, *element};
   }
-  return parse_value_type(tag, type) && type != value_type::array;
+  const auto type = parse_value_type(tag);
+  if (!type || *type == value_type::array) return std::nullopt;
+  return parsed_tag{*type, value_type::uint8};
 }
 
 }  // namespace
@@ -202,27 +216,29 @@ std::string type_tag(const value& v) {
 }
 
 result<value> from_text(std::string_view tag, std::string_view text) {
-  value_type type{};
-  value_type element{};
-  if (!parse_tag(tag, type, element)) {
-    return make_error(error_code::invalid_argument, "unknown GGUF value type '" + std::string(tag) + "'");
-  }
+  const auto parsed = parse_tag(tag);
+  if (!parsed) return make_error(error_code::invalid_argument, "unknown GGUF value type '" + std::string(tag) + "'");
+  const auto [type, element] = *parsed;
   if (type == value_type::string) return value(std::in_place_index<8>, std::string(text));
   if (type == value_type::array) {
     array_value a;
     a.element_type = element;
-    const bool ok =
-        element == value_type::string
-            ? parse_string_array(text, a.strings)
-            : with_number_type(element, [&](auto t) { return parse_number_array<decltype(t)>(text, a.packed); });
-    if (!ok) return bad_text(tag, text);
+    if (element == value_type::string) {
+      auto strings = parse_string_array(text);
+      if (!strings) return bad_text(tag, text);
+      a.strings = std::move(*strings);
+    } else {
+      auto packed = with_number_type(element, [&](auto t) { return parse_number_array<decltype(t)>(text); });
+      if (!packed) return bad_text(tag, text);
+      a.packed = std::move(*packed);
+    }
     return value(std::in_place_index<9>, std::move(a));
   }
   return with_number_type(type, [&](auto t) -> result<value> {
     using T = decltype(t);
-    T v{};
-    if (!parse_number(text, v)) return bad_text(tag, text);
-    return value(std::in_place_type<T>, v);
+    const auto v = parse_number<T>(text);
+    if (!v) return bad_text(tag, text);
+    return value(std::in_place_type<T>, *v);
   });
 }
 

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "formats/gguf/tensor_size.h"
-#include "writer/region_file.h"
+#include "safetensors/region_file.h"
 
 namespace safetensors::gguf {
 namespace {
@@ -178,7 +178,7 @@ result<write_plan> write_plan::make(std::vector<metadata_entry> metadata, std::v
 
 struct stream_writer::state {
   write_plan plan;
-  safetensors::detail::region_file file;
+  safetensors::region_file file;
 };
 
 stream_writer::stream_writer(std::unique_ptr<state> s) noexcept : state_(std::move(s)) {}
@@ -187,10 +187,10 @@ stream_writer& stream_writer::operator=(stream_writer&&) noexcept = default;
 stream_writer::~stream_writer() = default;
 
 result<stream_writer> stream_writer::create(const std::string& path, write_plan plan) {
-  std::vector<safetensors::detail::region_file::region> regions;
+  std::vector<safetensors::region_file::region> regions;
   regions.reserve(plan.tensors().size());
   for (const tensor_info& t : plan.tensors()) regions.push_back({plan.data_start() + t.offset, t.byte_size});
-  auto file = safetensors::detail::region_file::create(path, plan.file_size(), plan.header_bytes(), std::move(regions));
+  auto file = safetensors::region_file::create(path, plan.file_size(), plan.header_bytes(), std::move(regions));
   if (!file) return std::move(file).err();
   return stream_writer(std::make_unique<state>(state{std::move(plan), std::move(file).value()}));
 }

@@ -2,14 +2,14 @@
 // Reading a .npy file through a read-only mapping.
 #include <fmt/format.h>
 
-#include "formats/numpy/mapped_bytes.h"
 #include "safetensors/formats/npy.h"
+#include "safetensors/readonly_file.h"
 
 namespace safetensors {
 
 struct npy_file::state {
   std::string path;
-  detail::mapped_bytes mapping;
+  readonly_mapping mapping;
   npy_header header;
   [[nodiscard]] std::span<const std::byte> data() const {
     return mapping.bytes().subspan(header.data_offset, header.data_bytes);
@@ -22,22 +22,19 @@ npy_file& npy_file::operator=(npy_file&&) noexcept = default;
 npy_file::~npy_file() = default;
 
 result<npy_file> npy_file::open(const std::string& path, const npy_options& options) {
-  auto mapping = detail::mapped_bytes::open(path);
+  auto mapping = readonly_file::map(path);
   if (!mapping) return std::move(mapping).err();
   auto h = parse_npy_header(mapping->bytes(), options);
   if (!h) {
-    error e = std::move(h).err();
-    e.path = path;
-    return e;
+    return std::move(h).err().with_path(path);
   }
   const std::uint64_t available = mapping->bytes().size() - h->data_offset;
   if (available != h->data_bytes) {
-    error e = make_error(error_code::invalid_format,
-                         fmt::format("the header's {} {} array needs {} data bytes, the file holds {}", h->descr,
-                                     dtype_name(h->type), h->data_bytes, available),
-                         h->data_offset);
-    e.path = path;
-    return e;
+    return make_error(error_code::invalid_format,
+                      fmt::format("the header's {} {} array needs {} data bytes, the file holds {}", h->descr,
+                                  dtype_name(h->type), h->data_bytes, available),
+                      h->data_offset)
+        .with_path(path);
   }
   return npy_file(std::unique_ptr<state>(new state{path, std::move(*mapping), std::move(*h)}));
 }
@@ -57,9 +54,7 @@ std::optional<std::span<const std::byte>> npy_file::view() const& {
 status npy_file::read(std::span<std::byte> out) const {
   auto s = npy_to_c_order(state_->header, state_->data(), out);
   if (!s) {
-    error e = std::move(s).err();
-    e.path = state_->path;
-    return e;
+    return std::move(s).err().with_path(state_->path);
   }
   return {};
 }

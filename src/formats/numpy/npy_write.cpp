@@ -5,8 +5,8 @@
 #include <limits>
 #include <optional>
 
+#include "safetensors/atomic_file.h"
 #include "safetensors/formats/npy.h"
-#include "writer/atomic_file.h"
 
 namespace safetensors {
 namespace {
@@ -56,18 +56,15 @@ status write_npy(const std::string& path, dtype type, std::span<const std::uint6
                  std::span<const std::byte> data) {
   auto preamble = npy_encode_header(type, shape);
   if (!preamble) {
-    error e = std::move(preamble).err();
-    e.path = path;
-    return e;
+    return std::move(preamble).err().with_path(path);
   }
   const auto size = byte_size(type, shape);
   if (size.problem != size_problem::none || size.bytes != data.size()) {
-    error e = make_error(error_code::invalid_argument, fmt::format("{} bytes of data for a {} array of {} bytes",
-                                                                   data.size(), dtype_name(type), size.bytes));
-    e.path = path;
-    return e;
+    return make_error(error_code::invalid_argument, fmt::format("{} bytes of data for a {} array of {} bytes",
+                                                                data.size(), dtype_name(type), size.bytes))
+        .with_path(path);
   }
-  auto out = safetensors::detail::atomic_file::create(path, preamble->size() + data.size());
+  auto out = safetensors::atomic_file::create(path, preamble->size() + data.size());
   if (!out) return std::move(out).err();
   if (auto s = out->write_at(0, std::as_bytes(std::span(*preamble))); !s) return s;
   if (auto s = out->write_at(preamble->size(), data); !s) return s;
@@ -75,7 +72,7 @@ status write_npy(const std::string& path, dtype type, std::span<const std::uint6
 }
 
 struct npy_writer::state {
-  std::optional<detail::atomic_file> out;
+  std::optional<atomic_file> out;
   std::string path;
   std::uint64_t written = 0;  // file bytes so far, preamble included
   std::uint64_t size = 0;     // the whole file
@@ -93,14 +90,12 @@ result<npy_writer> npy_writer::create(const std::string& path, dtype type, std::
     preamble = make_error(error_code::validation_overflow, "the array's byte size overflows");
   }
   if (!preamble) {
-    error e = std::move(preamble).err();
-    e.path = path;
-    return e;
+    return std::move(preamble).err().with_path(path);
   }
   auto s = std::make_unique<state>();
   s->path = path;
   s->size = preamble->size() + size.bytes;
-  auto out = detail::atomic_file::create(path, s->size);
+  auto out = atomic_file::create(path, s->size);
   if (!out) return std::move(out).err();
   s->out.emplace(std::move(out).value());
   if (auto w = s->out->write_at(0, std::as_bytes(std::span(*preamble))); !w) return std::move(w).err();
@@ -110,9 +105,7 @@ result<npy_writer> npy_writer::create(const std::string& path, dtype type, std::
 
 status npy_writer::append(std::span<const std::byte> chunk) {
   if (chunk.size() > state_->size - state_->written) {
-    error e = make_error(error_code::invalid_argument, "more data than the array holds");
-    e.path = state_->path;
-    return e;
+    return make_error(error_code::invalid_argument, "more data than the array holds").with_path(state_->path);
   }
   if (auto s = state_->out->write_at(state_->written, chunk); !s) return s;
   state_->written += chunk.size();
@@ -121,10 +114,9 @@ status npy_writer::append(std::span<const std::byte> chunk) {
 
 status npy_writer::commit() {
   if (state_->written != state_->size) {
-    error e = make_error(error_code::invalid_argument,
-                         fmt::format("{} bytes of the array's data missing", state_->size - state_->written));
-    e.path = state_->path;
-    return e;
+    return make_error(error_code::invalid_argument,
+                      fmt::format("{} bytes of the array's data missing", state_->size - state_->written))
+        .with_path(state_->path);
   }
   return state_->out->commit();
 }

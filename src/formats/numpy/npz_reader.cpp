@@ -6,17 +6,17 @@
 #include <new>
 #include <set>
 
-#include "formats/numpy/mapped_bytes.h"
 #include "formats/numpy/npy_descr.h"
 #include "formats/zip/zip_reader.h"
 #include "safetensors/formats/npz.h"
+#include "safetensors/readonly_file.h"
 
 namespace safetensors {
 
 struct npz_archive::state {
   std::string path;
   detail::zip_reader zip;
-  detail::mapped_bytes mapping;
+  readonly_mapping mapping;
   std::vector<npz_array> arrays;
   std::vector<std::optional<std::uint64_t>> stored_at;  // per array: its member's data offset
 
@@ -57,9 +57,7 @@ result<std::vector<std::byte>> read_preamble(detail::zip_reader& zip, const deta
 }
 
 error out_of_memory(const std::string& path, std::string_view doing) {
-  error e = make_error(error_code::limit_exceeded, fmt::format("out of memory while {}", doing));
-  e.path = path;
-  return e;
+  return make_error(error_code::limit_exceeded, fmt::format("out of memory while {}", doing)).with_path(path);
 }
 
 /// Hands data to a sink in chunks whose size is a multiple of the element width, so that
@@ -124,7 +122,7 @@ result<npz_archive> npz_archive::open_archive(const std::string& path, const npz
   limits.ratio_floor_bytes = options.ratio_floor_bytes;
   auto zip = detail::zip_reader::open(path, limits);
   if (!zip) return std::move(zip).err();
-  auto mapping = detail::mapped_bytes::open(path);
+  auto mapping = readonly_file::map(path);
   if (!mapping) return std::move(mapping).err();
   auto s = std::unique_ptr<state>(new state{path, std::move(*zip), std::move(*mapping), {}, {}});
   std::set<std::string, std::less<>> names;
@@ -178,7 +176,7 @@ result<npz_archive> npz_archive::open_archive(const std::string& path, const npz
 std::span<const npz_array> npz_archive::arrays() const noexcept { return state_->arrays; }
 const std::string& npz_archive::path() const noexcept { return state_->path; }
 
-std::optional<std::span<const std::byte>> npz_archive::view(const npz_array& array) const {
+std::optional<std::span<const std::byte>> npz_archive::view(const npz_array& array) const& {
   const auto index = static_cast<std::size_t>(&array - state_->arrays.data());
   if (index >= state_->arrays.size() || !state_->stored_at[index] || !array.header.is_c_order_little_endian()) {
     return std::nullopt;

@@ -21,9 +21,7 @@ struct npz_writer::state {
   bool open = false;
 
   error fail(error_code code, std::string message, std::optional<std::string> tensor = std::nullopt) const {
-    error e = make_error(code, std::move(message), std::nullopt, std::move(tensor));
-    e.path = path;
-    return e;
+    return make_error(code, std::move(message), std::nullopt, std::move(tensor)).with_path(path);
   }
 };
 

@@ -1,10 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // torch_checkpoint: maps the file, tells zip from legacy, unpickles the object, flattens
 // it and checks every storage against the bytes the container really holds.
-#include <sys/mman.h>
-
-#include <fcntl.h>
-
 #include <new>
 #include <string_view>
 
@@ -12,37 +8,13 @@
 #include "formats/pytorch/torch_legacy.h"
 #include "formats/pytorch/torch_tree.h"
 #include "formats/pytorch/torch_view.h"
-#include "platform/sys.h"
 
 namespace safetensors {
 
-namespace detail {
-
-file_mapping::~file_mapping() {
-  if (size_ > 0) detail::sys::current().munmap(const_cast<std::byte*>(data_), size_);
-}
-
-result<std::unique_ptr<file_mapping>> file_mapping::open(const std::string& path) {
-  auto fd = detail::sys::open_file(path, O_RDONLY | O_CLOEXEC);
-  if (!fd) return std::move(fd).err();
-  detail::sys::unique_fd owner(*fd);
-  auto size = detail::sys::file_size(*fd, path);
-  if (!size) return std::move(size).err();
-  auto mapping = std::unique_ptr<file_mapping>(new file_mapping());
-  if (*size == 0) return mapping;
-  void* p = detail::sys::current().mmap(nullptr, static_cast<std::size_t>(*size), PROT_READ, MAP_PRIVATE, *fd, 0);
-  if (p == MAP_FAILED) return detail::sys::io_error("cannot map the file", errno, path);
-  mapping->data_ = static_cast<const std::byte*>(p);
-  mapping->size_ = static_cast<std::size_t>(*size);
-  return mapping;
-}
-
-}  // namespace detail
-
 struct torch_checkpoint::impl {
   std::string path;
-  std::unique_ptr<detail::sys::unique_fd> file;  // storages are read from it with pread
-  detail::torch_storage_source source;           // where each storage's bytes are
+  readonly_file file;                   // storages are read from it with pread
+  detail::torch_storage_source source;  // where each storage's bytes are
   torch_container container = torch_container::zip;
   bool big_endian = false;
   detail::torch_tree tree;
@@ -56,22 +28,15 @@ torch_checkpoint::~torch_checkpoint() = default;
 
 torch_container torch_checkpoint::container() const noexcept { return impl_->container; }
 bool torch_checkpoint::big_endian() const noexcept { return impl_->big_endian; }
-std::span<const torch_tensor> torch_checkpoint::tensors() const noexcept { return impl_->tree.tensors; }
+std::span<const torch_tensor> torch_checkpoint::tensors() const& noexcept { return impl_->tree.tensors; }
 std::span<const torch_skipped> torch_checkpoint::skipped() const noexcept { return impl_->tree.skipped; }
 std::span<const torch_storage> torch_checkpoint::storages() const noexcept { return impl_->storages; }
 const std::string& torch_checkpoint::path() const noexcept { return impl_->path; }
 
 namespace {
 
-error with_path(error e, const std::string& path) {
-  e.path = path;
-  return e;
-}
-
 error out_of_memory(const std::string& path, std::string_view doing) {
-  error e = make_error(error_code::limit_exceeded, "out of memory while " + std::string(doing));
-  e.path = path;
-  return e;
+  return make_error(error_code::limit_exceeded, "out of memory while " + std::string(doing)).with_path(path);
 }
 
 }  // namespace
@@ -85,39 +50,37 @@ result<torch_checkpoint> torch_checkpoint::open(const std::string& path, const t
 }
 
 result<torch_checkpoint> torch_checkpoint::open_checkpoint(const std::string& path, const torch_open_options& options) {
-  auto state = std::make_unique<impl>();
-  state->path = path;
-  auto fd = detail::sys::open_file(path, O_RDONLY | O_CLOEXEC);
-  if (!fd) return std::move(fd).err();
-  state->file = std::make_unique<detail::sys::unique_fd>(*fd);
+  auto file = readonly_file::open(path);
+  if (!file) return std::move(file).err();
   // Mapped only while parsing: the pickles and record headers are touched, the storages not.
-  auto mapping = detail::file_mapping::open(path);
+  auto mapping = file->map();
   if (!mapping) return std::move(mapping).err();
-  const auto bytes = (*mapping)->bytes();
+  const auto bytes = mapping->bytes();
+  auto state = std::unique_ptr<impl>(new impl{path, std::move(file).value(), {}, torch_container::zip, false, {}, {}});
 
   pickle_document object;
   if (detail::looks_like_zip(bytes)) {
-    auto zip = detail::open_torch_zip(**mapping, path, options);
-    if (!zip) return with_path(std::move(zip).err(), path);
+    auto zip = detail::open_torch_zip(*mapping, path, options);
+    if (!zip) return std::move(zip).err().with_path(path);
     object = std::move(zip->object);
     state->big_endian = zip->big_endian;
     state->source = std::move(zip->source);
   } else if (detail::looks_like_legacy_checkpoint(bytes)) {
     auto legacy = detail::read_legacy_checkpoint(bytes, options.limits);
-    if (!legacy) return with_path(std::move(legacy).err(), path);
+    if (!legacy) return std::move(legacy).err().with_path(path);
     state->container = torch_container::legacy;
     state->big_endian = legacy->big_endian;
     object = std::move(legacy->object);
     state->source.file_offset = legacy->storage_offsets;
     state->source.member.assign(object.storages().size(), std::string());
   } else {
-    return with_path(make_error(error_code::invalid_format,
-                                "not a PyTorch checkpoint (neither a zip archive nor the legacy pickle format)", 0),
-                     path);
+    return make_error(error_code::invalid_format,
+                      "not a PyTorch checkpoint (neither a zip archive nor the legacy pickle format)", 0)
+        .with_path(path);
   }
   for (const auto& s : object.storages()) state->storages.push_back({s.key, s.element_count * s.element_bytes});
   auto tree = detail::flatten_checkpoint(object, options.key, options.limits.max_nesting, options.strict);
-  if (!tree) return with_path(std::move(tree).err(), path);
+  if (!tree) return std::move(tree).err().with_path(path);
   state->tree = std::move(tree).value();
   return torch_checkpoint(std::move(state));
 }
@@ -160,7 +123,7 @@ status torch_checkpoint::read_tensor_bytes(const torch_tensor& t,
     buffer.resize(static_cast<std::size_t>(std::min<std::uint64_t>(step, count * width)));
     for (std::uint64_t done = 0; done < count * width;) {
       const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), count * width - done));
-      if (auto ok = detail::sys::pread_exact(s.file->get(), buffer.data(), n, start + done, s.path); !ok) return ok;
+      if (auto ok = s.file.read_at(start + done, std::span(buffer.data(), n)); !ok) return ok;
       detail::swap_in_place(std::span(buffer.data(), n), swap);
       if (auto ok = sink(std::span<const std::byte>(buffer.data(), n)); !ok) return ok;
       done += n;
@@ -171,7 +134,7 @@ status torch_checkpoint::read_tensor_bytes(const torch_tensor& t,
   std::uint64_t last = 0;
   for (std::size_t i = 0; i < t.shape.size(); ++i) last += (t.shape[i] - 1) * t.strides[i];
   buffer.resize(static_cast<std::size_t>((last + 1) * width));
-  if (auto ok = detail::sys::pread_exact(s.file->get(), buffer.data(), buffer.size(), start, s.path); !ok) return ok;
+  if (auto ok = s.file.read_at(start, buffer); !ok) return ok;
   torch_tensor local = t;
   local.storage_offset = 0;
   return detail::copy_view(buffer, local, swap, chunk_bytes, sink);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: the file mapping a checkpoint is parsed from, and the zip container of
+// Internal: the zip container of
 // torch.save (>= 1.6): <dir>/data.pkl, <dir>/data/<key>, <dir>/byteorder.
 #pragma once
 
@@ -11,25 +11,11 @@
 
 #include "safetensors/formats/pickle.h"
 #include "safetensors/formats/pytorch.h"
+#include "safetensors/readonly_file.h"
 
 namespace safetensors::detail {
 
 class zip_reader;
-
-/// A read-only mapping of a whole file. Empty files map to an empty span.
-class file_mapping {
- public:
-  [[nodiscard]] static result<std::unique_ptr<file_mapping>> open(const std::string& path);
-  ~file_mapping();
-  file_mapping(const file_mapping&) = delete;
-  file_mapping& operator=(const file_mapping&) = delete;
-  [[nodiscard]] std::span<const std::byte> bytes() const noexcept { return {data_, size_}; }
-
- private:
-  file_mapping() = default;
-  const std::byte* data_ = nullptr;
-  std::size_t size_ = 0;
-};
 
 /// Where each storage's bytes are: a range of the file (read with pread, never mapped, so
 /// converting does not pull the whole input into memory), or else a compressed zip member.
@@ -49,7 +35,7 @@ struct torch_zip_checkpoint {
 
 /// Reads the zip container: finds the one top-level folder, unpickles data.pkl, reads
 /// byteorder, and pairs each storage with its member (whose size must match).
-[[nodiscard]] result<torch_zip_checkpoint> open_torch_zip(const file_mapping& file, const std::string& path,
+[[nodiscard]] result<torch_zip_checkpoint> open_torch_zip(const readonly_mapping& file, const std::string& path,
                                                           const torch_open_options& options);
 
 /// Inflates compressed storage `index` (`byte_size` long) into `buffer`.

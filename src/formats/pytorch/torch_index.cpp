@@ -4,10 +4,19 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "checkpoint/index.h"
+#include "safetensors/checkpoint_index.h"
 #include "safetensors/formats/pytorch.h"
 
 namespace safetensors {
+namespace {
+
+// The index file's directory ("." for a bare file name), where its shard names resolve.
+std::string index_directory(const std::string& index_path) {
+  const auto parent = std::filesystem::path(index_path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+}  // namespace
 
 result<torch_shard_index> read_torch_shard_index(const std::string& directory_or_index) {
   std::error_code ec;
@@ -15,20 +24,16 @@ result<torch_shard_index> read_torch_shard_index(const std::string& directory_or
   const std::string index_path =
       is_dir ? (std::filesystem::path(directory_or_index) / "pytorch_model.bin.index.json").string()
              : directory_or_index;
-  const std::string directory = is_dir ? directory_or_index : detail::parent_directory(directory_or_index);
-  auto parsed = detail::read_index(index_path, std::uint64_t{256} << 20);
+  const std::string directory = is_dir ? directory_or_index : index_directory(directory_or_index);
+  auto parsed = read_checkpoint_index(index_path, std::uint64_t{256} << 20);
   if (!parsed) {
-    error e = std::move(parsed).err();
-    if (e.path.empty()) e.path = index_path;
-    return e;
+    return std::move(parsed).err().with_path(index_path);
   }
   torch_shard_index out;
   for (const auto& [tensor, shard] : parsed->weight_map) {
-    auto path = detail::confined_shard_path(directory, shard);
+    auto path = confined_shard_path(directory, shard);
     if (!path) {
-      error e = std::move(path).err();
-      e.path = index_path;
-      return e;
+      return std::move(path).err().with_path(index_path);
     }
     out.weight_map.emplace_back(tensor, *path);
     out.shard_paths.push_back(*path);

@@ -46,7 +46,7 @@ result<bool> read_byteorder(zip_reader& zip, const std::string& folder) {
 
 }  // namespace
 
-result<torch_zip_checkpoint> open_torch_zip(const file_mapping& file, const std::string& path,
+result<torch_zip_checkpoint> open_torch_zip(const readonly_mapping& file, const std::string& path,
                                             const torch_open_options& options) {
   auto opened = zip_reader::open(path);
   if (!opened) return std::move(opened).err();

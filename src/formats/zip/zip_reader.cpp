@@ -3,7 +3,6 @@
 // the local headers and the entry data are read here with pread and zlib.
 #include "formats/zip/zip_reader.h"
 
-#include <fcntl.h>
 #include <unzip.h>
 #include <zlib.h>
 
@@ -14,13 +13,12 @@
 #include <fmt/format.h>
 
 #include "formats/zip/zip_records.h"
-#include "platform/sys.h"
 
 namespace safetensors::detail {
 
 struct zip_reader::state {
-  explicit state(int fd) : file(fd) {}
-  detail::sys::unique_fd file;
+  explicit state(readonly_file f) : file(std::move(f)) {}
+  readonly_file file;
   unzFile handle = nullptr;
   std::vector<std::uint64_t> local_header_offsets;  ///< per entry, ZIP64-corrected
   std::uint64_t file_size = 0;
@@ -43,22 +41,19 @@ constexpr std::size_t max_chunk_bytes = std::size_t{64} << 20;  // bounds the bu
 constexpr std::size_t compressed_chunk_bytes = std::size_t{256} << 10;
 
 error archive_error(error_code code, const std::string& path, std::string message) {
-  error e = make_error(code, std::move(message));
-  e.path = path;
-  return e;
+  return make_error(code, std::move(message)).with_path(path);
 }
 
 /// The sizes and local header offset of the directory record at `at`, ZIP64 applied.
 /// minizip keeps the local header offset private and leaves ZIP64 markers in the sizes on
 /// LP64, so the fixed part of the record is read again here; its name and extra lengths
 /// must match what minizip saw.
-result<zip_central_fields> read_central_fields(int fd, const std::string& path, std::uint64_t file_size,
-                                               std::uint64_t at, const unz_file_info64& info,
-                                               std::span<const std::byte> extra) {
+result<zip_central_fields> read_central_fields(const readonly_file& file, std::uint64_t file_size, std::uint64_t at,
+                                               const unz_file_info64& info, std::span<const std::byte> extra) {
   std::array<std::byte, central_fixed_bytes> record{};
   const bool fits = at <= file_size && file_size - at >= record.size();
   if (fits) {
-    if (auto s = detail::sys::pread_exact(fd, record.data(), record.size(), at, path); !s) return s.err();
+    if (auto s = file.read_at(at, record); !s) return s.err();
   }
   if (!fits || load_le(record, 0, 4) != central_signature || load_le(record, 28, 2) != info.size_filename ||
       load_le(record, 30, 2) != info.size_file_extra) {
@@ -91,9 +86,8 @@ error naming_entry(error e, const std::string& path, const zip_entry& entry) {
 /// needed; it never reads past the member's compressed size.
 class member_inflater {
  public:
-  member_inflater(int fd, const std::string& path, std::uint64_t data_offset, std::uint64_t compressed_size)
-      : fd_(fd),
-        path_(path),
+  member_inflater(const readonly_file& file, std::uint64_t data_offset, std::uint64_t compressed_size)
+      : file_(file),
         next_(data_offset),
         left_(compressed_size),
         input_(static_cast<std::size_t>(std::min<std::uint64_t>(compressed_chunk_bytes, compressed_size))) {}
@@ -119,7 +113,7 @@ class member_inflater {
     while (stream_.avail_out > 0 && !ended_) {
       if (stream_.avail_in == 0 && left_ > 0) {
         const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(input_.size(), left_));
-        if (auto s = detail::sys::pread_exact(fd_, input_.data(), n, next_, path_); !s) return s.err();
+        if (auto s = file_.read_at(next_, std::span(input_.data(), n)); !s) return s.err();
         next_ += n;
         left_ -= n;
         stream_.next_in = reinterpret_cast<Bytef*>(input_.data());
@@ -145,8 +139,7 @@ class member_inflater {
   z_stream stream_{};
   bool ready_ = false;
   bool ended_ = false;
-  int fd_;
-  const std::string& path_;
+  const readonly_file& file_;
   std::uint64_t next_;  ///< archive offset of the next compressed byte
   std::uint64_t left_;  ///< compressed bytes not yet read
   std::vector<std::byte> input_;
@@ -199,15 +192,13 @@ zip_reader::~zip_reader() = default;
 
 result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& limits) {
   // minizip reports every failure the same way; open it ourselves first for errno.
-  auto fd = detail::sys::open_file(path, O_RDONLY | O_CLOEXEC);
-  if (!fd) return fd.err();
-  auto s = std::make_unique<state>(*fd);
-  auto size = detail::sys::file_size(s->file.get(), path);
-  if (!size) return size.err();
-  s->file_size = *size;
+  auto file = readonly_file::open(path);
+  if (!file) return file.err();
+  auto s = std::make_unique<state>(std::move(file).value());
+  s->file_size = s->file.size();
   s->handle = unzOpen64(path.c_str());
   if (s->handle == nullptr) {
-    return archive_error(error_code::invalid_format, path, describe_unreadable_zip(s->file.get(), s->file_size));
+    return archive_error(error_code::invalid_format, path, describe_unreadable_zip(s->file, s->file_size));
   }
   unz_global_info64 global{};
   if (unzGetGlobalInfo64(s->handle, &global) != UNZ_OK) {
@@ -244,7 +235,7 @@ result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& l
       return reader.entry_error(error_code::unsafe_path, entry, "zip member name leaves the archive");
     }
     const std::size_t extra_size = std::min<std::size_t>(info.size_file_extra, extra.size());
-    auto fields = read_central_fields(reader.state_->file.get(), path, reader.state_->file_size,
+    auto fields = read_central_fields(reader.state_->file, reader.state_->file_size,
                                       unzGetOffset64(reader.state_->handle), info, std::span(extra.data(), extra_size));
     if (!fields) return naming_entry(std::move(fields).err(), path, entry);
     entry.compressed_size = fields->compressed_size;
@@ -308,8 +299,7 @@ result<std::uint64_t> zip_reader::locate_data(const zip_entry& entry) {
   std::array<std::byte, local_fixed_bytes> header{};
   const bool fits = local <= state_->file_size && state_->file_size - local >= header.size();
   if (fits) {
-    if (auto s = detail::sys::pread_exact(state_->file.get(), header.data(), header.size(), local, path_); !s)
-      return s.err();
+    if (auto s = state_->file.read_at(local, header); !s) return s.err();
   }
   if (!fits || load_le(header, 0, 4) != local_signature) {
     error e = entry_error(error_code::invalid_format, entry, fmt::format("no zip local header at byte {}", local));
@@ -344,10 +334,10 @@ status zip_reader::read_chunks(const zip_entry& entry, std::size_t chunk_bytes,
   };
   // Each step fills the buffer with the next bytes of the member and returns how many.
   std::function<result<std::size_t>(std::span<std::byte>)> next;
-  member_inflater inflater(state_->file.get(), path_, *data, entry.compressed_size);
+  member_inflater inflater(state_->file, *data, entry.compressed_size);
   if (entry.stored) {
     next = [&, at = *data](std::span<std::byte> out) mutable -> result<std::size_t> {
-      if (auto s = detail::sys::pread_exact(state_->file.get(), out.data(), out.size(), at, path_); !s) return s.err();
+      if (auto s = state_->file.read_at(at, out); !s) return s.err();
       at += out.size();
       return out.size();
     };

@@ -10,7 +10,6 @@
 #include <fmt/format.h>
 
 #include "formats/zip/zip_records.h"
-#include "platform/sys.h"
 
 namespace safetensors::detail {
 
@@ -35,13 +34,12 @@ std::string truncated(std::uint64_t need, std::uint64_t file_size) {
 /// Where the data descriptor of a member whose data starts at `data` ends: the first
 /// "PK\x07\x08" whose compressed size (32- or 64-bit) equals the distance from `data`.
 /// nullopt when the file ends first. One pass over the rest of the file in 1 MiB reads.
-std::optional<std::uint64_t> descriptor_end(int fd, std::uint64_t file_size, std::uint64_t data) {
+std::optional<std::uint64_t> descriptor_end(const readonly_file& file, std::uint64_t file_size, std::uint64_t data) {
   constexpr std::size_t window = std::size_t{1} << 20;
   std::vector<std::byte> buffer(window + 24);
-  const std::string path;
   for (std::uint64_t at = data; at < file_size; at += window) {
     const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), file_size - at));
-    if (!detail::sys::pread_exact(fd, buffer.data(), n, at, path)) return std::nullopt;
+    if (!file.read_at(at, std::span(buffer.data(), n))) return std::nullopt;
     for (std::size_t i = 0; i + 4 <= std::min(n, window + 3); ++i) {
       if (load_le(buffer, i, 4) != descriptor_signature) continue;
       const std::uint64_t q = at + i;
@@ -54,8 +52,8 @@ std::optional<std::uint64_t> descriptor_end(int fd, std::uint64_t file_size, std
 
 }  // namespace
 
-std::string describe_unreadable_zip(int fd, std::uint64_t file_size) {
-  const std::string path;  // errors from pread are not reported: this only explains another one
+// Read errors are not reported: this only explains another one.
+std::string describe_unreadable_zip(const readonly_file& file, std::uint64_t file_size) {
   std::uint64_t pos = 0;
   std::size_t members = 0;
   std::array<std::byte, local_fixed_bytes> header{};
@@ -67,7 +65,7 @@ std::string describe_unreadable_zip(int fd, std::uint64_t file_size) {
           members, members == 1 ? "" : "s", no_directory);
     }
     const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(header.size(), file_size - pos));
-    if (!detail::sys::pread_exact(fd, header.data(), want, pos, path)) break;
+    if (!file.read_at(pos, std::span(header.data(), want))) break;
     if (want < 4) {  // cut inside the next signature
       const bool prefix = members > 0 && std::equal(header.begin(), header.begin() + static_cast<std::ptrdiff_t>(want),
                                                     std::begin(local_prefix));
@@ -91,15 +89,15 @@ std::string describe_unreadable_zip(int fd, std::uint64_t file_size) {
     if (data > file_size) return truncated(data, file_size);
     if (sizes.compressed_size == 0xFFFFFFFF || sizes.uncompressed_size == 0xFFFFFFFF) {
       std::vector<std::byte> extra(static_cast<std::size_t>(extra_bytes));
-      if (!detail::sys::pread_exact(fd, extra.data(), extra.size(), pos + header.size() + name_bytes, path)) break;
+      if (!file.read_at(pos + header.size() + name_bytes, extra)) break;
       if (!apply_zip64_extra(extra, sizes)) break;
     }
     if ((flags & data_descriptor_flag) != 0 && sizes.compressed_size == 0) {
       // The size follows the data (torch.save writes every record so): find it.
-      const auto end = descriptor_end(fd, file_size, data);
+      const auto end = descriptor_end(file, file_size, data);
       if (!end) {
         std::string name(static_cast<std::size_t>(name_bytes), '\0');
-        if (!detail::sys::pread_exact(fd, name.data(), name.size(), pos + header.size(), path)) name.clear();
+        if (!file.read_at(pos + header.size(), std::as_writable_bytes(std::span(name)))) name.clear();
         return fmt::format(
             "truncated zip archive: the file has {} bytes and ends inside member {} '{}' (its data "
             "starts at byte {}; the member's size is written after its data, so the full size is "

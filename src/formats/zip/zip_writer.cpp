@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "writer/atomic_file.h"
+#include "safetensors/atomic_file.h"
 
 namespace safetensors::detail {
 
@@ -28,9 +28,7 @@ struct zip_writer_state {
 
   error fail(std::string what) {
     if (failure) return *failure;
-    error e = make_error(error_code::io, std::move(what));
-    e.path = path;
-    return e;
+    return make_error(error_code::io, std::move(what)).with_path(path);
   }
 };
 

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: a file that appears at its path complete or not at all. Data goes into a
-// temporary file in the target's directory; commit() fsyncs it, renames it over the
-// target and fsyncs the directory. Destroying it uncommitted removes the temporary, and
-// so does a signal (the temporary is registered for safetensors/cleanup.h).
-// A target that is a symlink is written through (the link stays a link); a replaced file
-// keeps its permission bits; a new file gets 0666 less the umask, as `cp` gives.
+/// \file atomic_file.h
+/// A file that appears at its path complete or not at all: every writer of the library (and of
+/// the formats component) publishes through it. Data goes into a temporary file in the
+/// target's directory; commit() fsyncs it, renames it over the target and fsyncs the
+/// directory. Destroying it uncommitted removes the temporary, and so does a signal (the
+/// temporary is registered for safetensors/cleanup.h). A target that is a symlink is written
+/// through (the link stays a link); a replaced file keeps its permission bits; a new file gets
+/// 0666 less the umask, as `cp` gives.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +15,7 @@
 
 #include "safetensors/error.h"
 
-namespace safetensors::detail {
+namespace safetensors {
 
 class atomic_file {
  public:
@@ -50,4 +52,4 @@ class atomic_file {
   int registry_slot_ = -1;
 };
 
-}  // namespace safetensors::detail
+}  // namespace safetensors

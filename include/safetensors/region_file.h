@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: the file behind a streaming writer (SafeTensors' stream_writer and GGUF's). Its
-// header is written at creation; then each region (one per tensor, at a fixed offset) is
-// filled by chunks in order, in any order of regions. It is published atomically, and only
-// when every region is full; a chunk past a region's end abandons the file.
+/// \file region_file.h
+/// The file behind a streaming writer (SafeTensors' stream_writer, GGUF's): its header is
+/// written at creation; then each region (one per tensor, at a fixed offset) is filled by
+/// chunks in order, in any order of regions. It is published atomically (atomic_file.h),
+/// and only when every region is full; a chunk past a region's end abandons the file.
 #pragma once
 
 #include <cstdint>
@@ -11,10 +12,10 @@
 #include <string_view>
 #include <vector>
 
+#include "safetensors/atomic_file.h"
 #include "safetensors/error.h"
-#include "writer/atomic_file.h"
 
-namespace safetensors::detail {
+namespace safetensors {
 
 class region_file {
  public:
@@ -53,4 +54,4 @@ class region_file {
   std::vector<std::uint64_t> filled_;  // bytes written so far, per region
 };
 
-}  // namespace safetensors::detail
+}  // namespace safetensors

@@ -1,0 +1,64 @@
+// SPDX-License-Identifier: Apache-2.0
+/// \file checkpoint_verify.h
+/// Verifying a checkpoint: every problem of an index and its shards collected, with optional
+/// SHA-256 digests of the shard files (`safetensors verify`).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "safetensors/checkpoint.h"
+#include "safetensors/error.h"
+
+namespace safetensors {
+
+/// What `verify_checkpoint` can find wrong. Each problem carries an `error` naming the
+/// tensor and, in `error::path`, the shard.
+enum class checkpoint_problem : std::uint8_t {
+  tensor_missing_from_shard,  ///< weight_map names a shard that lacks the tensor
+  tensor_in_several_shards,   ///< the tensor is stored in more than one shard
+  tensor_not_in_weight_map,   ///< a shard stores a tensor the weight_map does not list
+  total_size_mismatch,        ///< metadata.total_size differs from the sum of tensor bytes
+  shard_invalid,              ///< the shard cannot be opened or fails validation
+};
+
+/// Reports hashing progress: `done` of `size` bytes of shard file `path` hashed so far.
+using hash_progress = std::function<void(const std::string& path, std::uint64_t done, std::uint64_t size)>;
+
+struct verify_options {
+  checkpoint_options open;
+  bool checksums = false;   ///< also compute SHA-256 of every shard file
+  hash_progress on_hashed;  ///< called after each piece hashed (a few MiB), when set
+};
+
+struct shard_report {
+  std::string name;
+  std::string path;
+  bool ok = false;
+  std::uint64_t tensors = 0;
+  std::uint64_t file_size = 0;
+  std::string sha256;  ///< lowercase hex; empty unless requested and readable
+};
+
+struct checkpoint_issue {
+  checkpoint_problem kind;
+  safetensors::error error;
+};
+
+struct verify_report {
+  std::string index_path;  ///< empty for a single file
+  std::vector<shard_report> shards;
+  std::vector<checkpoint_issue> issues;
+  std::uint64_t tensors = 0;
+  std::uint64_t data_size = 0;
+  [[nodiscard]] bool ok() const noexcept { return issues.empty(); }
+};
+
+/// Checks an index against its shards and every shard against the policy, collecting
+/// every problem. Fails outright only when the index itself is unusable (unreadable,
+/// malformed, duplicate keys) or the path cannot be resolved.
+[[nodiscard]] result<verify_report> verify_checkpoint(const std::string& path, const verify_options& options = {});
+
+}  // namespace safetensors
