@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // MLX dequantization throughput in bytes of OUTPUT per second, beside a plain memcpy of
-// the same output size in the same run. Arg 0: kernel threads (1, or 0 = automatic).
+// the same output size in the same run; MLX quantization in bytes of INPUT per second beside
+// a memcpy of the input size. Arg 0: kernel threads (kernel_options::threads: 1 and 2).
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -65,11 +66,15 @@ void run_dequantize(benchmark::State& state, mlx::quant_params p, dtype out_type
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(out.size()));
 }
 
+/// memcpy at its best: both ends 64-byte congruent, the destination 64 bytes further into its
+/// page than the source (no 4 KiB aliasing between two blocks of malloc's mmap; see
+/// convert_bench.cpp).
 void run_memcpy(benchmark::State& state, std::size_t bytes) {
-  std::vector<std::byte> src(bytes, std::byte{1}), dst(bytes);
+  std::vector<std::byte> src(bytes, std::byte{1}), dst_storage(bytes + 64);
+  std::byte* dst = dst_storage.data() + 64;
   for (auto _ : state) {
-    std::memcpy(dst.data(), src.data(), bytes);
-    benchmark::DoNotOptimize(dst.data());
+    std::memcpy(dst, src.data(), bytes);
+    benchmark::DoNotOptimize(dst);
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(bytes));
@@ -83,6 +88,25 @@ constexpr mlx::quant_params nvfp4{mlx::quant_mode::nvfp4, 4, 16};
 constexpr mlx::quant_params affine2{mlx::quant_mode::affine, 2, 64};
 constexpr mlx::quant_params affine3{mlx::quant_mode::affine, 3, 64};
 constexpr mlx::quant_params affine6{mlx::quant_mode::affine, 6, 64};
+
+/// Quantizes the same random BF16 weights as make_layer; bytes are the BF16 input's.
+void run_quantize(benchmark::State& state, mlx::quant_params p) {
+  const layer& l = make_layer(p);  // the output buffers' sizes, and the weights quantized once
+  std::vector<std::uint16_t> in(rows * cols);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0F, 0.02F);
+  for (auto& x : in) x = safetensors::f32_to_bf16(normal(rng));
+  std::vector<std::byte> weight(l.weight.size()), scales(l.scales.size()), biases(l.biases.size());
+  const mlx::kernel_options options{static_cast<unsigned>(state.range(0))};
+  for (auto _ : state) {
+    if (!mlx::quantize(dtype::BF16, std::as_bytes(std::span(in)), rows, cols, p, {weight, scales, biases}, options)) {
+      state.SkipWithError("quantize failed");
+    }
+    benchmark::DoNotOptimize(weight.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(in.size() * 2));
+}
 
 void BM_memcpy_bf16_out(benchmark::State& s) { run_memcpy(s, rows * cols * 2); }
 void BM_memcpy_f32_out(benchmark::State& s) { run_memcpy(s, rows * cols * 4); }
@@ -99,18 +123,24 @@ void BM_dequant_affine2_g64_to_bf16(benchmark::State& s) { run_dequantize(s, aff
 void BM_dequant_affine3_g64_to_bf16(benchmark::State& s) { run_dequantize(s, affine3, dtype::BF16); }
 void BM_dequant_affine6_g64_to_bf16(benchmark::State& s) { run_dequantize(s, affine6, dtype::BF16); }
 
+// MLX quantization from BF16 (32 MiB in), against BM_memcpy_bf16_out (the same size).
+void BM_quant_affine4_g64_from_bf16(benchmark::State& s) { run_quantize(s, affine4); }
+void BM_quant_mxfp4_from_bf16(benchmark::State& s) { run_quantize(s, mxfp4); }
+
 BENCHMARK(BM_memcpy_bf16_out)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_memcpy_f32_out)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_dequant_affine4_g64_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_dequant_affine4_g64_to_f32)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_dequant_affine8_g64_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_dequant_affine8_g64_to_f32)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_dequant_mxfp4_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_dequant_mxfp4_to_f32)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_dequant_mxfp8_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_dequant_nvfp4_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_dequant_affine2_g64_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_dequant_affine3_g64_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_dequant_affine6_g64_to_bf16)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_affine4_g64_to_bf16)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_affine4_g64_to_f32)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_affine8_g64_to_bf16)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_affine8_g64_to_f32)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_mxfp4_to_bf16)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_mxfp4_to_f32)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_mxfp8_to_bf16)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_nvfp4_to_bf16)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_affine2_g64_to_bf16)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_affine3_g64_to_bf16)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_dequant_affine6_g64_to_bf16)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_quant_affine4_g64_from_bf16)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_quant_mxfp4_from_bf16)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
