@@ -4,16 +4,9 @@
 #include <cstdlib>
 #include <new>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define ST_TEST_FAILING_NEW 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define ST_TEST_FAILING_NEW 0
-#endif
-#endif
-#ifndef ST_TEST_FAILING_NEW
-#define ST_TEST_FAILING_NEW 1
-#endif
+#include "support/sanitizers.h"
+
+#define ST_TEST_FAILING_NEW (!ST_TEST_UNDER_SANITIZER)
 
 namespace {
 

@@ -17,6 +17,7 @@
 #include "safetensors/formats/npz.h"
 #include "support/cli_run.h"
 #include "support/paths.h"
+#include "support/sanitizers.h"
 #include "support/status_matchers.h"
 
 namespace {
@@ -106,7 +107,7 @@ TEST(CliConvertLimits, NpzBombIsRefusedQuicklyNamingTheLimit) {
 // 160 MiB address space, where holding it whole ran out of memory ("internal error:
 // std::bad_alloc").
 TEST(CliConvertLimits, RaisedLimitsStreamTheMemberUnderAMemoryLimit) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if ST_TEST_UNDER_SANITIZER
   GTEST_SKIP() << "sanitizers reserve far more address space than the limit";
 #endif
   const auto dir = st_test::scratch_dir();

@@ -13,15 +13,8 @@
 #include "safetensors/writer.h"
 #include "support/cli_run.h"
 #include "support/paths.h"
+#include "support/sanitizers.h"
 #include "support/status_matchers.h"
-
-#if defined(__SANITIZE_ADDRESS__)
-#define ST_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ST_UNDER_ASAN 1
-#endif
-#endif
 
 namespace {
 
@@ -59,7 +52,7 @@ void expect_bounded(const std::vector<std::vector<std::string>>& commands, long 
 }
 
 TEST(CliMemory, StreamingCommandsStayBounded) {
-#ifdef ST_UNDER_ASAN
+#if ST_TEST_UNDER_ASAN
   GTEST_SKIP() << "AddressSanitizer's shadow memory and quarantine make resident sizes meaningless";
 #endif
   const auto dir = st_test::scratch_dir();
@@ -106,7 +99,7 @@ void write_large_model(const fs::path& path) {
 // quantize, dequantize, shard and merge read with pread in chunks too: a mapped input would
 // add the whole file to the resident set as its pages are touched.
 TEST(CliMemory, CheckpointAndMlxCommandsStayBounded) {
-#ifdef ST_UNDER_ASAN
+#if ST_TEST_UNDER_ASAN
   GTEST_SKIP() << "AddressSanitizer's shadow memory and quarantine make resident sizes meaningless";
 #endif
   const auto dir = st_test::scratch_dir();
@@ -229,7 +222,7 @@ void write_large_pt(const fs::path& path, std::uint64_t elements) {
 // convert of a .pt reads each storage with pread in chunks (4 MiB): it used to map the
 // input and touch every page, so its peak RSS grew by the whole file.
 TEST(CliMemory, PytorchConvertStaysBounded) {
-#ifdef ST_UNDER_ASAN
+#if ST_TEST_UNDER_ASAN
   GTEST_SKIP() << "AddressSanitizer's shadow memory and quarantine make resident sizes meaningless";
 #endif
   const auto dir = st_test::scratch_dir();

@@ -17,6 +17,7 @@
 #include "safetensors/formats/npz.h"
 #include "support/numpy_fixtures.h"
 #include "support/paths.h"
+#include "support/sanitizers.h"
 #include "support/status_matchers.h"
 
 namespace {
@@ -152,7 +153,7 @@ void write_fortran_claim(const fs::path& path) {
 // In a child limited to 256 MiB of address space, reading the 1 GiB Fortran array fails
 // to allocate: the reader must say LimitExceeded instead of letting std::bad_alloc out.
 TEST(NpzLimits, AllocationFailureIsLimitExceeded) {
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if ST_TEST_UNDER_SANITIZER
   GTEST_SKIP() << "sanitizers reserve far more address space than the limit";
 #endif
   const auto path = st_test::scratch_dir() / "fortran.npz";

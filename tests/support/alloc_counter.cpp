@@ -2,6 +2,7 @@
 // The counting global operator new/delete behind alloc_probe. Sizes come from
 // malloc_usable_size so new and delete agree without a header.
 #include "support/alloc_counter.h"
+#include "support/sanitizers.h"
 
 #include <malloc.h>
 
@@ -9,16 +10,7 @@
 #include <cstdlib>
 #include <new>
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define ST_TEST_COUNT_ALLOCATIONS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
-#define ST_TEST_COUNT_ALLOCATIONS 0
-#endif
-#endif
-#ifndef ST_TEST_COUNT_ALLOCATIONS
-#define ST_TEST_COUNT_ALLOCATIONS 1
-#endif
+#define ST_TEST_COUNT_ALLOCATIONS (!ST_TEST_UNDER_SANITIZER)
 
 namespace {
 
