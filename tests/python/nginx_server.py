@@ -121,24 +121,32 @@ class NginxServer:
     def _access_log(self):
         return os.path.join(self._dir, "nginx", "access.log")
 
-    def access_mark(self):
-        """The access log's current end, for access_since."""
+    def _log_size(self):
         try:
             return os.path.getsize(self._access_log)
         except FileNotFoundError:
             return 0
 
-    def access_since(self, mark):
-        """Requests logged after `mark`, once the log has been still for a moment (nginx logs a
-        request after answering it)."""
-        seen, still = self.access_mark(), 0
+    def _settled_log_size(self):
+        """The access log's size once it has been still for a moment: nginx logs a request after
+        answering it, so the line of a request just answered may still be on its way."""
+        seen, still = self._log_size(), 0
         for _ in range(100):
             time.sleep(0.02)
-            now = self.access_mark()
+            now = self._log_size()
             still = still + 1 if now == seen else 0
             seen = now
             if still >= 3:
                 break
+        return seen
+
+    def access_mark(self):
+        """The access log's end for access_since, after the requests already answered are logged."""
+        return self._settled_log_size()
+
+    def access_since(self, mark):
+        """Requests logged after `mark`, once the log has been still for a moment."""
+        self._settled_log_size()
         with open(self._access_log, "rb") as f:
             f.seek(mark)
             text = f.read().decode()
