@@ -148,7 +148,7 @@ void load(benchmark::State& state, io_backend backend) {
       break;
     }
     const auto tensors = f->tensors();
-    data = f->meta().data_size();
+    data = f->header().data_size();
     std::vector<std::uint64_t> sums(threads);
     std::vector<char> failed(threads, 0);
     auto work = [&](std::size_t t) {

@@ -218,7 +218,7 @@ void BM_SliceLoad(benchmark::State& state, safetensors::io_backend backend) {
   }
   std::vector<safetensors::slice_plan> plans;
   for (const auto& t : f->tensors()) {
-    plans.push_back(safetensors::plan_tensor_parallel(t, f->meta().data_start(), dim, 0, 4).value());
+    plans.push_back(safetensors::plan_tensor_parallel(t, f->header().data_start(), dim, 0, 4).value());
   }
   std::vector<safetensors::load_request> requests;
   std::uint64_t at = 0;

@@ -30,7 +30,7 @@ int input_fd() { return std::stoi(input_path().substr(std::string("/proc/self/fd
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const int fd = input_fd();
   if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != static_cast<ssize_t>(size)) std::abort();
-  auto archive = safetensors::npz_archive::open(input_path());
+  auto archive = safetensors::numpy::npz_archive::open(input_path());
   if (!archive) return 0;
   for (const auto& array : archive->arrays()) {
     if (array.header.data_bytes > (std::size_t{1} << 22)) continue;

@@ -14,7 +14,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     auto disk = file::open(path, {backend, {}});
     ST_FUZZ_CHECK(st_fuzz::verdict(disk) == st_fuzz::verdict(memory));
     if (!memory) continue;
-    ST_FUZZ_CHECK(st_fuzz::same_header(disk->meta(), memory->meta()));
+    ST_FUZZ_CHECK(st_fuzz::same_header(disk->header(), memory->header()));
     for (const tensor_info& t : memory->tensors()) {
       auto copy = disk->load(t.name);
       ST_FUZZ_CHECK(copy.ok());

@@ -9,11 +9,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace safetensors;
-  pickle_limits limits;
+  torch::pickle_limits limits;
   limits.max_stack = 4096;  // small caps keep each run fast; the logic is the same
   limits.max_memo = 4096;
   limits.max_values = 1 << 16;
-  auto doc = unpickle(st_fuzz::as_bytes(data, size), limits);
+  auto doc = torch::unpickle(st_fuzz::as_bytes(data, size), limits);
   if (!doc) {
     ST_FUZZ_CHECK(doc.err().offset.has_value() && *doc.err().offset <= size);
     return 0;
@@ -23,7 +23,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ST_FUZZ_CHECK(t.storage < doc->storages().size());
     ST_FUZZ_CHECK(t.shape.size() == t.strides.size());
   }
-  auto tree = detail::flatten_checkpoint(*doc, "", limits.max_nesting, size % 2 == 1);  // strict or not
+  auto tree = torch::detail::flatten_checkpoint(*doc, "", limits.max_nesting, size % 2 == 1);  // strict or not
   if (!tree) return 0;
   for (const auto& t : tree->tensors) {
     const auto& s = doc->storages()[t.storage];

@@ -30,8 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto plan = plan_slice(*f, "t", *spec);
   if (!plan) return 0;
   const auto& info = *f->find("t");
-  const std::uint64_t lo = f->meta().data_start() + info.begin;
-  const std::uint64_t hi = f->meta().data_start() + info.end;
+  const std::uint64_t lo = f->header().data_start() + info.begin;
+  const std::uint64_t hi = f->header().data_start() + info.end;
   std::vector<std::byte> expected;
   for (const byte_range& r : plan->ranges) {
     ST_FUZZ_CHECK(r.length > 0 && r.offset >= lo && r.offset <= hi && r.length <= hi - r.offset);

@@ -52,7 +52,7 @@ inline bool same_header(const safetensors::header& a, const safetensors::header&
 
 /// Same tensors (by name: dtype, shape, bytes) and metadata; offsets may differ.
 inline bool same_content(const safetensors::file& a, const safetensors::file& b) {
-  if (a.tensors().size() != b.tensors().size() || a.meta().metadata() != b.meta().metadata()) return false;
+  if (a.tensors().size() != b.tensors().size() || a.header().metadata() != b.header().metadata()) return false;
   for (const auto& x : a.tensors()) {
     const auto* y = b.find(x.name);
     if (y == nullptr || x.type != y->type ||
@@ -115,7 +115,7 @@ inline std::vector<std::byte> read_whole(const std::string& path) {
 inline void check_round_trip(const safetensors::file& input) {
   using namespace safetensors;
   write_options options;
-  options.metadata = input.meta().metadata();
+  options.metadata = input.header().metadata();
   auto tensors = tensors_of(input);
   auto written = serialize(tensors, options);
   ST_FUZZ_CHECK(written.ok());

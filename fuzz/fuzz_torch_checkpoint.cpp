@@ -20,11 +20,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const bool written = size == 0 || std::fwrite(data, 1, size, f) == size;
   std::fclose(f);
   if (!written) return 0;
-  torch_open_options options;
+  torch::open_options options;
   options.limits.max_stack = 4096;
   options.limits.max_memo = 4096;
   options.limits.max_values = 1 << 16;
-  auto ckpt = torch_checkpoint::open(path, options);
+  auto ckpt = torch::checkpoint::open(path, options);
   if (!ckpt) {
     ST_FUZZ_CHECK(ckpt.err().path == path);
     return 0;

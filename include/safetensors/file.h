@@ -78,8 +78,8 @@ class file {
   file& operator=(const file&) = delete;
   ~file();
 
-  [[nodiscard]] const header& meta() const& noexcept SAFETENSORS_LIFETIMEBOUND { return header_; }
-  const header& meta() const&& = delete;
+  [[nodiscard]] const safetensors::header& header() const& noexcept SAFETENSORS_LIFETIMEBOUND { return header_; }
+  const safetensors::header& header() const&& = delete;
   [[nodiscard]] std::span<const tensor_info> tensors() const& noexcept SAFETENSORS_LIFETIMEBOUND {
     return header_.tensors();
   }
@@ -115,17 +115,18 @@ class file {
   [[nodiscard]] result<std::vector<std::byte>> load(std::string_view name) const;
 
   /// Closes the file and hands over its header, e.g. to `header_parser::recycle`.
-  [[nodiscard]] header take_header() && noexcept;
+  [[nodiscard]] safetensors::header take_header() && noexcept;
 
  private:
   file() = default;
   void release() noexcept;
   [[nodiscard]] error with_path(error e) const;
-  friend result<header> read_header(const std::string& path, const parse_options& options);
-  friend result<header> read_header(std::shared_ptr<const range_reader> source, const parse_options& options);
+  friend result<safetensors::header> read_header(const std::string& path, const parse_options& options);
+  friend result<safetensors::header> read_header(std::shared_ptr<const range_reader> source,
+                                                 const parse_options& options);
 
   std::string path_;
-  header header_;
+  safetensors::header header_;
   io_backend backend_ = io_backend::mmap;
   int fd_ = -1;
   void* mapping_ = nullptr;

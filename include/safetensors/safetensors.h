@@ -31,4 +31,5 @@
 #include "safetensors/slice.h"               // IWYU pragma: export
 #include "safetensors/sniff.h"               // IWYU pragma: export
 #include "safetensors/stats.h"               // IWYU pragma: export
+#include "safetensors/try.h"                 // IWYU pragma: export
 #include "safetensors/writer.h"              // IWYU pragma: export

@@ -29,7 +29,7 @@ struct described {
 described describe(const std::string& path) {
   auto f = unwrap(st::file::open(path));
   auto config = unwrap(mlx::read_config_beside(path));
-  auto info = unwrap(mlx::describe_checkpoint(f.meta(), config ? &*config : nullptr));
+  auto info = unwrap(mlx::describe_checkpoint(f.header(), config ? &*config : nullptr));
   return {std::move(f), std::move(info)};
 }
 

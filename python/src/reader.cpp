@@ -216,9 +216,9 @@ py::list offset_keys(const reader& r) {
 
 py::object metadata(const reader& r) {
   const auto s = r.state();
-  if (s->file) return metadata_to_python(s->file->meta().metadata());
+  if (s->file) return metadata_to_python(s->file->header().metadata());
   if (s->checkpoint->sharded()) return metadata_to_python(s->checkpoint->index_metadata());
-  return metadata_to_python(s->checkpoint->shards().front().file.meta().metadata());
+  return metadata_to_python(s->checkpoint->shards().front().file.header().metadata());
 }
 
 py::tuple info(const reader& r, const std::string& name) {
@@ -248,7 +248,7 @@ void read_into(const reader& r, const std::string& name, const py::handle& out) 
     check(std::move(status));
     return;
   }
-  const std::uint64_t start = loc.file->meta().data_start() + loc.info->begin;
+  const std::uint64_t start = loc.file->header().data_start() + loc.info->begin;
   for (std::size_t done = 0; done < bytes.size();) {
     const std::size_t n = std::min(interrupt_chunk, bytes.size() - done);
     st::status status;
@@ -273,14 +273,14 @@ py::tuple locate_tensor(const reader& r, const std::string& name) {
   py::list shape;
   for (auto d : loc.info->shape) shape.append(d);
   return py::make_tuple(std::string(st::dtype_name(loc.info->type)), shape, loc.info->byte_size(),
-                        loc.file->meta().data_start() + loc.info->begin);
+                        loc.file->header().data_start() + loc.info->begin);
 }
 
 slice_handle plan(const reader& r, const std::string& name, const py::list& indexers) {
   auto s = r.state();
   const auto loc = locate(*s, name);
   const auto idx = indexers_from(indexers);
-  auto p = st::plan_slice(*loc.info, loc.file->meta().data_start(), idx);
+  auto p = st::plan_slice(*loc.info, loc.file->header().data_start(), idx);
   if (!p) {
     st::error e = std::move(p).err();
     e.path = s->file && loc.file == &*s->file ? path_of(*s, *loc.file) : loc.file->path();
@@ -358,7 +358,7 @@ void bind_reader(py::module_& m) {
         const auto s = r.state();
         std::vector<std::string> out;
         auto add = [&](const st::file& f) {
-          for (const auto& w : f.meta().warnings()) out.push_back(w.message);
+          for (const auto& w : f.header().warnings()) out.push_back(w.message);
         };
         if (s->file)
           add(*s->file);

@@ -35,7 +35,7 @@ const safetensors_options& or_default(const safetensors_options* o) { return o !
 
 /// Finishes a handle: the NUL-terminated names and the metadata index.
 int publish(std::unique_ptr<safetensors_file> handle, safetensors_file** out) {
-  const st::header& h = handle->meta();
+  const st::header& h = handle->header();
   std::size_t total = 0;
   for (const auto& t : h.tensors()) total += t.name.size() + 1;
   handle->names.reserve(total);
@@ -56,7 +56,7 @@ int publish(std::unique_ptr<safetensors_file> handle, safetensors_file** out) {
 
 const st::tensor_info* safetensors::capi::tensor_at(const char* fn, const safetensors_file* f, std::size_t index,
                                                     int& status) {
-  const auto tensors = f->meta().tensors();
+  const auto tensors = f->header().tensors();
   if (index >= tensors.size()) {
     status = fail_argument(fn, fmt::format("tensor index {} out of range ({} tensors)", index, tensors.size()));
     return nullptr;
@@ -198,7 +198,7 @@ int safetensors_file_layout(const safetensors_file* file, uint64_t* header_lengt
                             uint64_t* data_size, uint64_t* file_size) {
   return guarded(__func__, [&](const char* fn) {
     SAFETENSORS_C_REQUIRE(file);
-    const st::header& h = file->meta();
+    const st::header& h = file->header();
     if (header_length != nullptr) *header_length = h.header_length();
     if (data_start != nullptr) *data_start = h.data_start();
     if (data_size != nullptr) *data_size = h.data_size();
@@ -211,7 +211,7 @@ int safetensors_warning_count(const safetensors_file* file, size_t* count) {
   return guarded(__func__, [&](const char* fn) {
     SAFETENSORS_C_REQUIRE(file);
     SAFETENSORS_C_REQUIRE(count);
-    *count = file->meta().warnings().size();
+    *count = file->header().warnings().size();
     return static_cast<int>(SAFETENSORS_OK);
   });
 }
@@ -220,7 +220,7 @@ int safetensors_warning_at(const safetensors_file* file, size_t index, const cha
                            uint64_t* offset) {
   return guarded(__func__, [&](const char* fn) {
     SAFETENSORS_C_REQUIRE(file);
-    const auto warnings = file->meta().warnings();
+    const auto warnings = file->header().warnings();
     if (index >= warnings.size()) {
       return fail_argument(fn, fmt::format("warning index {} out of range ({} warnings)", index, warnings.size()));
     }
@@ -236,7 +236,7 @@ int safetensors_tensor_count(const safetensors_file* file, size_t* count) {
   return guarded(__func__, [&](const char* fn) {
     SAFETENSORS_C_REQUIRE(file);
     SAFETENSORS_C_REQUIRE(count);
-    *count = file->meta().tensors().size();
+    *count = file->header().tensors().size();
     return static_cast<int>(SAFETENSORS_OK);
   });
 }
@@ -246,7 +246,7 @@ int safetensors_tensor_find(const safetensors_file* file, const char* name, size
     SAFETENSORS_C_REQUIRE(file);
     SAFETENSORS_C_REQUIRE(name);
     SAFETENSORS_C_REQUIRE(index);
-    const st::header& h = file->meta();
+    const st::header& h = file->header();
     const st::tensor_info* t = h.find(std::string_view(name, std::strlen(name)));
     if (t == nullptr) {
       return fail(st::make_error(st::error_code::tensor_not_found, fmt::format("no tensor named '{}'", name),
@@ -352,7 +352,7 @@ int safetensors_metadata_get(const safetensors_file* file, const char* key, cons
     SAFETENSORS_C_REQUIRE(key);
     SAFETENSORS_C_REQUIRE(value);
     *value = nullptr;
-    const auto& metadata = file->meta().metadata();
+    const auto& metadata = file->header().metadata();
     if (!metadata) return static_cast<int>(SAFETENSORS_OK);
     auto it = metadata->find(std::string_view(key, std::strlen(key)));
     if (it == metadata->end()) return static_cast<int>(SAFETENSORS_OK);

@@ -31,7 +31,7 @@ struct safetensors_file {
   std::vector<std::size_t> name_starts;
   std::vector<const safetensors::metadata_map::value_type*> metadata;
 
-  [[nodiscard]] const safetensors::header& meta() const noexcept { return file ? file->meta() : header_only; }
+  [[nodiscard]] const safetensors::header& header() const noexcept { return file ? file->header() : header_only; }
   [[nodiscard]] std::uint64_t file_size() const noexcept { return file ? file->file_size() : header_only_file_size; }
 };
 

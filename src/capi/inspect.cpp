@@ -5,6 +5,8 @@
 #include <cstring>
 #include <span>
 
+#include <fmt/format.h>
+
 #include "capi/boundary.h"
 #include "capi/handles.h"
 #include "safetensors/sniff.h"
@@ -28,7 +30,7 @@ int safetensors_slice_range_at(const safetensors_slice* slice, size_t index, uin
   return guarded(__func__, [&](const char* fn) {
     SAFETENSORS_C_REQUIRE(slice);
     if (index >= slice->plan.ranges.size()) {
-      return fail_argument(fn, "range index " + std::to_string(index) + " is past the last range");
+      return fail_argument(fn, fmt::format("range index {} is past the last range", index));
     }
     const st::byte_range& r = slice->plan.ranges[index];
     if (offset != nullptr) *offset = r.offset;

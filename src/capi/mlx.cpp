@@ -44,16 +44,16 @@ int safetensors_mlx_describe(const safetensors_file* file, safetensors_mlx** out
     SAFETENSORS_C_REQUIRE(out);
     *out = nullptr;
     SAFETENSORS_C_REQUIRE(file);
-    auto info = st::mlx::describe_checkpoint(file->meta());
+    auto info = st::mlx::describe_checkpoint(file->header());
     if (!info) return fail(info.err());
     auto handle = std::make_unique<safetensors_mlx>();
     handle->info = std::move(*info);
     for (const st::mlx::quantized_layer& l : handle->info.layers) {
       safetensors_mlx_layer c{};
       c.path = l.path.c_str();
-      c.weight = index_of(file->meta(), l.weight);
-      c.scales = index_of(file->meta(), l.scales);
-      c.biases = index_of(file->meta(), l.biases);
+      c.weight = index_of(file->header(), l.weight);
+      c.scales = index_of(file->header(), l.scales);
+      c.biases = index_of(file->header(), l.biases);
       c.mode = static_cast<int>(l.params.mode);
       c.bits = l.params.bits;
       c.group_size = l.params.group_size;

@@ -80,7 +80,7 @@ int safetensors_slice_new(const safetensors_file* file, size_t index, const char
     if (t == nullptr) return status;
     auto indexers = st::parse_slice_spec(spec);
     if (!indexers) return fail(indexers.err());
-    auto plan = st::plan_slice(*t, file->meta().data_start(), *indexers);
+    auto plan = st::plan_slice(*t, file->header().data_start(), *indexers);
     if (!plan) return fail(plan.err());
     auto slice = std::make_unique<safetensors_slice>();
     slice->owner = file;

@@ -45,7 +45,7 @@ result<verify_report> detail::verify_checkpoint(const std::string& path, const v
     const auto& f = opened.front();
     if (f) {
       report.tensors = f->tensors().size();
-      report.data_size = f->meta().data_size();
+      report.data_size = f->header().data_size();
     }
     const auto slash = target->single_file.find_last_of('/');
     add_shard(report, slash == std::string::npos ? target->single_file : target->single_file.substr(slash + 1),

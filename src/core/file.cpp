@@ -293,8 +293,8 @@ result<std::vector<std::byte>> file::load(std::string_view name) const {
 header file::take_header() && noexcept {
   release();
   bytes_ = {};
-  header out = std::move(header_);
-  header_ = header();
+  safetensors::header out = std::move(header_);
+  header_ = safetensors::header();
   return out;
 }
 

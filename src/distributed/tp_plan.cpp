@@ -67,7 +67,7 @@ result<tp_rank_plan> plan_tp_rank(const checkpoint& c, const tp_plan& plan, std:
     if (!placement) {
       return std::move(placement).err().with_path(f.path());
     }
-    const std::uint64_t data_start = f.meta().data_start();
+    const std::uint64_t data_start = f.header().data_start();
     auto part = placement->split == tp_split::replicate
                     ? plan_slice(*loc.info, data_start, {})
                     : plan_tensor_parallel(*loc.info, data_start, placement->dim, rank, world_size);

@@ -43,7 +43,7 @@ status cut(const load_request& r, std::uint64_t chunk, std::vector<piece>& out) 
     ranges = r.slice->ranges;
     expected = r.slice->byte_size;
   } else if (r.tensor != nullptr) {
-    whole.push_back({r.source->meta().data_start() + r.tensor->begin, r.tensor->byte_size()});
+    whole.push_back({r.source->header().data_start() + r.tensor->begin, r.tensor->byte_size()});
     ranges = whole;
     expected = r.tensor->byte_size();
   } else {

@@ -97,7 +97,7 @@ result<file_digest> checksum(const file& f, const checksum_options& options) {
   auto whole = sha256_hasher::create();
   if (!whole) return std::move(whole).err();
   hashing hash(std::move(whole).value(), options.progress, f.file_size());
-  const auto& h = f.meta();
+  const auto& h = f.header();
   auto per = sha256_hasher::create();  // reset by each finish()
   if (!per) return std::move(per).err();
   sha256_hasher* per_tensor = options.per_tensor ? &per.value() : nullptr;

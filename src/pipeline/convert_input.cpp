@@ -18,7 +18,7 @@ bool is_pytorch_index(const std::string& path) {
 }
 
 safetensors::result<convert_input> pytorch_sharded(const std::string& path, const std::string& index_path) {
-  auto index = safetensors::read_torch_shard_index(path);
+  auto index = safetensors::torch::read_shard_index(path);
   if (!index) return std::move(index).err().with_path(path);
   convert_input in{convert_input::kind::pytorch_sharded, path, std::move(index->shard_paths)};
   in.files.push_back(index_path);

@@ -17,8 +17,8 @@ constexpr std::uint64_t chunk_elements = std::uint64_t{1} << 19;
 
 std::vector<metadata_difference> metadata_differences(const file& a, const file& b) {
   const metadata_map empty;
-  const auto& ma = a.meta().metadata() ? *a.meta().metadata() : empty;
-  const auto& mb = b.meta().metadata() ? *b.meta().metadata() : empty;
+  const auto& ma = a.header().metadata() ? *a.header().metadata() : empty;
+  const auto& mb = b.header().metadata() ? *b.header().metadata() : empty;
   std::vector<metadata_difference> out;
   for (const auto& [k, v] : ma) {
     const auto it = mb.find(k);
@@ -71,10 +71,10 @@ class comparer {
       const std::uint64_t k = std::min(n - done, chunk_elements);
       bytes_a_.resize(static_cast<std::size_t>(k * bits_a / 8));
       bytes_b_.resize(static_cast<std::size_t>(k * bits_b / 8));
-      if (auto s = a_.read_range(a_.meta().data_start() + ta.begin + done * bits_a / 8, bytes_a_); !s) {
+      if (auto s = a_.read_range(a_.header().data_start() + ta.begin + done * bits_a / 8, bytes_a_); !s) {
         return std::move(s).err().with_path(a_.path());
       }
-      if (auto s = b_.read_range(b_.meta().data_start() + tb.begin + done * bits_b / 8, bytes_b_); !s) {
+      if (auto s = b_.read_range(b_.header().data_start() + tb.begin + done * bits_b / 8, bytes_b_); !s) {
         return std::move(s).err().with_path(b_.path());
       }
       // Identical bytes mean identical values: nothing to decode.

@@ -87,7 +87,7 @@ result<mlx_rewrite_summary> dequantize(checkpoint c, const std::string& in_path,
   summary.warnings = std::move(job->warnings);
 
   std::vector<tensor_spec> specs;
-  for (const auto& t : in.meta().tensors()) {
+  for (const auto& t : in.header().tensors()) {
     if (info.is_companion(t.name)) continue;
     if (const auto* layer = info.find_weight(t.name)) {
       const dtype mlx_choice = layer->params.mode == mlx::quant_mode::affine ? layer->scale_type : dtype::BF16;
@@ -98,9 +98,9 @@ result<mlx_rewrite_summary> dequantize(checkpoint c, const std::string& in_path,
   }
   summary.tensors = specs.size();
   std::optional<metadata_map> metadata;
-  if (in.meta().metadata()) {
+  if (in.header().metadata()) {
     metadata_map kept;
-    for (const auto& [k, v] : *in.meta().metadata()) {
+    for (const auto& [k, v] : *in.header().metadata()) {
       if (!is_quantization_key(k)) kept.emplace(k, v);
     }
     metadata = std::move(kept);
@@ -108,7 +108,7 @@ result<mlx_rewrite_summary> dequantize(checkpoint c, const std::string& in_path,
   if (!in.directory_output()) {
     if (auto s = check_output(out, input_files(in.source())); !s) return std::move(s).err();
   }
-  byte_progress done(options.progress, in.meta().data_size());
+  byte_progress done(options.progress, in.header().data_size());
   auto produce = [&](std::string_view name, dtype type, const chunk_sink& sink) -> status {
     if (const auto* layer = info.find_weight(name)) return write_layer(in, *layer, type, sink, done);
     return in.copy(name, [&](std::span<const std::byte> chunk) -> status {

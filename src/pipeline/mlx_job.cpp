@@ -27,7 +27,7 @@ result<mlx_input> mlx_input::make(checkpoint c, const std::string& path, const w
     specs.push_back({std::string(t.name), t.info->type, {t.info->shape.begin(), t.info->shape.end()}});
   }
   std::vector<std::optional<metadata_map>> all;
-  for (const auto& shard : in.checkpoint_.shards()) all.push_back(shard.file.meta().metadata());
+  for (const auto& shard : in.checkpoint_.shards()) all.push_back(shard.file.header().metadata());
   write_options write;
   write.metadata = common_metadata(all, on_warning);
   auto plan = write_plan::make(std::move(specs), write);
@@ -55,7 +55,7 @@ status mlx_input::read(std::string_view name, std::uint64_t offset, std::span<st
     return make_error(error_code::invalid_argument, fmt::format("read past the end of tensor '{}'", name), std::nullopt,
                       std::string(name));
   }
-  if (auto s = f.read_range(f.meta().data_start() + t->info->begin + offset, destination); !s) {
+  if (auto s = f.read_range(f.header().data_start() + t->info->begin + offset, destination); !s) {
     error e = std::move(s).err();
     if (!e.tensor) e.tensor = std::string(name);
     return e;
@@ -80,7 +80,7 @@ result<mlx_job> open_mlx_job(checkpoint c, const std::string& path, const warnin
   if (!in) return std::move(in).err().with_path(path);
   auto config = mlx::read_config_beside(in->anchor());
   if (!config) return std::move(config).err().with_path(path);
-  auto info = mlx::describe_checkpoint(in->meta(), *config ? &**config : nullptr);
+  auto info = mlx::describe_checkpoint(in->header(), *config ? &**config : nullptr);
   if (!info) return std::move(info).err().with_path(path);
   for (const auto& w : info->warnings) keep(fmt::format("{}: {}", path, w));
   return mlx_job{std::move(in).value(), std::move(info).value(), std::move(warnings)};

@@ -30,8 +30,8 @@ class mlx_input {
   [[nodiscard]] bool directory_output() const noexcept { return directory_output_; }
   /// Every tensor of the input (for a sharded one: byte offsets are meaningless) and the
   /// `__metadata__` its shards share.
-  [[nodiscard]] const header& meta() const noexcept {
-    return combined_ ? *combined_ : checkpoint_.shards()[0].file.meta();
+  [[nodiscard]] const safetensors::header& header() const noexcept {
+    return combined_ ? *combined_ : checkpoint_.shards()[0].file.header();
   }
   [[nodiscard]] const checkpoint& source() const noexcept { return checkpoint_; }
   /// A path in the checkpoint's directory, for finding config.json beside it.
@@ -43,7 +43,7 @@ class mlx_input {
 
  private:
   checkpoint checkpoint_;
-  std::optional<header> combined_;
+  std::optional<safetensors::header> combined_;
   std::string anchor_;
   bool directory_output_ = false;
 };

@@ -23,7 +23,7 @@ using detail::byte_progress;
 using detail::mlx_input;
 
 struct planned_layer {
-  const tensor_info* source = nullptr;  // entry in mlx_input::meta()
+  const tensor_info* source = nullptr;  // entry in mlx_input::header()
   std::string path;
   std::uint64_t rows = 0;
   std::uint64_t cols = 0;
@@ -107,11 +107,11 @@ struct quantize_plan {
 result<quantize_plan> plan_quantize(const mlx_input& in, const mlx::checkpoint_info& info, const mlx::quant_params& p,
                                     const tensor_filter& select, const std::string& in_path) {
   std::vector<std::string_view> names;
-  for (const auto& t : in.meta().tensors()) names.push_back(t.name);
+  for (const auto& t : in.header().tensors()) names.push_back(t.name);
   if (auto s = select.require_matches(names, in_path); !s) return std::move(s).err();
   const mlx::selection_rules rules{select.only, select.exclude};
   quantize_plan plan;
-  for (const auto& t : in.meta().tensors()) {
+  for (const auto& t : in.header().tensors()) {
     const bool already = info.find_weight(t.name) != nullptr || info.is_companion(t.name);
     if (!already && mlx::selected_for_quantization(t, p, rules)) {
       planned_layer layer{&t, std::string(t.name.substr(0, t.name.size() - 7)), 1, t.shape.back()};
@@ -226,12 +226,12 @@ result<mlx_rewrite_summary> quantize(checkpoint c, const std::string& in_path, c
   if (!in.directory_output()) {
     if (auto s = check_output(out, inputs); !s) return std::move(s).err();
   }
-  metadata_map metadata = in.meta().metadata().value_or(metadata_map{});
+  metadata_map metadata = in.header().metadata().value_or(metadata_map{});
   metadata["format"] = "mlx";
   metadata["quantization_bits"] = std::to_string(p.bits);
   metadata["quantization_group_size"] = std::to_string(p.group_size);
   metadata["quantization_mode"] = std::string(mlx::mode_name(p.mode));
-  byte_progress done(options.progress, in.meta().data_size());
+  byte_progress done(options.progress, in.header().data_size());
 
   if (in.directory_output()) {
     sharded_layers layers(in, plan, p, done);
@@ -252,7 +252,7 @@ result<mlx_rewrite_summary> quantize(checkpoint c, const std::string& in_path, c
                               detail::append_to(*writer, layer.path + ".biases")};
       if (auto s = write_layer(in, layer, p, sinks, &done); !s) return std::move(s).err().with_path(in_path);
     }
-    for (const auto& t : in.meta().tensors()) {
+    for (const auto& t : in.header().tensors()) {
       const bool is_layer =
           std::any_of(plan.layers.begin(), plan.layers.end(), [&](const planned_layer& l) { return l.source == &t; });
       if (is_layer) continue;

@@ -17,7 +17,7 @@ namespace st = safetensors;
 // Every tensor must have a NumPy dtype before anything is written.
 st::status check_numpy_dtypes(const tensor_source& source) {
   for (const auto& t : source.tensors()) {
-    if (!st::npy_descr(t.type)) {
+    if (!st::numpy::npy_descr(t.type)) {
       return st::make_error(st::error_code::invalid_argument,
                             fmt::format("{} has no NumPy dtype (NumPy files take BOOL, U8-U64, I8-I64, F16, BF16, "
                                         "F32, F64 and C64; --dtype F32 casts floats)",
@@ -52,7 +52,7 @@ class npz_sink final : public tensor_sink {
   st::status write(const tensor_source& source) override {
     if (auto s = check_numpy_dtypes(source); !s) return s;
     warn_about_losses(source, on_warning_);
-    auto writer = st::npz_writer::create(path_, {.compress = compress_});
+    auto writer = st::numpy::npz_writer::create(path_, {.compress = compress_});
     if (!writer) return std::move(writer).err();
     for (std::size_t i = 0; i < source.tensors().size(); ++i) {
       const auto& t = source.tensors()[i];
@@ -84,7 +84,7 @@ class npy_sink final : public tensor_sink {
     if (auto s = check_numpy_dtypes(source); !s) return s;
     warn_about_losses(source, on_warning_);
     const auto& t = source.tensors().front();
-    auto writer = st::npy_writer::create(path_, t.type, t.shape);
+    auto writer = st::numpy::npy_writer::create(path_, t.type, t.shape);
     if (!writer) return std::move(writer).err();
     if (auto s = source.read(0, [&](std::span<const std::byte> chunk) { return writer->append(chunk); }); !s) {
       return s;

@@ -28,7 +28,7 @@ class gguf_source final : public tensor_source {
     metadata_ = std::move(metadata);
     path_ = in_.path();
     std::size_t dequantized = 0;
-    for (const gguf::tensor_info& t : in_.info().tensors) {
+    for (const gguf::tensor_info& t : in_.header().tensors) {
       const std::optional<dtype> plain = gguf::plain_dtype(t.type);
       if (!plain) ++dequantized;
       tensors_.push_back({t.name, plain.value_or(dtype::F32), t.shape});
@@ -39,7 +39,7 @@ class gguf_source final : public tensor_source {
 
   /// Raw bytes for plain types; else whole blocks at a time, dequantized to float32.
   status read(std::size_t index, const chunk_consumer& consume) const override {
-    const gguf::tensor_info& t = in_.info().tensors[index];
+    const gguf::tensor_info& t = in_.header().tensors[index];
     status s = read_blocks(t, consume);
     if (!s) {
       safetensors::error e = std::move(s).err();
@@ -80,7 +80,7 @@ class gguf_source final : public tensor_source {
 result<source_ptr> open_gguf_source(const std::string& path) {
   auto in = gguf::reader::open(path);
   if (!in) return std::move(in).err().with_path(path);
-  for (const gguf::tensor_info& t : in->info().tensors) {
+  for (const gguf::tensor_info& t : in->header().tensors) {
     const gguf::type_traits& tr = gguf::traits(t.type);
     if (!tr.dequantizable) {
       return make_error(error_code::unsupported, fmt::format("GGUF type {} cannot be dequantized", tr.name),
@@ -88,7 +88,7 @@ result<source_ptr> open_gguf_source(const std::string& path) {
           .with_path(path);
     }
   }
-  auto metadata = gguf::to_safetensors_metadata(in->info().metadata);
+  auto metadata = gguf::to_safetensors_metadata(in->header().metadata);
   if (!metadata) return std::move(metadata).err().with_path(path);
   return source_ptr(std::make_unique<gguf_source>(std::move(in).value(), std::move(metadata).value()));
 }

@@ -19,22 +19,23 @@ class numpy_input {
  public:
   struct array {
     std::string name;
-    const safetensors::npy_header* header = nullptr;
-    const safetensors::npz_array* member = nullptr;  // null for an .npy
+    const safetensors::numpy::npy_header* header = nullptr;
+    const safetensors::numpy::npz_array* member = nullptr;  // null for an .npy
   };
 
-  static safetensors::result<numpy_input> open(const std::string& path, const safetensors::npz_options& options = {}) {
+  static safetensors::result<numpy_input> open(const std::string& path,
+                                               const safetensors::numpy::npz_options& options = {}) {
     auto format = safetensors::sniff_file(path);
     if (!format) return std::move(format).err();
     numpy_input in;
     if (*format == safetensors::file_format::npy) {
-      auto npy = safetensors::npy_file::open(path);
+      auto npy = safetensors::numpy::npy_file::open(path);
       if (!npy) return std::move(npy).err();
       in.npy_.emplace(std::move(*npy));
       in.arrays_.push_back({std::filesystem::path(path).stem().string(), &in.npy_->header(), nullptr});
       return in;
     }
-    auto npz = safetensors::npz_archive::open(path, options);
+    auto npz = safetensors::numpy::npz_archive::open(path, options);
     if (!npz) return std::move(npz).err();
     in.npz_.emplace(std::move(*npz));
     for (const auto& a : in.npz_->arrays()) in.arrays_.push_back({a.name, &a.header, &a});
@@ -69,8 +70,8 @@ class numpy_input {
   }
 
  private:
-  std::optional<safetensors::npy_file> npy_;
-  std::optional<safetensors::npz_archive> npz_;
+  std::optional<safetensors::numpy::npy_file> npy_;
+  std::optional<safetensors::numpy::npz_archive> npz_;
   std::vector<array> arrays_;
 };
 
@@ -96,7 +97,7 @@ class numpy_source final : public tensor_source {
 
 }  // namespace
 
-result<source_ptr> open_numpy_source(const std::string& path, const npz_options& npz) {
+result<source_ptr> open_numpy_source(const std::string& path, const numpy::npz_options& npz) {
   auto in = numpy_input::open(path, npz);
   if (!in) return std::move(in).err().with_path(path);
   return source_ptr(std::make_unique<numpy_source>(path, std::move(in).value()));

@@ -18,13 +18,13 @@ namespace {
 
 // One tensor to write, and where its bytes come from.
 struct tensor_origin {
-  const torch_checkpoint* checkpoint = nullptr;
+  const torch::checkpoint* checkpoint = nullptr;
   std::size_t index = 0;
 };
 
 // Everything the inputs hold, after --shared is applied.
 struct conversion {
-  std::vector<std::unique_ptr<torch_checkpoint>> inputs;
+  std::vector<std::unique_ptr<torch::checkpoint>> inputs;
   std::vector<tensor_spec> specs;
   std::vector<tensor_origin> sources;
   metadata_map metadata{{"format", "pt"}};
@@ -35,10 +35,10 @@ struct conversion {
 // --shared dedup: a tensor that is exactly the same view as an earlier one (tied weights)
 // is not written; __metadata__ maps its name to the kept one, as save_model does. Other
 // views of a shared storage are written as copies. --shared keep copies every tensor.
-std::vector<bool> plan_shared(const torch_checkpoint& c, bool dedup, conversion& out) {
+std::vector<bool> plan_shared(const torch::checkpoint& c, bool dedup, conversion& out) {
   const auto tensors = c.tensors();
   std::vector<bool> dropped(tensors.size(), false);
-  for (const auto& group : shared_storage_groups(tensors)) {
+  for (const auto& group : torch::shared_storage_groups(tensors)) {
     std::vector<std::string> names;
     for (std::size_t i : group) names.push_back(tensors[i].name);
     if (!dedup) {
@@ -48,7 +48,7 @@ std::vector<bool> plan_shared(const torch_checkpoint& c, bool dedup, conversion&
     for (std::size_t a = 0; a < group.size(); ++a) {
       if (dropped[group[a]]) continue;
       for (std::size_t b = a + 1; b < group.size(); ++b) {
-        if (dropped[group[b]] || !same_view(tensors[group[a]], tensors[group[b]])) continue;
+        if (dropped[group[b]] || !torch::same_view(tensors[group[a]], tensors[group[b]])) continue;
         dropped[group[b]] = true;
         out.metadata[tensors[group[b]].name] = tensors[group[a]].name;
         out.notes.push_back(fmt::format("deduplicated: {} is {} (recorded in __metadata__)", tensors[group[b]].name,
@@ -60,13 +60,13 @@ std::vector<bool> plan_shared(const torch_checkpoint& c, bool dedup, conversion&
 }
 
 status add_checkpoint(const std::string& path, const source_options& options, conversion& out) {
-  torch_open_options open_options;
+  torch::open_options open_options;
   open_options.key = options.key;
   open_options.strict = options.strict;
-  auto opened = torch_checkpoint::open(path, open_options);
+  auto opened = torch::checkpoint::open(path, open_options);
   if (!opened) return std::move(opened).err();
-  out.inputs.push_back(std::make_unique<torch_checkpoint>(std::move(opened).value()));
-  const torch_checkpoint& c = *out.inputs.back();
+  out.inputs.push_back(std::make_unique<torch::checkpoint>(std::move(opened).value()));
+  const torch::checkpoint& c = *out.inputs.back();
   const auto dropped = plan_shared(c, options.shared == shared_tensors::dedup, out);
   for (std::size_t i = 0; i < c.tensors().size(); ++i) {
     if (dropped[i]) continue;
@@ -76,7 +76,7 @@ status add_checkpoint(const std::string& path, const source_options& options, co
     out.total_bytes += byte_size(t.type, t.shape).bytes;
   }
   for (const auto& s : c.skipped()) {
-    if (s.kind == torch_skip_kind::not_tensor) {
+    if (s.kind == torch::skip_kind::not_tensor) {
       out.notes.push_back(fmt::format("skipped {}: {}", s.name, s.reason));
     } else if (options.on_warning) {
       // Objects outside the pickle allowlist and tensors SafeTensors cannot hold (strict refuses them).
@@ -108,7 +108,7 @@ class pytorch_source final : public tensor_source {
 };
 
 result<source_ptr> open_directory(const std::string& path, const source_options& options) {
-  auto index = read_torch_shard_index(path);
+  auto index = torch::read_shard_index(path);
   if (!index) return std::move(index).err().with_path(path);
   conversion c;
   std::uint64_t largest_shard = 0;

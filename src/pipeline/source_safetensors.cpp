@@ -19,7 +19,7 @@ class safetensors_reader final : public tensor_source {
     for (const auto& t : file_.tensors()) {
       tensors_.push_back({std::string(t.name), t.type, std::vector<std::uint64_t>(t.shape.begin(), t.shape.end())});
     }
-    metadata_ = file_.meta().metadata();
+    metadata_ = file_.header().metadata();
   }
 
   status read(std::size_t index, const chunk_consumer& consume) const override {
@@ -49,7 +49,7 @@ class checkpoint_reader final : public tensor_source {
     }
     shard_bytes_ = std::max<std::uint64_t>(shard_bytes_, 1);
     std::vector<std::optional<metadata_map>> all;
-    for (const auto& shard : checkpoint_.shards()) all.push_back(shard.file.meta().metadata());
+    for (const auto& shard : checkpoint_.shards()) all.push_back(shard.file.header().metadata());
     metadata_ = common_metadata(all, on_warning);
   }
 

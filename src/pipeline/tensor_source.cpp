@@ -47,7 +47,7 @@ result<source_ptr> open_source(const std::string& path, const source_options& op
 
 status read_tensor_chunks(const file& f, const tensor_info& t, std::vector<std::byte>& buffer,
                           const chunk_consumer& consume, std::size_t max_bytes) {
-  const std::uint64_t start = f.meta().data_start() + t.begin;
+  const std::uint64_t start = f.header().data_start() + t.begin;
   const std::uint64_t size = t.byte_size();
   buffer.resize(static_cast<std::size_t>(std::min<std::uint64_t>(size, max_bytes)));
   for (std::uint64_t done = 0; done < size;) {

@@ -18,8 +18,8 @@
 
 namespace safetensors::remote {
 
-struct http_source::impl {
-  impl(const options& opts, detail::url_origin origin) : net(opts, std::move(origin)) {}
+struct http_source::state {
+  state(const options& opts, detail::url_origin origin) : net(opts, std::move(origin)) {}
 
   detail::client net;
   std::string url;   // after the first request's redirects
@@ -89,14 +89,14 @@ constexpr std::size_t max_range_header = 6000;
 
 }  // namespace
 
-error http_source::impl::changed_error(std::uint64_t offset, const std::string& why, const std::string& where) const {
+error http_source::state::changed_error(std::uint64_t offset, const std::string& why, const std::string& where) const {
   return detail::remote_error(
       url, offset,
       fmt::format("the file changed since it was opened ({} for {}); its parts would not belong together", why, where));
 }
 
-status http_source::impl::fetch_ranges(std::span<const detail::wanted_bytes> pieces,
-                                       std::span<const detail::request_range> ranges) {
+status http_source::state::fetch_ranges(std::span<const detail::wanted_bytes> pieces,
+                                        std::span<const detail::request_range> ranges) {
   auto one_by_one = [&](std::span<const std::size_t> which) -> status {
     for (std::size_t i : which) {
       if (auto s = fetch_ranges(pieces, ranges.subspan(i, 1)); !s) return s;
@@ -139,7 +139,7 @@ status http_source::impl::fetch_ranges(std::span<const detail::wanted_bytes> pie
   return one_by_one(missing);
 }
 
-status http_source::impl::fetch_range(std::uint64_t offset, std::span<std::byte> destination) {
+status http_source::state::fetch_range(std::uint64_t offset, std::span<std::byte> destination) {
   detail::request r;
   r.begin = offset;
   r.if_range = if_range;
@@ -168,17 +168,17 @@ status http_source::impl::fetch_range(std::uint64_t offset, std::span<std::byte>
   return {};
 }
 
-http_source::http_source(std::unique_ptr<impl> p) : impl_(std::move(p)) {}
+http_source::http_source(std::unique_ptr<state> p) : state_(std::move(p)) {}
 http_source::~http_source() = default;
 
-const std::string& http_source::name() const noexcept { return impl_->name; }
-std::uint64_t http_source::size() const noexcept { return impl_->size; }
-transfer_stats http_source::stats() const noexcept { return impl_->net.stats(); }
+const std::string& http_source::name() const noexcept { return state_->name; }
+std::uint64_t http_source::size() const noexcept { return state_->size; }
+transfer_stats http_source::stats() const noexcept { return state_->net.stats(); }
 
 result<std::shared_ptr<http_source>> http_source::open(const std::string& url, const options& opts) {
   auto origin = detail::origin_of(url);
   if (!origin) return std::move(origin).err();
-  auto p = std::make_unique<impl>(opts, std::move(origin).value());
+  auto p = std::make_unique<state>(opts, std::move(origin).value());
   p->name = display_url(url);
   p->head.resize(static_cast<std::size_t>(std::max<std::uint64_t>(opts.speculative_header_bytes, 8)));
   detail::request r;
@@ -233,7 +233,7 @@ result<std::shared_ptr<http_source>> http_source::open(const std::string& url, c
 }
 
 status http_source::read(std::uint64_t offset, std::span<std::byte> destination) const {
-  impl& p = *impl_;
+  state& p = *state_;
   std::uint64_t end = 0;
   if (__builtin_add_overflow(offset, destination.size(), &end) || end > p.size) {
     return make_error(error_code::invalid_argument,
@@ -262,7 +262,7 @@ status http_source::read(std::uint64_t offset, std::span<std::byte> destination)
 }
 
 status http_source::read_ranges(std::span<const byte_range> ranges, std::span<std::byte> destination) const {
-  impl& p = *impl_;
+  state& p = *state_;
   const options& o = p.net.settings();
   const std::uint64_t part = std::max<std::uint64_t>(o.part_bytes, 1);
   // The wanted bytes with their destinations, the first response's bytes copied, each piece

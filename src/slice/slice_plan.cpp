@@ -187,7 +187,7 @@ result<slice_plan> plan_slice(const file& f, std::string_view tensor, std::span<
                       std::string(tensor))
         .with_path(f.path());
   }
-  auto plan = plan_slice(*info, f.meta().data_start(), indexers);
+  auto plan = plan_slice(*info, f.header().data_start(), indexers);
   if (!plan) {
     return std::move(plan).err().with_path(f.path());
   }

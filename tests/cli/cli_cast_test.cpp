@@ -67,7 +67,7 @@ TEST(CliCast, CommonTargetsMatchTheEncoder) {
     EXPECT_EQ(f->find("n")->type, safetensors::dtype::I32) << "integers are copied";
     EXPECT_EQ(bytes_of(*f, "n"), std::vector<std::byte>(std::as_bytes(std::span(fx.ints)).begin(),
                                                         std::as_bytes(std::span(fx.ints)).end()));
-    EXPECT_EQ(f->meta().metadata()->at("format"), "pt");
+    EXPECT_EQ(f->header().metadata()->at("format"), "pt");
   }
 }
 

@@ -43,7 +43,7 @@ std::vector<float> floats_of(const safetensors::file& f, std::string_view name) 
 }
 
 std::vector<std::byte> gguf_tensor_bytes(const gguf::reader& r, const std::string& name) {
-  const gguf::tensor_info* t = r.info().find_tensor(name);
+  const gguf::tensor_info* t = r.header().find_tensor(name);
   EXPECT_NE(t, nullptr) << name;
   std::vector<std::byte> out(t->byte_size);
   EXPECT_OK(r.read(*t, 0, out));
@@ -63,7 +63,7 @@ TEST(CliConvertGguf, KeepsNamesTypesShapesAndMetadataAsText) {
   EXPECT_EQ(f.find("blk.0.bf16")->type, safetensors::dtype::BF16);
   EXPECT_EQ(f.find("i64")->type, safetensors::dtype::I64);
   EXPECT_EQ(floats_of(f, "blk.0.f16"), (std::vector<float>{1, -2, 0.5, 65504}));
-  const auto& meta = *f.meta().metadata();
+  const auto& meta = *f.header().metadata();
   EXPECT_EQ(meta.at("general.name"), "plain \"fixture\" \xC3\xA9");
   EXPECT_EQ(meta.at("test.u64"), "18446744073709551615");
   EXPECT_EQ(meta.at("test.i8"), "-100");
@@ -83,18 +83,18 @@ TEST(CliConvertGguf, RoundTripRestoresTensorBytesAndTypedMetadata) {
   auto round = gguf::reader::open((dir / "b.gguf").string());
   ASSERT_OK(original);
   ASSERT_OK(round);
-  EXPECT_EQ(round->info().alignment, 32U);
-  ASSERT_EQ(round->info().tensors.size(), original->info().tensors.size());
-  for (const auto& t : original->info().tensors) {
-    const gguf::tensor_info* r = round->info().find_tensor(t.name);
+  EXPECT_EQ(round->header().alignment, 32U);
+  ASSERT_EQ(round->header().tensors.size(), original->header().tensors.size());
+  for (const auto& t : original->header().tensors) {
+    const gguf::tensor_info* r = round->header().find_tensor(t.name);
     ASSERT_NE(r, nullptr) << t.name;
     EXPECT_EQ(r->type, t.type) << t.name;
     EXPECT_EQ(r->shape, t.shape) << t.name;
     EXPECT_EQ(gguf_tensor_bytes(*round, t.name), gguf_tensor_bytes(*original, t.name)) << t.name;
   }
   // Every key comes back with its type and value, in the original order, then general.alignment.
-  const auto& before = original->info().metadata;
-  const auto& after = round->info().metadata;
+  const auto& before = original->header().metadata;
+  const auto& after = round->header().metadata;
   ASSERT_EQ(after.size(), before.size() + 1);
   for (std::size_t i = 0; i < before.size(); ++i) {
     EXPECT_EQ(after[i].key, before[i].key);
@@ -175,14 +175,14 @@ TEST(CliConvertGguf, LongNamesAreAnErrorUnlessHashed) {
   ASSERT_EQ(hashed.status, 0) << hashed.err;
   auto g = gguf::reader::open((dir / "b.gguf").string());
   ASSERT_OK(g);
-  const auto& from = std::get<gguf::array_value>(*g->info().find("safetensors.renamed.from"));
-  const auto& to = std::get<gguf::array_value>(*g->info().find("safetensors.renamed.to"));
+  const auto& from = std::get<gguf::array_value>(*g->header().find("safetensors.renamed.from"));
+  const auto& to = std::get<gguf::array_value>(*g->header().find("safetensors.renamed.to"));
   ASSERT_EQ(from.strings, std::vector<std::string>{long_name});
   ASSERT_EQ(to.strings.size(), 1U);
   EXPECT_EQ(to.strings[0].size(), 63U);
   EXPECT_EQ(to.strings[0].substr(0, 54), long_name.substr(0, 54));
-  EXPECT_NE(g->info().find_tensor(to.strings[0]), nullptr);
-  EXPECT_NE(g->info().find_tensor("short"), nullptr);
+  EXPECT_NE(g->header().find_tensor(to.strings[0]), nullptr);
+  EXPECT_NE(g->header().find_tensor("short"), nullptr);
 }
 
 TEST(CliConvertGguf, DtypesWithoutAGgufTypeAreRefused) {

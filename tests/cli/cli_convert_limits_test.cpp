@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 
 /// A deflated F32 array of zeros written by the library (a real ~1000:1 deflate stream).
 void write_zero_npz(const fs::path& path, std::vector<std::uint64_t> shape) {
-  auto writer = safetensors::npz_writer::create(path.string(), {.compress = true});
+  auto writer = safetensors::numpy::npz_writer::create(path.string(), {.compress = true});
   ASSERT_OK(writer);
   ASSERT_OK(writer->begin_array("zeros", safetensors::dtype::F32, shape));
   std::uint64_t bytes = 4;

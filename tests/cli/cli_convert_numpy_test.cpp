@@ -85,7 +85,7 @@ TEST(CliConvertNumpy, RoundTripThroughNpzKeepsTensorBytes) {
     auto out = safetensors::file::open(back.string());
     ASSERT_OK(out);
     ASSERT_EQ(out->tensors().size(), in->tensors().size());
-    EXPECT_FALSE(out->meta().metadata().has_value());
+    EXPECT_FALSE(out->header().metadata().has_value());
     for (const auto& t : in->tensors()) {
       const auto* u = out->find(t.name);
       ASSERT_NE(u, nullptr) << t.name;

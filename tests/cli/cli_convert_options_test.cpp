@@ -239,12 +239,12 @@ TEST(CliConvertOptions, DequantizedGgufWrittenBackHasTheFileTypeOfItsTensors) {
       ASSERT_EQ(r.status, 0) << r.err;
       auto g = gguf::reader::open(back.string());
       ASSERT_OK(g);
-      const gguf::value* ft = g->info().find("general.file_type");
+      const gguf::value* ft = g->header().find("general.file_type");
       ASSERT_NE(ft, nullptr);
       ASSERT_TRUE(std::holds_alternative<std::uint32_t>(*ft));
       EXPECT_EQ(std::get<std::uint32_t>(*ft), file_type) << name;
-      EXPECT_EQ(g->info().find("general.quantization_version"), nullptr) << name;
-      EXPECT_NE(g->info().find("general.architecture"), nullptr) << name;
+      EXPECT_EQ(g->header().find("general.quantization_version"), nullptr) << name;
+      EXPECT_NE(g->header().find("general.architecture"), nullptr) << name;
     }
   }
 }

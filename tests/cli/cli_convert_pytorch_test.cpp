@@ -76,9 +76,9 @@ TEST(CliConvertPytorch, SharedKeepCopiesAndDedupRecordsInMetadata) {
   expect_output_matches(dedup, "tied.pt", 1);
   auto f = st::file::open(dedup.string());
   ASSERT_OK(f);
-  ASSERT_TRUE(f->meta().metadata().has_value());
-  EXPECT_EQ(f->meta().metadata()->at("lm_head.weight"), "embed.weight");
-  EXPECT_EQ(f->meta().metadata()->at("format"), "pt");
+  ASSERT_TRUE(f->header().metadata().has_value());
+  EXPECT_EQ(f->header().metadata()->at("lm_head.weight"), "embed.weight");
+  EXPECT_EQ(f->header().metadata()->at("format"), "pt");
   EXPECT_NE(f->find("first_row"), nullptr);  // a partial view is copied, never dropped
 }
 

@@ -59,8 +59,8 @@ TEST(CliExtract, SelectRenameAndEditMetadata) {
   EXPECT_EQ(names_of(*f), (std::vector<std::string>{"blocks.0.w", "blocks.1.w"}));
   EXPECT_EQ(values_of(*f, "blocks.0.w"), (std::vector<float>{1, 2}));
   EXPECT_EQ(values_of(*f, "blocks.1.w"), (std::vector<float>{4, 5}));
-  ASSERT_TRUE(f->meta().metadata().has_value());
-  EXPECT_EQ(*f->meta().metadata(), (safetensors::metadata_map{{"format", "st"}, {"license", "mit"}}));
+  ASSERT_TRUE(f->header().metadata().has_value());
+  EXPECT_EQ(*f->header().metadata(), (safetensors::metadata_map{{"format", "st"}, {"license", "mit"}}));
 }
 
 TEST(CliExtract, ExactRenameAndAlignment) {
@@ -70,7 +70,7 @@ TEST(CliExtract, ExactRenameAndAlignment) {
   ASSERT_EQ(r.status, 0) << r.err;
   auto f = safetensors::file::open(fx.out.string());
   ASSERT_OK(f);
-  EXPECT_EQ(f->meta().data_start() % 64, 0U);
+  EXPECT_EQ(f->header().data_start() % 64, 0U);
   EXPECT_EQ(names_of(*f),
             (std::vector<std::string>{"model.layers.0.b", "model.layers.0.w", "model.layers.1.w", "norm"}));
   EXPECT_EQ(values_of(*f, "norm"), (std::vector<float>{6, 7, 8}));

@@ -61,7 +61,7 @@ TEST(MlxCli, QuantizeThenDequantizeRoundTrip) {
 
   auto f = safetensors::file::open(quantized.string());
   ASSERT_TRUE(f) << f.err().to_string();
-  const auto& md = *f->meta().metadata();
+  const auto& md = *f->header().metadata();
   EXPECT_EQ(md.at("format"), "mlx");
   EXPECT_EQ(md.at("quantization_bits"), "4");
   EXPECT_EQ(md.at("quantization_group_size"), "64");
@@ -71,7 +71,7 @@ TEST(MlxCli, QuantizeThenDequantizeRoundTrip) {
   ASSERT_TRUE(config) << config.err().to_string();
   ASSERT_TRUE(config->has_value());
   EXPECT_EQ(*(*config)->global, (mlx::quant_params{mlx::quant_mode::affine, 4, 64}));
-  auto info = mlx::describe_checkpoint(f->meta(), &**config);
+  auto info = mlx::describe_checkpoint(f->header(), &**config);
   ASSERT_TRUE(info);
   ASSERT_EQ(info->layers.size(), 3U);  // embedding and two linears; not the norm, bias, or 100-wide weight
   const auto* qp = f->find("model.layers.0.self_attn.q_proj.weight");
@@ -90,8 +90,8 @@ TEST(MlxCli, QuantizeThenDequantizeRoundTrip) {
   auto original = safetensors::file::open(model.string());
   ASSERT_TRUE(original);
   EXPECT_EQ(r->tensors().size(), original->tensors().size());
-  EXPECT_EQ(r->meta().metadata()->count("quantization_bits"), 0U);
-  EXPECT_EQ(r->meta().metadata()->at("format"), "mlx");
+  EXPECT_EQ(r->header().metadata()->count("quantization_bits"), 0U);
+  EXPECT_EQ(r->header().metadata()->at("format"), "mlx");
   for (const auto& layer : info->layers) {
     SCOPED_TRACE(layer.weight);
     auto ref = mlx::layer_ref(*f, layer);

@@ -73,7 +73,7 @@ void expect_same_tensors(const fs::path& single, const fs::path& sharded, std::s
     EXPECT_TRUE(std::ranges::equal(loc->info->shape, t.shape));
     EXPECT_TRUE(std::ranges::equal(many->file_of(*loc).view(*loc->info).data, one->view(t).data));
   }
-  for (const auto& shard : many->shards()) EXPECT_EQ(shard.file.meta().metadata(), one->meta().metadata());
+  for (const auto& shard : many->shards()) EXPECT_EQ(shard.file.header().metadata(), one->header().metadata());
   auto report = safetensors::verify_checkpoint(sharded.string());
   ASSERT_TRUE(report) << report.err().to_string();
   EXPECT_TRUE(report->ok());

@@ -123,7 +123,7 @@ TEST(GgufWriter, StreamsOnlyCompleteFilesAndNamesTheTensorThatIsShortOrLong) {
   ASSERT_OK(whole->commit());
   auto back = gguf::reader::open(path);
   ASSERT_OK(back);
-  EXPECT_EQ(back->info().tensors.size(), 2U);
+  EXPECT_EQ(back->header().tensors.size(), 2U);
 }
 
 }  // namespace

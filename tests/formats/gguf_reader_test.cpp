@@ -73,7 +73,7 @@ void expect_error(const gguf_bytes& b, error_code code, std::uint64_t offset, co
 TEST(GgufReader, ReadsEveryValueTypeAndTensorOfTheFixture) {
   auto r = gguf::reader::open(fixture("plain.gguf").string());
   ASSERT_OK(r);
-  const gguf::header& h = r->info();
+  const gguf::header& h = r->header();
   EXPECT_EQ(h.version, 3U);
   EXPECT_EQ(h.alignment, 32U);
   ASSERT_EQ(h.metadata.size(), 19U);
@@ -113,12 +113,12 @@ TEST(GgufReader, ReadsEveryValueTypeAndTensorOfTheFixture) {
 TEST(GgufReader, ReadsVersion2AndCustomAlignment) {
   auto v2 = gguf::reader::open(fixture("v2.gguf").string());
   ASSERT_OK(v2);
-  EXPECT_EQ(v2->info().version, 2U);
+  EXPECT_EQ(v2->header().version, 2U);
   auto a64 = gguf::reader::open(fixture("align64.gguf").string());
   ASSERT_OK(a64);
-  EXPECT_EQ(a64->info().alignment, 64U);
-  EXPECT_EQ(a64->info().tensors[1].offset, 64U);
-  EXPECT_EQ(a64->info().data_start, 192U);
+  EXPECT_EQ(a64->header().alignment, 64U);
+  EXPECT_EQ(a64->header().tensors[1].offset, 64U);
+  EXPECT_EQ(a64->header().data_start, 192U);
 }
 
 TEST(GgufReader, EveryTruncationIsAnErrorAndAPrefixAsksForMore) {
@@ -246,8 +246,8 @@ TEST(GgufReader, OpenReadsHeadersLargerThanItsFirstRead) {
   st_test::write_bytes(dir / "big.gguf", b.bytes());
   const auto r = gguf::reader::open((dir / "big.gguf").string());
   ASSERT_OK(r);
-  EXPECT_EQ(std::get<std::string>(*r->info().find("tokenizer.chat_template")).size(), big.size());
-  EXPECT_EQ(r->info().tensors.at(0).name, "w");
+  EXPECT_EQ(std::get<std::string>(*r->header().find("tokenizer.chat_template")).size(), big.size());
+  EXPECT_EQ(r->header().tensors.at(0).name, "w");
 }
 
 TEST(GgufReader, ErrorsNameThePathAndTensor) {

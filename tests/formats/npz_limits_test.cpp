@@ -22,15 +22,16 @@
 
 namespace {
 
+namespace numpy = safetensors::numpy;
 namespace fs = std::filesystem;
 using safetensors::dtype;
 using safetensors::error_code;
-using safetensors::npz_archive;
+using safetensors::numpy::npz_archive;
 
 /// An .npz with one deflated F32 array of zeros, written by the library's own writer (so
 /// the bomb is a real deflate stream, about 1000:1).
 void write_zero_npz(const fs::path& path, const std::string& name, std::vector<std::uint64_t> shape) {
-  auto writer = safetensors::npz_writer::create(path.string(), {.compress = true});
+  auto writer = safetensors::numpy::npz_writer::create(path.string(), {.compress = true});
   ASSERT_OK(writer);
   ASSERT_OK(writer->begin_array(name, dtype::F32, shape));
   std::uint64_t bytes = 4;
@@ -48,7 +49,7 @@ TEST(NpzLimits, GeneratedBombIsRefusedQuicklyNamingMemberAndLimit) {
   write_zero_npz(path, "zeros", {4096, 4096});  // 64 MiB of zeros in about 64 KiB
   ASSERT_LT(fs::file_size(path), std::uintmax_t{1} << 20);
   const auto start = std::chrono::steady_clock::now();
-  auto a = npz_archive::open(path.string());
+  auto a = numpy::npz_archive::open(path.string());
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_ERROR(a, error_code::limit_exceeded) << a.err().to_string();
   EXPECT_NE(a.err().message.find("zeros.npy"), std::string::npos) << a.err().message;
@@ -56,11 +57,11 @@ TEST(NpzLimits, GeneratedBombIsRefusedQuicklyNamingMemberAndLimit) {
   EXPECT_LT(took, std::chrono::seconds(1)) << "refused before inflating";
 
   // The same archive within raised limits opens, and the total-size limit still applies.
-  safetensors::npz_options raised;
+  safetensors::numpy::npz_options raised;
   raised.max_compression_ratio = 2000;
-  EXPECT_OK(npz_archive::open(path.string(), raised));
+  EXPECT_OK(numpy::npz_archive::open(path.string(), raised));
   raised.max_expanded_bytes = std::uint64_t{32} << 20;
-  auto total = npz_archive::open(path.string(), raised);
+  auto total = numpy::npz_archive::open(path.string(), raised);
   ASSERT_ERROR(total, error_code::limit_exceeded);
   EXPECT_NE(total.err().message.find("zeros.npy"), std::string::npos) << total.err().message;
   EXPECT_NE(total.err().message.find("limit of 33554432 bytes"), std::string::npos) << total.err().message;
@@ -69,15 +70,15 @@ TEST(NpzLimits, GeneratedBombIsRefusedQuicklyNamingMemberAndLimit) {
 TEST(NpzLimits, SmallConstantMembersAreBelowTheRatioFloor) {
   const auto path = st_test::scratch_dir() / "bias.npz";
   write_zero_npz(path, "bias", {250000});  // 1 MB of zeros: a zero-initialised tensor, not a bomb
-  EXPECT_OK(npz_archive::open(path.string()));
+  EXPECT_OK(numpy::npz_archive::open(path.string()));
 }
 
 TEST(NpzLimits, ReadChunksStreamsAndMatchesRead) {
   const auto path = st_test::scratch_dir() / "big.npz";
   write_zero_npz(path, "zeros", {2048, 2048});  // 16 MiB
-  safetensors::npz_options raised;
+  safetensors::numpy::npz_options raised;
   raised.max_compression_ratio = 2000;
-  auto a = npz_archive::open(path.string(), raised);
+  auto a = numpy::npz_archive::open(path.string(), raised);
   ASSERT_OK(a);
   std::uint64_t seen = 0;
   std::size_t largest = 0;
@@ -97,7 +98,7 @@ TEST(NpzLimits, ReadChunksStreamsAndMatchesRead) {
   int checked = 0;
   for (const auto& e : st_test::numpy_expectations()) {
     if (e.member == "-") continue;
-    auto npz = npz_archive::open(st_test::numpy_fixture(e.file).string());
+    auto npz = numpy::npz_archive::open(st_test::numpy_fixture(e.file).string());
     ASSERT_OK(npz);
     for (const auto& array : npz->arrays()) {
       if (array.name != e.member) continue;
@@ -158,10 +159,10 @@ TEST(NpzLimits, AllocationFailureIsLimitExceeded) {
 #endif
   const auto path = st_test::scratch_dir() / "fortran.npz";
   write_fortran_claim(path);
-  safetensors::npz_options lax;
+  safetensors::numpy::npz_options lax;
   lax.max_compression_ratio = std::uint64_t{1} << 40;
   lax.max_expanded_bytes = std::uint64_t{1} << 40;
-  auto a = npz_archive::open(path.string(), lax);
+  auto a = numpy::npz_archive::open(path.string(), lax);
   ASSERT_OK(a);
   ASSERT_TRUE(a->arrays()[0].header.needs_transpose());
   const pid_t child = fork();

@@ -14,9 +14,10 @@
 
 namespace {
 
+namespace numpy = safetensors::numpy;
 using safetensors::dtype;
 using safetensors::error_code;
-using safetensors::npy_header;
+using safetensors::numpy::npy_header;
 
 std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes(std::span(s)); }
 
@@ -27,8 +28,9 @@ std::string npy_with_header(const std::string& dict, std::size_t data_bytes = 0)
   return out + dict + std::string(data_bytes, '\0');
 }
 
-safetensors::result<npy_header> parse_dict(const std::string& dict, const safetensors::npy_options& o = {}) {
-  return safetensors::parse_npy_header(bytes_of(npy_with_header(dict)), o);
+safetensors::result<numpy::npy_header> parse_dict(const std::string& dict,
+                                                  const safetensors::numpy::npy_options& o = {}) {
+  return safetensors::numpy::parse_npy_header(bytes_of(npy_with_header(dict)), o);
 }
 
 TEST(NumpyNpy, EveryFixtureMatchesNumpysBytes) {
@@ -37,13 +39,13 @@ TEST(NumpyNpy, EveryFixtureMatchesNumpysBytes) {
     if (e.member != "-") continue;
     SCOPED_TRACE(e.file);
     const auto file = st_test::read_bytes(st_test::numpy_fixture(e.file));
-    auto h = safetensors::parse_npy_header(file);
+    auto h = safetensors::numpy::parse_npy_header(file);
     ASSERT_OK(h);
     EXPECT_EQ(safetensors::dtype_name(h->type), e.dtype);
     EXPECT_EQ(h->shape, e.shape);
     ASSERT_EQ(h->data_offset + h->data_bytes, file.size());
     std::vector<std::byte> out(h->data_bytes);
-    ASSERT_OK(safetensors::npy_to_c_order(*h, std::span(file).subspan(h->data_offset), out));
+    ASSERT_OK(safetensors::numpy::npy_to_c_order(*h, std::span(file).subspan(h->data_offset), out));
     EXPECT_EQ(st_test::hex(out), e.hex);
     ++checked;
   }
@@ -51,20 +53,20 @@ TEST(NumpyNpy, EveryFixtureMatchesNumpysBytes) {
 }
 
 TEST(NumpyNpy, HeaderDetailsOfNumpyAndMlxFiles) {
-  auto fortran = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture("fortran_3d_i2.npy")));
+  auto fortran = safetensors::numpy::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture("fortran_3d_i2.npy")));
   ASSERT_OK(fortran);
   EXPECT_TRUE(fortran->fortran_order);
   EXPECT_TRUE(fortran->needs_transpose());
   EXPECT_FALSE(fortran->is_c_order_little_endian());
   EXPECT_EQ(fortran->data_offset % 64, 0U);
 
-  auto big = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture("big_endian_i4.npy")));
+  auto big = safetensors::numpy::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture("big_endian_i4.npy")));
   ASSERT_OK(big);
   EXPECT_TRUE(big->big_endian);
   EXPECT_EQ(big->descr, ">i4");
 
   // MLX: '<V2' is BF16; fortran_order True on a 1-D array needs no copy; data at byte 70.
-  auto mlx = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture("mlx_bf16.npy")));
+  auto mlx = safetensors::numpy::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture("mlx_bf16.npy")));
   ASSERT_OK(mlx);
   EXPECT_EQ(mlx->type, dtype::BF16);
   EXPECT_TRUE(mlx->fortran_order);
@@ -72,7 +74,7 @@ TEST(NumpyNpy, HeaderDetailsOfNumpyAndMlxFiles) {
   EXPECT_EQ(mlx->data_offset, 70U);
 
   for (const char* name : {"version_2.npy", "version_3.npy"}) {
-    auto v = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture(name)));
+    auto v = safetensors::numpy::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture(name)));
     ASSERT_OK(v) << name;
     EXPECT_EQ(v->major_version, name[8] - '0');
   }
@@ -80,16 +82,16 @@ TEST(NumpyNpy, HeaderDetailsOfNumpyAndMlxFiles) {
 
 TEST(NumpyNpy, VoidDtypeNeedsAnOverrideOfTheRightWidth) {
   const auto file = st_test::read_bytes(st_test::numpy_fixture("void_v1.npy"));
-  auto plain = safetensors::parse_npy_header(file);
+  auto plain = safetensors::numpy::parse_npy_header(file);
   ASSERT_ERROR(plain, error_code::unsupported);
   EXPECT_NE(plain.err().message.find("|V1"), std::string::npos) << plain.err().message;
 
-  auto fp8 = safetensors::parse_npy_header(file, {.void_as = dtype::F8_E4M3});
+  auto fp8 = safetensors::numpy::parse_npy_header(file, {.void_as = dtype::F8_E4M3});
   ASSERT_OK(fp8);
   EXPECT_EQ(fp8->type, dtype::F8_E4M3);
   EXPECT_EQ(fp8->data_bytes, 4U);
 
-  auto wrong = safetensors::parse_npy_header(file, {.void_as = dtype::F16});
+  auto wrong = safetensors::numpy::parse_npy_header(file, {.void_as = dtype::F16});
   ASSERT_ERROR(wrong, error_code::invalid_argument);
   // The override also replaces the BF16 default for two-byte voids.
   auto as_f16 = parse_dict("{'descr': '<V2', 'fortran_order': False, 'shape': (1,)}", {.void_as = dtype::F16});
@@ -106,7 +108,7 @@ TEST(NumpyNpy, LiteralSyntaxAcceptedLikePython) {
   EXPECT_TRUE(scalar->shape.empty());
   EXPECT_EQ(scalar->data_bytes, 1U);
 
-  auto v = safetensors::detail::parse_py_literal(" [None, 'a\\'b', (1, -2, [True]), {'k': \"\\x41\"}] ");
+  auto v = safetensors::numpy::detail::parse_py_literal(" [None, 'a\\'b', (1, -2, [True]), {'k': \"\\x41\"}] ");
   ASSERT_OK(v);
   ASSERT_EQ(v->items.size(), 4U);
   EXPECT_EQ(v->items[1].text, "a'b");
@@ -162,11 +164,11 @@ TEST(NumpyNpy, MalformedFixturesAreClearErrors) {
       {"bad_deep.npy", error_code::invalid_format},
   };
   for (const auto& [name, code] : cases) {
-    auto h = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture(name)));
+    auto h = safetensors::numpy::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture(name)));
     ASSERT_ERROR(h, code) << name;
   }
   // A terabyte shape parses (the header is valid) but claims far more data than the file holds.
-  auto tb = safetensors::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture("bad_terabyte_shape.npy")));
+  auto tb = safetensors::numpy::parse_npy_header(st_test::read_bytes(st_test::numpy_fixture("bad_terabyte_shape.npy")));
   ASSERT_OK(tb);
   EXPECT_EQ(tb->data_bytes, 4ULL << 40);
 }
@@ -174,11 +176,11 @@ TEST(NumpyNpy, MalformedFixturesAreClearErrors) {
 TEST(NumpyNpy, HeaderLengthLimit) {
   std::string huge =
       npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)}" + std::string(2000, ' '));
-  safetensors::npy_options small_limit;
+  safetensors::numpy::npy_options small_limit;
   small_limit.max_header_bytes = 1000;
-  auto h = safetensors::parse_npy_header(bytes_of(huge), small_limit);
+  auto h = safetensors::numpy::parse_npy_header(bytes_of(huge), small_limit);
   ASSERT_ERROR(h, error_code::limit_exceeded);
-  auto size = safetensors::npy_preamble_size(bytes_of(huge.substr(0, 12)));
+  auto size = safetensors::numpy::npy_preamble_size(bytes_of(huge.substr(0, 12)));
   ASSERT_OK(size);
   EXPECT_EQ(*size, huge.size());
 }
@@ -186,15 +188,15 @@ TEST(NumpyNpy, HeaderLengthLimit) {
 TEST(NumpyNpy, EncodedHeadersAreAlignedAndParseBack) {
   for (const dtype t : safetensors::all_dtypes()) {
     const std::vector<std::uint64_t> shape{2, 3};
-    auto pre = safetensors::npy_encode_header(t, shape);
-    if (!safetensors::npy_descr(t)) {
+    auto pre = safetensors::numpy::npy_encode_header(t, shape);
+    if (!safetensors::numpy::npy_descr(t)) {
       ASSERT_ERROR(pre, error_code::unsupported);
       continue;
     }
     ASSERT_OK(pre) << safetensors::dtype_name(t);
     EXPECT_EQ(pre->size() % 64, 0U);
     EXPECT_EQ(pre->back(), '\n');
-    auto back = safetensors::parse_npy_header(bytes_of(*pre));
+    auto back = safetensors::numpy::parse_npy_header(bytes_of(*pre));
     ASSERT_OK(back);
     EXPECT_EQ(back->type, t);
     EXPECT_EQ(back->shape, shape);
@@ -202,11 +204,11 @@ TEST(NumpyNpy, EncodedHeadersAreAlignedAndParseBack) {
   }
   // A header past 65535 bytes needs version 2.0.
   const std::vector<std::uint64_t> many(30000, 1);
-  auto v2 = safetensors::npy_encode_header(dtype::F32, many);
+  auto v2 = safetensors::numpy::npy_encode_header(dtype::F32, many);
   ASSERT_OK(v2);
   EXPECT_EQ((*v2)[6], '\x02');
   EXPECT_EQ(v2->size() % 64, 0U);
-  auto back = safetensors::parse_npy_header(bytes_of(*v2));
+  auto back = safetensors::numpy::parse_npy_header(bytes_of(*v2));
   ASSERT_OK(back);
   EXPECT_EQ(back->shape.size(), many.size());
 }
@@ -220,7 +222,7 @@ TEST(NumpyNpy, WriteNpyGivesNumpysBytes) {
     std::vector<std::byte> data(e.hex.size() / 2);
     for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::byte(std::stoul(e.hex.substr(2 * i, 2), nullptr, 16));
     const auto path = dir / e.file;
-    ASSERT_OK(safetensors::write_npy(path.string(), *safetensors::parse_dtype(e.dtype), e.shape, data));
+    ASSERT_OK(safetensors::numpy::write_npy(path.string(), *safetensors::parse_dtype(e.dtype), e.shape, data));
     EXPECT_EQ(st_test::read_bytes(path), st_test::read_bytes(st_test::numpy_fixture(e.file)));
     ++compared;
   }
@@ -228,7 +230,7 @@ TEST(NumpyNpy, WriteNpyGivesNumpysBytes) {
 
   const std::vector<std::uint64_t> shape{2, 2};
   const std::vector<std::byte> six(6);
-  auto short_data = safetensors::write_npy((dir / "b.npy").string(), dtype::I16, shape, six);
+  auto short_data = safetensors::numpy::write_npy((dir / "b.npy").string(), dtype::I16, shape, six);
   ASSERT_ERROR(short_data, error_code::invalid_argument);
   EXPECT_FALSE(std::filesystem::exists(dir / "b.npy"));
 }

@@ -14,18 +14,19 @@
 
 namespace {
 
+namespace numpy = safetensors::numpy;
 using safetensors::dtype;
 using safetensors::error_code;
-using safetensors::npz_archive;
+using safetensors::numpy::npz_archive;
 
-const safetensors::npz_array* find(const npz_archive& a, std::string_view name) {
+const safetensors::numpy::npz_array* find(const numpy::npz_archive& a, std::string_view name) {
   for (const auto& array : a.arrays()) {
     if (array.name == name) return &array;
   }
   return nullptr;
 }
 
-std::vector<std::byte> read_array(const npz_archive& a, const safetensors::npz_array& array) {
+std::vector<std::byte> read_array(const numpy::npz_archive& a, const safetensors::numpy::npz_array& array) {
   std::vector<std::byte> out(array.header.data_bytes);
   auto s = a.read(array, out);
   EXPECT_OK(s);
@@ -33,17 +34,17 @@ std::vector<std::byte> read_array(const npz_archive& a, const safetensors::npz_a
 }
 
 TEST(NumpyNpz, EveryMemberMatchesNumpysBytes) {
-  std::map<std::string, npz_archive> open;
+  std::map<std::string, numpy::npz_archive> open;
   int checked = 0;
   for (const auto& e : st_test::numpy_expectations()) {
     if (e.member == "-" || e.file == st_test::numpy_zip64_fixture) continue;
     SCOPED_TRACE(e.file + ":" + e.member);
     if (!open.contains(e.file)) {
-      auto a = npz_archive::open(st_test::numpy_fixture(e.file).string());
+      auto a = numpy::npz_archive::open(st_test::numpy_fixture(e.file).string());
       ASSERT_OK(a);
       open.emplace(e.file, std::move(*a));
     }
-    const npz_archive& archive = open.at(e.file);
+    const numpy::npz_archive& archive = open.at(e.file);
     const auto* array = find(archive, e.member);
     ASSERT_NE(array, nullptr);
     EXPECT_EQ(safetensors::dtype_name(array->header.type), e.dtype);
@@ -63,7 +64,7 @@ TEST(NumpyNpz, EveryMemberMatchesNumpysBytes) {
 // 0xFFFFFFFF, as any archive over 4 GiB), which Debian's minizip 1.1 ignores on LP64: the
 // zip reader decodes them itself.
 TEST(NumpyNpz, Zip64CentralDirectory) {
-  auto a = npz_archive::open(st_test::numpy_fixture(st_test::numpy_zip64_fixture).string());
+  auto a = numpy::npz_archive::open(st_test::numpy_fixture(st_test::numpy_zip64_fixture).string());
   ASSERT_OK(a);
   for (const auto& e : st_test::numpy_expectations()) {
     if (e.file != st_test::numpy_zip64_fixture) continue;
@@ -74,8 +75,8 @@ TEST(NumpyNpz, Zip64CentralDirectory) {
 }
 
 TEST(NumpyNpz, StoredMembersAreViewedInPlaceDeflatedOnesAreNot) {
-  auto stored = npz_archive::open(st_test::numpy_fixture("stored.npz").string());
-  auto deflated = npz_archive::open(st_test::numpy_fixture("deflated.npz").string());
+  auto stored = numpy::npz_archive::open(st_test::numpy_fixture("stored.npz").string());
+  auto deflated = numpy::npz_archive::open(st_test::numpy_fixture("deflated.npz").string());
   ASSERT_OK(stored);
   ASSERT_OK(deflated);
   // One-byte elements are always aligned: a stored, C-order bool array must be a view.
@@ -96,7 +97,7 @@ TEST(NumpyNpz, HostileArchivesAreClearErrors) {
       {"dtype_f4.npy", error_code::invalid_format, ""},  // not a zip at all
   };
   for (const auto& [name, code, says] : cases) {
-    auto a = npz_archive::open(st_test::numpy_fixture(name).string());
+    auto a = numpy::npz_archive::open(st_test::numpy_fixture(name).string());
     ASSERT_ERROR(a, code) << name;
     EXPECT_NE(a.err().to_string().find(says), std::string::npos) << name << ": " << a.err().to_string();
     EXPECT_NE(a.err().path.find(name), std::string::npos) << name;
@@ -114,7 +115,7 @@ std::vector<sample> every_numpy_dtype() {
   std::vector<sample> out;
   std::uint8_t next = 1;
   for (const dtype t : safetensors::all_dtypes()) {
-    if (!safetensors::npy_descr(t)) continue;
+    if (!safetensors::numpy::npy_descr(t)) continue;
     sample s{fmt::format("t.{}", safetensors::dtype_name(t)), t, {3, 2}, {}};
     s.data.resize(safetensors::byte_size(t, s.shape).bytes);
     for (auto& b : s.data) b = std::byte{t == dtype::BOOL ? static_cast<std::uint8_t>(next++ & 1) : next++};
@@ -130,11 +131,11 @@ TEST(NumpyNpz, WrittenArchivesReadBackExactly) {
   const auto samples = every_numpy_dtype();
   for (const bool compress : {false, true}) {
     const auto path = (dir / (compress ? "c.npz" : "s.npz")).string();
-    auto w = safetensors::npz_writer::create(path, {.compress = compress});
+    auto w = safetensors::numpy::npz_writer::create(path, {.compress = compress});
     ASSERT_OK(w);
     for (const auto& s : samples) ASSERT_OK(w->add_array(s.name, s.type, s.shape, s.data)) << s.name;
     ASSERT_OK(w->commit());
-    auto a = npz_archive::open(path);
+    auto a = numpy::npz_archive::open(path);
     ASSERT_OK(a);
     ASSERT_EQ(a->arrays().size(), samples.size());
     for (const auto& s : samples) {
@@ -154,7 +155,7 @@ TEST(NumpyNpz, WriterRefusesWhatCannotBeReadBack) {
   const std::vector<std::uint64_t> shape{2};
   const std::vector<std::byte> two(2);
   {
-    auto w = safetensors::npz_writer::create((dir / "x.npz").string());
+    auto w = safetensors::numpy::npz_writer::create((dir / "x.npz").string());
     ASSERT_OK(w);
     for (const char* bad : {"../up", "/abs", "", "./x", "back\\slash"}) {
       auto s = w->add_array(bad, dtype::U8, shape, two);

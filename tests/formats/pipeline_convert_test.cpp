@@ -57,7 +57,7 @@ TEST(PipelineConvert, PyTorchToSafetensorsKeepsEveryTensorExactly) {
     ASSERT_OK(view);
     EXPECT_EQ(sha256_of(view->data), want.at(std::string(t.name)).sha256) << t.name;
   }
-  EXPECT_EQ(f->meta().metadata()->at("format"), "pt");
+  EXPECT_EQ(f->header().metadata()->at("format"), "pt");
 }
 
 TEST(PipelineConvert, ProgressReachesTheTotalAndCancellingLeavesNoOutput) {

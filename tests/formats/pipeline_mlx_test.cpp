@@ -50,7 +50,7 @@ TEST(PipelineMlx, QuantizeThenDequantizeIsMlxsRoundTrip) {
   EXPECT_EQ(qf->find("layer.weight")->type, st::dtype::U32);
   EXPECT_NE(qf->find("layer.scales"), nullptr);
   EXPECT_NE(qf->find("layer.biases"), nullptr);
-  EXPECT_EQ(qf->meta().metadata()->at("quantization_bits"), "4");
+  EXPECT_EQ(qf->header().metadata()->at("quantization_bits"), "4");
 
   // The expected values: MLX's quantizer and dequantizer on the same rows, in memory.
   const auto p = st::mlx::default_params(st::mlx::quant_mode::affine);
@@ -78,7 +78,7 @@ TEST(PipelineMlx, QuantizeThenDequantizeIsMlxsRoundTrip) {
   ASSERT_OK(got);
   ASSERT_EQ(got->data.size(), want.size() * sizeof(float));
   EXPECT_EQ(std::memcmp(got->data.data(), want.data(), got->data.size()), 0);
-  EXPECT_FALSE(df->meta().metadata() && df->meta().metadata()->contains("quantization_bits"));
+  EXPECT_FALSE(df->header().metadata() && df->header().metadata()->contains("quantization_bits"));
 }
 
 TEST(PipelineMlx, BadRequestsAndCancellationLeaveNoOutput) {

@@ -77,7 +77,7 @@ TEST(PipelineRewrite, SelectsRenamesAndEditsMetadata) {
   ASSERT_OK(f);
   EXPECT_EQ(names_of(*f), (std::vector<std::string>{"x.w", "n"}));
   EXPECT_EQ(floats_of(*f, "x.w"), (std::vector<float>{1, 2, 3, 1e6F}));
-  EXPECT_EQ(*f->meta().metadata(), (st::metadata_map{{"new", "1"}, {"owner", "you"}}));
+  EXPECT_EQ(*f->header().metadata(), (st::metadata_map{{"new", "1"}, {"owner", "you"}}));
 }
 
 TEST(PipelineRewrite, PatternsAndRulesThatMatchNothingFailBeforeWriting) {
@@ -166,7 +166,7 @@ TEST(PipelineRewrite, ShardsSeveralInputsIntoOneCheckpoint) {
   ASSERT_OK(c);
   EXPECT_EQ(c->tensors().size(), 8U);
   for (const auto& shard : c->shards()) {
-    EXPECT_EQ(*shard.file.meta().metadata(), (st::metadata_map{{"format", "pt"}}));
+    EXPECT_EQ(*shard.file.header().metadata(), (st::metadata_map{{"format", "pt"}}));
   }
 }
 
@@ -213,11 +213,11 @@ TEST(PipelineRewrite, LayoutAndOptionsThatDoNotApplyAreRefused) {
   ASSERT_OK(sp::convert(in, (dir / "aligned.safetensors").string(), aligned));
   auto f = st::file::open((dir / "aligned.safetensors").string());
   ASSERT_OK(f);
-  EXPECT_EQ(f->meta().data_start() % 64, 0U);  // the data buffer starts at a multiple of the alignment
+  EXPECT_EQ(f->header().data_start() % 64, 0U);  // the data buffer starts at a multiple of the alignment
   ASSERT_OK(sp::convert(in, (dir / "plain.safetensors").string()));
   auto plain = st::file::open((dir / "plain.safetensors").string());
   ASSERT_OK(plain);
-  EXPECT_NE(plain->meta().data_start() % 64, 0U);  // so the check above is the option's doing
+  EXPECT_NE(plain->header().data_start() % 64, 0U);  // so the check above is the option's doing
 
   EXPECT_ERROR_SAYING(sp::convert(in, (dir / "x.npz").string(), aligned), st::error_code::invalid_argument,
                       "an alignment applies to SafeTensors output only");

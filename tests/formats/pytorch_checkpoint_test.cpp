@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// torch_checkpoint over the fixtures of scripts/fixtures/make_pytorch_fixtures.py: every
+// torch::checkpoint over the fixtures of scripts/fixtures/make_pytorch_fixtures.py: every
 // tensor's bytes equal PyTorch's (SHA-256 recorded at generation time), and every
 // malicious file is refused with a specific error.
 #include <gtest/gtest.h>
@@ -25,7 +25,7 @@ using st_test::shape_text;
 
 std::filesystem::path fixture(const std::string& name) { return st_test::pytorch_fixture(name); }
 
-std::string tensor_sha256(const st::torch_checkpoint& ckpt, std::size_t index, std::size_t chunk = 7) {
+std::string tensor_sha256(const st::torch::checkpoint& ckpt, std::size_t index, std::size_t chunk = 7) {
   auto hash = st::sha256_hasher::create();
   EXPECT_OK(hash);
   auto ok = ckpt.read_tensor(
@@ -42,7 +42,7 @@ std::string tensor_sha256(const st::torch_checkpoint& ckpt, std::size_t index, s
 // Opens `name` and compares every tensor and skipped entry with expected.tsv.
 void expect_matches_pytorch(const std::string& name, const std::string& expected_name = "") {
   const auto& want = pytorch_expected().tensors.at(expected_name.empty() ? name : expected_name);
-  auto ckpt = st::torch_checkpoint::open(fixture(name).string());
+  auto ckpt = st::torch::checkpoint::open(fixture(name).string());
   ASSERT_OK(ckpt);
   ASSERT_EQ(ckpt->tensors().size(), want.size()) << name;
   for (std::size_t i = 0; i < ckpt->tensors().size(); ++i) {
@@ -62,7 +62,7 @@ void expect_matches_pytorch(const std::string& name, const std::string& expected
 }
 
 st::error open_error(const std::string& name) {
-  auto ckpt = st::torch_checkpoint::open(fixture(name).string());
+  auto ckpt = st::torch::checkpoint::open(fixture(name).string());
   EXPECT_FALSE(ckpt.ok()) << name << " was accepted";
   if (ckpt.ok()) return {};
   EXPECT_EQ(ckpt.err().path, fixture(name).string());
@@ -75,15 +75,15 @@ TEST(PytorchCheckpoint, DtypesScalarsAndEmptyTensorsMatchPytorch) { expect_match
 TEST(PytorchCheckpoint, ViewsAreMaterialisedContiguously) { expect_matches_pytorch("views.pt"); }
 TEST(PytorchCheckpoint, TiedWeightsShareAStorage) {
   expect_matches_pytorch("tied.pt");
-  auto ckpt = st::torch_checkpoint::open(fixture("tied.pt").string());
+  auto ckpt = st::torch::checkpoint::open(fixture("tied.pt").string());
   ASSERT_OK(ckpt);
-  auto groups = st::shared_storage_groups(ckpt->tensors());
+  auto groups = st::torch::shared_storage_groups(ckpt->tensors());
   ASSERT_EQ(groups.size(), 1u);
   ASSERT_EQ(groups[0].size(), 3u);
   const auto& t = ckpt->tensors();
   EXPECT_EQ(t[groups[0][0]].name, "embed.weight");
-  EXPECT_TRUE(st::same_view(t[groups[0][0]], t[groups[0][2]]));   // embed.weight, lm_head.weight
-  EXPECT_FALSE(st::same_view(t[groups[0][0]], t[groups[0][1]]));  // first_row is a slice
+  EXPECT_TRUE(st::torch::same_view(t[groups[0][0]], t[groups[0][2]]));   // embed.weight, lm_head.weight
+  EXPECT_FALSE(st::torch::same_view(t[groups[0][0]], t[groups[0][1]]));  // first_row is a slice
 }
 TEST(PytorchCheckpoint, OrderedDictStateDictAndParameters) {
   expect_matches_pytorch("ordered.pt");
@@ -91,7 +91,7 @@ TEST(PytorchCheckpoint, OrderedDictStateDictAndParameters) {
 }
 TEST(PytorchCheckpoint, NestedDictsFlattenAndNonTensorsAreSkipped) {
   expect_matches_pytorch("nested.pt");
-  auto ckpt = st::torch_checkpoint::open(fixture("nested.pt").string());
+  auto ckpt = st::torch::checkpoint::open(fixture("nested.pt").string());
   ASSERT_OK(ckpt);
   for (const auto& s : ckpt->skipped()) {
     if (s.name == "epoch") {
@@ -103,31 +103,31 @@ TEST(PytorchCheckpoint, NestedDictsFlattenAndNonTensorsAreSkipped) {
   }
 }
 TEST(PytorchCheckpoint, KeySelectsANestedStateDict) {
-  st::torch_open_options options;
+  st::torch::open_options options;
   options.key = "state_dict";
-  auto ckpt = st::torch_checkpoint::open(fixture("nested.pt").string(), options);
+  auto ckpt = st::torch::checkpoint::open(fixture("nested.pt").string(), options);
   ASSERT_OK(ckpt);
   ASSERT_EQ(ckpt->tensors().size(), 3u);
   EXPECT_EQ(ckpt->tensors()[0].name, "encoder.w");
   EXPECT_TRUE(ckpt->skipped().empty());
   options.key = "state_dict.encoder";
-  ckpt = st::torch_checkpoint::open(fixture("nested.pt").string(), options);
+  ckpt = st::torch::checkpoint::open(fixture("nested.pt").string(), options);
   ASSERT_OK(ckpt);
   EXPECT_EQ(ckpt->tensors().size(), 2u);
   options.key = "model";
-  ckpt = st::torch_checkpoint::open(fixture("nested.pt").string(), options);
+  ckpt = st::torch::checkpoint::open(fixture("nested.pt").string(), options);
   ASSERT_ERROR(ckpt, st::error_code::invalid_argument);
   EXPECT_NE(ckpt.err().message.find("top-level keys: state_dict, epoch"), std::string::npos) << ckpt.err().message;
 }
 TEST(PytorchCheckpoint, LegacyFormatIsRead) {
   expect_matches_pytorch("legacy.pt");
   expect_matches_pytorch("legacy_tied.pt");
-  auto ckpt = st::torch_checkpoint::open(fixture("legacy.pt").string());
+  auto ckpt = st::torch::checkpoint::open(fixture("legacy.pt").string());
   ASSERT_OK(ckpt);
-  EXPECT_EQ(ckpt->container(), st::torch_container::legacy);
+  EXPECT_EQ(ckpt->container(), st::torch::container_kind::legacy);
 }
 TEST(PytorchCheckpoint, BigEndianStoragesAreSwapped) {
-  auto ckpt = st::torch_checkpoint::open(fixture("bigendian.pt").string());
+  auto ckpt = st::torch::checkpoint::open(fixture("bigendian.pt").string());
   ASSERT_OK(ckpt);
   EXPECT_TRUE(ckpt->big_endian());
   expect_matches_pytorch("bigendian.pt");
@@ -184,7 +184,7 @@ TEST(PytorchCheckpoint, TruncatedZipSaysTruncatedAndHowLong) {
     const auto path = dir / ("cut" + std::to_string(keep) + ".pt");
     st_test::write_bytes(path,
                          std::vector<std::byte>(whole.begin(), whole.begin() + static_cast<std::ptrdiff_t>(keep)));
-    auto c = st::torch_checkpoint::open(path.string());
+    auto c = st::torch::checkpoint::open(path.string());
     ASSERT_ERROR(c, st::error_code::invalid_format) << keep;
     EXPECT_NE(c.err().message.find("truncated"), std::string::npos) << c.err().message;
     EXPECT_EQ(c.err().message.find("not a zip archive"), std::string::npos) << c.err().message;
@@ -192,20 +192,20 @@ TEST(PytorchCheckpoint, TruncatedZipSaysTruncatedAndHowLong) {
   // torch writes each record's size after its data (a data descriptor): when the file ends
   // in the middle of a record, the message names it.
   for (std::size_t keep : {whole.size() / 2, std::size_t{1100}}) {
-    auto c = st::torch_checkpoint::open((dir / ("cut" + std::to_string(keep) + ".pt")).string());
+    auto c = st::torch::checkpoint::open((dir / ("cut" + std::to_string(keep) + ".pt")).string());
     ASSERT_FALSE(c.ok());
     EXPECT_NE(c.err().message.find("truncated zip archive: the file has " + std::to_string(keep) + " bytes"),
               std::string::npos)
         << c.err().message;
   }
-  auto inside = st::torch_checkpoint::open((dir / "cut100.pt").string());
+  auto inside = st::torch::checkpoint::open((dir / "cut100.pt").string());
   EXPECT_NE(inside.err().message.find("ends inside member 1 'basic/data.pkl'"), std::string::npos)
       << inside.err().message;
   // With sizes in the local headers (Python's zipfile), the expected size is known.
   const auto sized = st_test::read_bytes(fixture("float8.pt"));
   const auto cut = dir / "float8_cut.pt";
   st_test::write_bytes(cut, std::vector<std::byte>(sized.begin(), sized.begin() + 150));
-  auto known = st::torch_checkpoint::open(cut.string());
+  auto known = st::torch::checkpoint::open(cut.string());
   ASSERT_FALSE(known.ok());
   EXPECT_NE(known.err().message.find("the file has 150 bytes, its records need at least 390"), std::string::npos)
       << known.err().message;
@@ -218,31 +218,31 @@ TEST(PytorchCheckpoint, EveryPickleProtocolInBothContainers) {
       const std::string name = "protocol" + std::to_string(protocol) + "_" + container + ".pt";
       SCOPED_TRACE(name);
       expect_matches_pytorch(name);
-      auto c = st::torch_checkpoint::open(fixture(name).string());
+      auto c = st::torch::checkpoint::open(fixture(name).string());
       ASSERT_OK(c);
       EXPECT_EQ(c->container(),
-                std::string(container) == "zip" ? st::torch_container::zip : st::torch_container::legacy);
+                std::string(container) == "zip" ? st::torch::container_kind::zip : st::torch::container_kind::legacy);
     }
   }
 }
 
-st::torch_skip_kind skip_kind(const st::torch_checkpoint& c, const std::string& name) {
+st::torch::skip_kind skip_kind(const st::torch::checkpoint& c, const std::string& name) {
   for (const auto& s : c.skipped()) {
     if (s.name == name) return s.kind;
   }
   ADD_FAILURE() << name << " not skipped";
-  return st::torch_skip_kind::not_tensor;
+  return st::torch::skip_kind::not_tensor;
 }
 
 // Namespace, numpy scalars and paths beside the tensors: skipped, never loaded.
 TEST(PytorchCheckpoint, ObjectsOutsideTheAllowlistAreSkipped) {
   for (const char* name : {"opaque.pt", "opaque_legacy.pt", "evil_beside_tensor.pt"}) expect_matches_pytorch(name);
-  auto c = st::torch_checkpoint::open(fixture("opaque.pt").string());
+  auto c = st::torch::checkpoint::open(fixture("opaque.pt").string());
   ASSERT_OK(c);
   for (const char* opaque : {"args", "np_step", "np_count", "path", "history"}) {
-    EXPECT_EQ(skip_kind(*c, opaque), st::torch_skip_kind::opaque_object) << opaque;
+    EXPECT_EQ(skip_kind(*c, opaque), st::torch::skip_kind::opaque_object) << opaque;
   }
-  EXPECT_EQ(skip_kind(*c, "epoch"), st::torch_skip_kind::not_tensor);
+  EXPECT_EQ(skip_kind(*c, "epoch"), st::torch::skip_kind::not_tensor);
   for (const auto& s : c->skipped()) {
     if (s.name == "args") {
       EXPECT_NE(s.reason.find("argparse.Namespace"), std::string::npos) << s.reason;
@@ -251,29 +251,29 @@ TEST(PytorchCheckpoint, ObjectsOutsideTheAllowlistAreSkipped) {
       EXPECT_NE(s.reason.find("contains an object"), std::string::npos) << s.reason;
     }
   }
-  st::torch_open_options strict;
+  st::torch::open_options strict;
   strict.strict = true;
-  auto refused = st::torch_checkpoint::open(fixture("opaque.pt").string(), strict);
+  auto refused = st::torch::checkpoint::open(fixture("opaque.pt").string(), strict);
   ASSERT_ERROR(refused, st::error_code::unsafe_content);
   EXPECT_TRUE(refused.err().tensor.has_value());
   strict.key = "model";  // the tensors alone are fine
-  EXPECT_OK(st::torch_checkpoint::open(fixture("opaque.pt").string(), strict));
+  EXPECT_OK(st::torch::checkpoint::open(fixture("opaque.pt").string(), strict));
 }
 
 TEST(PytorchCheckpoint, UnconvertibleTensorsAreSkippedNamingThem) {
   expect_matches_pytorch("unsupported_tensors.pt");
-  auto c = st::torch_checkpoint::open(fixture("unsupported_tensors.pt").string());
+  auto c = st::torch::checkpoint::open(fixture("unsupported_tensors.pt").string());
   ASSERT_OK(c);
   const std::map<std::string, std::string> why = {
       {"quantized", "quantized"}, {"sparse", "sparse"}, {"complex128", "ComplexDouble"}};
   for (const auto& s : c->skipped()) {
-    EXPECT_EQ(s.kind, st::torch_skip_kind::unsupported_tensor) << s.name;
+    EXPECT_EQ(s.kind, st::torch::skip_kind::unsupported_tensor) << s.name;
     ASSERT_TRUE(why.contains(s.name)) << s.name;
     EXPECT_NE(s.reason.find(why.at(s.name)), std::string::npos) << s.name << ": " << s.reason;
   }
-  st::torch_open_options strict;
+  st::torch::open_options strict;
   strict.strict = true;
-  auto refused = st::torch_checkpoint::open(fixture("unsupported_tensors.pt").string(), strict);
+  auto refused = st::torch::checkpoint::open(fixture("unsupported_tensors.pt").string(), strict);
   ASSERT_ERROR(refused, st::error_code::unsupported);
   EXPECT_TRUE(refused.err().tensor == "quantized" || refused.err().tensor == "sparse" ||
               refused.err().tensor == "complex128")
@@ -290,15 +290,15 @@ TEST(PytorchCheckpoint, KeyEdgeCasesAreInvalidArgumentsSayingWhatTheKeyNames) {
       {"history", "names a list"},
   };
   for (const auto& [key, says] : cases) {
-    st::torch_open_options options;
+    st::torch::open_options options;
     options.key = key;
-    auto c = st::torch_checkpoint::open(fixture("nested.pt").string(), options);
+    auto c = st::torch::checkpoint::open(fixture("nested.pt").string(), options);
     ASSERT_ERROR(c, st::error_code::invalid_argument) << key;
     EXPECT_NE(c.err().message.find(says), std::string::npos) << key << ": " << c.err().message;
   }
-  st::torch_open_options config;
+  st::torch::open_options config;
   config.key = "config";  // {"hidden": 4, "act": "gelu"}
-  auto empty = st::torch_checkpoint::open(fixture("opaque.pt").string(), config);
+  auto empty = st::torch::checkpoint::open(fixture("opaque.pt").string(), config);
   ASSERT_ERROR(empty, st::error_code::invalid_argument);
   EXPECT_NE(empty.err().message.find("--key 'config' names a dict that holds no tensor (skipped: hidden, act)"),
             std::string::npos)

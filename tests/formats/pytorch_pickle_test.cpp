@@ -42,8 +42,8 @@ std::string state_dict_pickle() {
 }
 
 st::error expect_error(const std::string& pickle, st::error_code code, const std::string& needle,
-                       const st::pickle_limits& limits = {}) {
-  auto doc = st::unpickle(bytes_of(pickle), limits);
+                       const st::torch::pickle_limits& limits = {}) {
+  auto doc = st::torch::unpickle(bytes_of(pickle), limits);
   EXPECT_FALSE(doc.ok());
   if (doc.ok()) return {};
   EXPECT_EQ(doc.err().code, code) << doc.err().message;
@@ -55,13 +55,13 @@ st::error expect_error(const std::string& pickle, st::error_code code, const std
 }  // namespace
 
 TEST(PytorchPickle, StateDictBuildsTensorAndStorage) {
-  auto doc = st::unpickle(bytes_of(state_dict_pickle()));
+  auto doc = st::torch::unpickle(bytes_of(state_dict_pickle()));
   ASSERT_OK(doc);
   const auto& root = doc->root();
-  ASSERT_EQ(root.kind, st::pickle_kind::dict);
+  ASSERT_EQ(root.kind, st::torch::pickle_kind::dict);
   ASSERT_EQ(root.items.size(), 2u);
   EXPECT_EQ(root.items[0]->text, "w");
-  ASSERT_EQ(root.items[1]->kind, st::pickle_kind::tensor);
+  ASSERT_EQ(root.items[1]->kind, st::torch::pickle_kind::tensor);
   ASSERT_EQ(doc->tensors().size(), 1u);
   const auto& t = doc->tensors()[0];
   EXPECT_EQ(t.type, st::dtype::F32);
@@ -83,7 +83,7 @@ TEST(PytorchPickle, ScalarsDecodeLikePython) {
                   "C\x02"
                   "ab" +
                   "\x8a\x09" + std::string(8, '\0') + "\x01l.";
-  auto doc = st::unpickle(bytes_of(p));
+  auto doc = st::torch::unpickle(bytes_of(p));
   ASSERT_OK(doc);
   const auto& items = doc->root().items;
   ASSERT_EQ(items.size(), 9u);
@@ -92,10 +92,10 @@ TEST(PytorchPickle, ScalarsDecodeLikePython) {
   EXPECT_EQ(items[2]->integer, -2);
   EXPECT_EQ(items[3]->integer, -1);
   EXPECT_EQ(items[4]->floating, 1.5);
-  EXPECT_EQ(items[5]->kind, st::pickle_kind::boolean);
-  EXPECT_EQ(items[6]->kind, st::pickle_kind::none);
+  EXPECT_EQ(items[5]->kind, st::torch::pickle_kind::boolean);
+  EXPECT_EQ(items[6]->kind, st::torch::pickle_kind::none);
   EXPECT_EQ(items[7]->text, "ab");
-  EXPECT_EQ(items[8]->kind, st::pickle_kind::big_integer);
+  EXPECT_EQ(items[8]->kind, st::torch::pickle_kind::big_integer);
   EXPECT_EQ(items[8]->text, "010000000000000000");
 }
 
@@ -113,12 +113,12 @@ TEST(PytorchPickle, UnknownGlobalsAreInertOpaqueValues) {
       "\x80\x02" + global("pathlib", "PosixPath") + "(" + str("/tmp") + "tR)R.",
   };
   for (const auto& p : pickles) {
-    auto doc = st::unpickle(bytes_of(p));
+    auto doc = st::torch::unpickle(bytes_of(p));
     ASSERT_OK(doc);
-    EXPECT_EQ(doc->root().kind, st::pickle_kind::opaque);
+    EXPECT_EQ(doc->root().kind, st::torch::pickle_kind::opaque);
     EXPECT_TRUE(doc->root().items.empty());
   }
-  auto doc = st::unpickle(bytes_of("\x80\x02" + global("os", "system") + "(" + str("id") + "tR."));
+  auto doc = st::torch::unpickle(bytes_of("\x80\x02" + global("os", "system") + "(" + str("id") + "tR."));
   ASSERT_OK(doc);
   EXPECT_EQ(doc->root().text, "os.system");
   // Instance creation of protocols 0-1 (Python 2 only) stays refused; so do keyword
@@ -134,18 +134,18 @@ TEST(PytorchPickle, UnknownGlobalsAreInertOpaqueValues) {
 
 // Protocols 0-1 spell bools, ints, floats and memo indices as text lines.
 TEST(PytorchPickle, TextOpcodesOfProtocolOne) {
-  auto doc =
-      st::unpickle(bytes_of("(I01\nI00\nI42\nI-7\nL123456789012345678901234567890L\nL-5L\nL255L\nF0.25\np3\ng3\nt."s));
+  auto doc = st::torch::unpickle(
+      bytes_of("(I01\nI00\nI42\nI-7\nL123456789012345678901234567890L\nL-5L\nL255L\nF0.25\np3\ng3\nt."s));
   ASSERT_OK(doc);
   const auto& items = doc->root().items;
   ASSERT_EQ(items.size(), 9u);
-  EXPECT_EQ(items[0]->kind, st::pickle_kind::boolean);
+  EXPECT_EQ(items[0]->kind, st::torch::pickle_kind::boolean);
   EXPECT_EQ(items[0]->integer, 1);
-  EXPECT_EQ(items[1]->kind, st::pickle_kind::boolean);
+  EXPECT_EQ(items[1]->kind, st::torch::pickle_kind::boolean);
   EXPECT_EQ(items[1]->integer, 0);
   EXPECT_EQ(items[2]->integer, 42);
   EXPECT_EQ(items[3]->integer, -7);
-  EXPECT_EQ(items[4]->kind, st::pickle_kind::big_integer);
+  EXPECT_EQ(items[4]->kind, st::torch::pickle_kind::big_integer);
   EXPECT_EQ(items[4]->text, "018ee90ff6c373e0ee4e3f0ad2");  // 123456789012345678901234567890 in hex
   EXPECT_EQ(items[5]->integer, -5);
   EXPECT_EQ(items[6]->integer, 255);
@@ -176,7 +176,7 @@ TEST(PytorchPickle, SemanticGuards) {
 }
 
 TEST(PytorchPickle, CapsOnMemoStackStringsAndContainers) {
-  st::pickle_limits small;
+  st::torch::pickle_limits small;
   small.max_memo = 2;
   small.max_stack = 4;
   small.max_string = 3;
@@ -186,7 +186,7 @@ TEST(PytorchPickle, CapsOnMemoStackStringsAndContainers) {
   expect_error("\x80\x02NNNNN.", st::error_code::limit_exceeded, "NONE at pickle byte 6: stack deeper than 4", small);
   expect_error("\x80\x02(((((.", st::error_code::limit_exceeded, "MARK at pickle byte 6", small);
   expect_error("\x80\x02" + str("abcd") + ".", st::error_code::limit_exceeded, "string of 4 bytes", small);
-  st::pickle_limits few_items;
+  st::torch::pickle_limits few_items;
   few_items.max_container = 3;
   expect_error("\x80\x02](NNNNe.", st::error_code::limit_exceeded, "APPENDS at pickle byte 8: container of more than 3",
                few_items);
@@ -200,7 +200,7 @@ TEST(PytorchPickle, CapsOnMemoStackStringsAndContainers) {
 TEST(PytorchPickle, EveryTruncationIsAnErrorNotACrash) {
   const std::string p = state_dict_pickle();
   for (std::size_t n = 0; n < p.size(); ++n) {
-    auto doc = st::unpickle(bytes_of(p.substr(0, n)));
+    auto doc = st::torch::unpickle(bytes_of(p.substr(0, n)));
     ASSERT_ERROR(doc, st::error_code::invalid_format) << "prefix of " << n << " bytes";
   }
 }
@@ -208,8 +208,8 @@ TEST(PytorchPickle, EveryTruncationIsAnErrorNotACrash) {
 TEST(PytorchPickle, MemoCyclesAreHeldSafely) {
   // l = []; l.append(l): the arena owns both references.
   auto doc =
-      st::unpickle(bytes_of("\x80\x02]q\x00h\x00"
-                            "a."s));
+      st::torch::unpickle(bytes_of("\x80\x02]q\x00h\x00"
+                                   "a."s));
   ASSERT_OK(doc);
   EXPECT_EQ(doc->root().items.at(0), &doc->root());
 }
@@ -230,7 +230,7 @@ TEST(PytorchPickle, MalformedArgumentsAreInvalidFormat) {
 }
 
 TEST(PytorchPickle, UnicodeStringsMustBeUtf8) {
-  auto ok = st::unpickle(bytes_of("\x80\x02"s + str("caf\xc3\xa9") + "."));
+  auto ok = st::torch::unpickle(bytes_of("\x80\x02"s + str("caf\xc3\xa9") + "."));
   ASSERT_OK(ok);
   EXPECT_EQ(ok->root().text, "caf\xc3\xa9");
   expect_error("\x80\x02"s + str("caf\xc3") + ".", st::error_code::invalid_format, "invalid UTF-8");
@@ -238,7 +238,7 @@ TEST(PytorchPickle, UnicodeStringsMustBeUtf8) {
 }
 
 TEST(PytorchPickle, RepeatedDictKeysReplaceTheValueAsInPython) {
-  auto doc = st::unpickle(bytes_of("\x80\x02}(" + str("a") + "N" + str("b") + "N" + str("a") + "K\x07u."));
+  auto doc = st::torch::unpickle(bytes_of("\x80\x02}(" + str("a") + "N" + str("b") + "N" + str("a") + "K\x07u."));
   ASSERT_OK(doc);
   ASSERT_EQ(doc->root().items.size(), 4u);
   EXPECT_EQ(doc->root().items[0]->text, "a");

@@ -119,7 +119,7 @@ TEST(Checkpoint, WritesShardsAndOpensThemAsOneNamespace) {
     const auto* t3 = c->find("t3");
     ASSERT_NE(t3, nullptr);
     EXPECT_EQ(c->shards()[t3->shard].name, "model-00002-of-00003.safetensors");
-    EXPECT_EQ(c->file_of(*t3).meta().metadata()->at("format"), "pt");
+    EXPECT_EQ(c->file_of(*t3).header().metadata()->at("format"), "pt");
     std::vector<std::byte> got(100);
     ASSERT_OK(c->read_into("t3", got));
     EXPECT_EQ(got, set.storage[3]);

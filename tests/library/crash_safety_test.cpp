@@ -82,12 +82,12 @@ TEST(CrashSafety, PreadReaderOfATruncatedFileGetsACleanError) {
   st_test::write_bytes(path, one_tensor_file(data));
   auto f = file::open(path, {io_backend::pread, {}});
   ASSERT_OK(f);
-  std::filesystem::resize_file(path, f->meta().data_start() + 1000);
+  std::filesystem::resize_file(path, f->header().data_start() + 1000);
   auto w = f->load("w");
   ASSERT_ERROR(w, error_code::io);
   EXPECT_EQ(w.err().path, path);
   EXPECT_EQ(w.err().tensor, "w");
-  EXPECT_EQ(w.err().offset, f->meta().data_start() + 1000);
+  EXPECT_EQ(w.err().offset, f->header().data_start() + 1000);
   EXPECT_NE(w.err().message.find("truncated"), std::string::npos) << w.err().message;
 }
 

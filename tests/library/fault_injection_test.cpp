@@ -164,7 +164,7 @@ TEST_F(FaultInjection, ReadErrorsAreCleanIoErrors) {
   ASSERT_FALSE(s.ok());
   expect_io(s.err(), EIO, target_, "read failed");
   EXPECT_EQ(s.err().tensor, "bias");
-  EXPECT_EQ(s.err().offset, f->meta().data_start() + f->find("bias")->begin);
+  EXPECT_EQ(s.err().offset, f->header().data_start() + f->find("bias")->begin);
 }
 
 TEST_F(FaultInjection, StreamReadsRetryEintrAndReportEio) {

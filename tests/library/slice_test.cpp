@@ -30,7 +30,7 @@ struct one_tensor {
     bytes = safetensors::serialize(tensors).value();
     f.emplace(safetensors::file::from_buffer(bytes).value());
   }
-  [[nodiscard]] std::uint64_t base() const { return f->meta().data_start(); }
+  [[nodiscard]] std::uint64_t base() const { return f->header().data_start(); }
   [[nodiscard]] const safetensors::tensor_info& info() const { return *f->find("t"); }
   auto plan(std::string_view spec) const {
     return safetensors::plan_slice(*f, "t", safetensors::parse_slice_spec(spec).value());

@@ -307,7 +307,7 @@ TEST(TensorParallelLoad, MultiRangeReaderGetsARowPartsRunsInOneCall) {
   auto f = safetensors::file::open_reader(reader);
   ASSERT_OK(f);
   const int opening_reads = reader->reads;
-  auto part = safetensors::plan_tensor_parallel(*f->find("w"), f->meta().data_start(), 1, 2, 4);
+  auto part = safetensors::plan_tensor_parallel(*f->find("w"), f->header().data_start(), 1, 2, 4);
   ASSERT_OK(part);
   ASSERT_EQ(part->ranges.size(), 12U);  // one run of 4 floats per row
   std::vector<float> got(12 * 4);

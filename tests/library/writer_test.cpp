@@ -98,7 +98,7 @@ TEST(Writer, MetadataKeysAreSortedAndEscaped) {
   EXPECT_EQ(header_text(file).rfind(R"({"__metadata__":{"a":"line\nbreak \"q\"","b":"2","c":""}})", 0), 0U);
   auto back = safetensors::file::from_buffer(file);
   ASSERT_OK(back);
-  EXPECT_EQ(*back->meta().metadata(), *o.metadata);
+  EXPECT_EQ(*back->header().metadata(), *o.metadata);
 }
 
 TEST(Writer, AlignmentPadsTheHeaderToTheRequestedBoundary) {
@@ -180,8 +180,8 @@ TEST(Writer, RoundTripsEveryDtype) {
     auto f = safetensors::file::open(path, opts);
     ASSERT_OK(f);
     EXPECT_EQ(f->tensors().size(), tensors.size());
-    EXPECT_EQ(*f->meta().metadata(), *o.metadata);
-    EXPECT_EQ(f->meta().data_start() % 8, 0U);
+    EXPECT_EQ(*f->header().metadata(), *o.metadata);
+    EXPECT_EQ(f->header().data_start() % 8, 0U);
     for (const tensor_data& t : tensors) {
       SCOPED_TRACE(t.name);
       const auto* info = f->find(t.name);
@@ -214,7 +214,7 @@ TEST(Writer, ReproducesReferenceWriterFilesOfTheCorpus) {
           {std::string(info.name), info.type, {info.shape.begin(), info.shape.end()}, f->view(info).data});
     }
     safetensors::write_options o;
-    o.metadata = f->meta().metadata();
+    o.metadata = f->header().metadata();
     EXPECT_EQ(serialize_ok(tensors, o), original);
     ++compared;
   }

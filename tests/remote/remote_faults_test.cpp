@@ -89,8 +89,8 @@ TEST(RemoteFaults, ConnectionResetMidTensorIsRetriedAndResumed) {
   ASSERT_EQ(lines.size(), 3U);  // head, the dropped range, the rest of it
   const safetensors::tensor_info* info = f->find("big");
   // The tensor starts inside the first response: only the rest is fetched.
-  const std::uint64_t begin = std::max<std::uint64_t>(f->meta().data_start() + info->begin, 100'000);
-  const std::uint64_t end = f->meta().data_start() + info->begin + 3'000'000 - 1;
+  const std::uint64_t begin = std::max<std::uint64_t>(f->header().data_start() + info->begin, 100'000);
+  const std::uint64_t end = f->header().data_start() + info->begin + 3'000'000 - 1;
   EXPECT_TRUE(has(lines[1], fmt::format("bytes={}-{}", begin, end))) << lines[1];
   // The server sent half of the body before dropping the connection.
   EXPECT_TRUE(has(lines[2], fmt::format("bytes={}-{}", begin + (end - begin + 1) / 2, end))) << lines[2];

@@ -50,7 +50,7 @@ safetensors::result<slice_read> read_part(const std::string& url, const remote::
   if (!source) return std::move(source).err();
   auto f = safetensors::file::open_reader(*source);
   if (!f) return std::move(f).err();
-  auto plan = safetensors::plan_tensor_parallel(*f->find("w"), f->meta().data_start(), 1, rank, 4);
+  auto plan = safetensors::plan_tensor_parallel(*f->find("w"), f->header().data_start(), 1, rank, 4);
   if (!plan) return std::move(plan).err();
   EXPECT_EQ(plan->ranges.size(), rows);
   const auto before = (*source)->stats();
@@ -129,7 +129,7 @@ TEST(RemoteMultiRange, NginxLogShowsTheRequestsAndBytes) {
   ASSERT_OK(source);
   auto f = safetensors::file::open_reader(*source);
   ASSERT_OK(f);
-  auto plan = safetensors::plan_tensor_parallel(*f->find("w"), f->meta().data_start(), 1, 2, 4);
+  auto plan = safetensors::plan_tensor_parallel(*f->find("w"), f->header().data_start(), 1, 2, 4);
   ASSERT_OK(plan);
   const auto mark = settled_mark(*s);
   std::vector<std::byte> got(plan->byte_size);
@@ -283,7 +283,7 @@ TEST(RemoteMultiRange, DescendingRangesAreReadInPlace) {
   // Rows in reverse, every other column: one range per element, in descending order.
   auto spec = safetensors::parse_slice_spec("::-1, 0:8");
   ASSERT_OK(spec);
-  auto plan = safetensors::plan_slice(*f->find("w"), f->meta().data_start(), *spec);
+  auto plan = safetensors::plan_slice(*f->find("w"), f->header().data_start(), *spec);
   ASSERT_OK(plan);
   std::vector<std::byte> got(plan->byte_size);
   ASSERT_OK(safetensors::read_slice(*f, *plan, got));

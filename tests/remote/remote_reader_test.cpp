@@ -46,7 +46,7 @@ TEST(RemoteReader, TypicalHeaderIsOneRequestAndTensorsAreExactRanges) {
   ASSERT_EQ(lines.size(), 2U) << ::testing::PrintToString(lines);
   EXPECT_TRUE(has(lines[0], "\"bytes=0-99999\"")) << lines[0];
   const safetensors::tensor_info* info = f->find("big");
-  const std::uint64_t begin = f->meta().data_start() + info->begin;
+  const std::uint64_t begin = f->header().data_start() + info->begin;
   EXPECT_TRUE(has(lines[1], fmt::format("206 \"bytes={}-{}\" 3000000", begin, begin + 3'000'000 - 1))) << lines[1];
 }
 
@@ -59,7 +59,7 @@ TEST(RemoteReader, LargeHeaderTakesTwoRequests) {
   ASSERT_OK(source);
   auto f = safetensors::file::open_reader(*source);
   ASSERT_OK(f);
-  EXPECT_GT(f->meta().data_start(), remote::default_speculative_header_bytes);
+  EXPECT_GT(f->header().data_start(), remote::default_speculative_header_bytes);
   EXPECT_EQ(f->tensors().size(), 3000U);
   EXPECT_EQ((*source)->stats().requests, 2U);
 }

@@ -38,7 +38,7 @@ run_result inspect_checkpoint(const std::string& path, bool json) {
     std::vector<std::string> shards;
     for (const auto& s : c->shards()) {
       shards.push_back(fmt::format(R"({{"name":{},"header":{}}})", safetensors::json_quote(s.name),
-                                   safetensors::header_to_json(s.file.meta())));
+                                   safetensors::header_to_json(s.file.header())));
     }
     fmt::print(R"({{"index":{},"metadata":{{{}}},"shards":[{}]}})"
                "\n",
@@ -47,7 +47,7 @@ run_result inspect_checkpoint(const std::string& path, bool json) {
     return exit_ok;
   }
   param_overrides overrides;
-  for (const auto& s : c->shards()) overrides.merge(logical_param_overrides(s.file.path(), s.file.meta()));
+  for (const auto& s : c->shards()) overrides.merge(logical_param_overrides(s.file.path(), s.file.header()));
   std::uint64_t params = 0;
   for (const auto& t : c->tensors()) params += param_count(overrides, *t.info);
   fmt::print("checkpoint:  {}\n", c->directory());
@@ -62,8 +62,8 @@ run_result inspect_checkpoint(const std::string& path, bool json) {
   fmt::print("\n{:<40}  {:>8}  {:>18}  {}\n", "shard", "tensors", "bytes", "__metadata__");
   for (const auto& s : c->shards()) {
     std::vector<std::string> meta;
-    if (s.file.meta().metadata()) {
-      for (const auto& [k, v] : *s.file.meta().metadata()) meta.push_back(fmt::format("{}={}", k, v));
+    if (s.file.header().metadata()) {
+      for (const auto& [k, v] : *s.file.header().metadata()) meta.push_back(fmt::format("{}={}", k, v));
     }
     fmt::print("{:<40}  {:>8}  {:>18}  {}\n", s.name, with_commas(s.file.tensors().size()),
                with_commas(s.file.file_size()), fmt::join(meta, " "));

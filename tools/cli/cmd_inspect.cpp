@@ -143,7 +143,7 @@ run_result inspect_tree(const inspect_args& args) {
     auto c = open_checkpoint_input(args.file);
     if (!c) return std::move(c).err();
     for (const auto& shard : c->shards()) {
-      const param_overrides overrides = logical_param_overrides(shard.file.path(), shard.file.meta());
+      const param_overrides overrides = logical_param_overrides(shard.file.path(), shard.file.header());
       for (const auto& t : shard.file.tensors()) {
         tensors.push_back({std::string(t.name), std::string(safetensors::dtype_name(t.type)),
                            std::vector<std::uint64_t>(t.shape.begin(), t.shape.end()), t.byte_size(),
@@ -181,10 +181,10 @@ run_result run_inspect(const inspect_args& args) {
   auto f = open_input(args.file);
   if (!f) return std::move(f).err();
   if (args.json) {
-    fmt::print("{}\n", safetensors::header_to_json(f->meta()));
+    fmt::print("{}\n", safetensors::header_to_json(f->header()));
   } else {
-    print_summary(args.file, f->meta(), f->file_size());
-    print_mlx_summary(args.file, f->meta());
+    print_summary(args.file, f->header(), f->file_size());
+    print_mlx_summary(args.file, f->header());
   }
   return exit_ok;
 }

@@ -8,10 +8,10 @@
 
 namespace st_cli {
 
-safetensors::result<safetensors::npz_options> npz_limits_of(const convert_args& args) {
+safetensors::result<safetensors::numpy::npz_options> npz_limits_of(const convert_args& args) {
   auto expanded = safetensors::parse_byte_size(args.max_expanded_size);
   if (!expanded) return usage_error("--max-expanded-size: " + expanded.err().message);
-  safetensors::npz_options options;
+  safetensors::numpy::npz_options options;
   options.max_expanded_bytes = *expanded;
   options.max_compression_ratio = args.max_ratio;
   return options;

@@ -13,8 +13,8 @@
 
 namespace st_cli {
 
-/// --max-expanded-size and --max-ratio as npz_options. InvalidArgument for a bad size.
-[[nodiscard]] safetensors::result<safetensors::npz_options> npz_limits_of(const convert_args& args);
+/// --max-expanded-size and --max-ratio as numpy::npz_options. InvalidArgument for a bad size.
+[[nodiscard]] safetensors::result<safetensors::numpy::npz_options> npz_limits_of(const convert_args& args);
 
 /// Runs `convert` and turns std::bad_alloc from anywhere inside it into LimitExceeded
 /// naming `path`, so that running out of memory is an error like any other, never an

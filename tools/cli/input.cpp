@@ -27,6 +27,6 @@ safetensors::result<safetensors::header> read_input_header(const std::string& pa
 
 std::size_t element_chunk_bytes(safetensors::dtype t) { return chunk_elements * safetensors::dtype_bits(t) / 8; }
 
-std::uint64_t total_tensor_bytes(const safetensors::file& f) { return f.meta().data_size(); }
+std::uint64_t total_tensor_bytes(const safetensors::file& f) { return f.header().data_size(); }
 
 }  // namespace st_cli

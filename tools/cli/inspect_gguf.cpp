@@ -93,7 +93,7 @@ void print_json(const gguf::header& h) {
 safetensors::result<file_listing> list_gguf(const std::string& path) {
   auto in = gguf::reader::open(path);
   if (!in) return safetensors::error(in.err()).with_path(path);
-  const gguf::header& h = in->info();
+  const gguf::header& h = in->header();
   file_listing out;
   out.format = fmt::format("GGUF v{}, alignment {}, data starts at byte {}", h.version, h.alignment, h.data_start);
   out.extra_title = "offset";
@@ -116,7 +116,7 @@ run_result inspect_gguf(const std::string& path, bool json) {
   }
   auto in = gguf::reader::open(path);
   if (!in) return safetensors::error(in.err()).with_path(path);
-  print_json(in->info());
+  print_json(in->header());
   return exit_ok;
 }
 

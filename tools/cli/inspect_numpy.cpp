@@ -23,7 +23,7 @@ class numpy_input {
  public:
   struct array {
     std::string name;
-    const safetensors::npy_header* header = nullptr;
+    const safetensors::numpy::npy_header* header = nullptr;
   };
 
   static safetensors::result<numpy_input> open(const std::string& path) {
@@ -31,13 +31,13 @@ class numpy_input {
     if (!format) return std::move(format).err();
     numpy_input in;
     if (*format == safetensors::file_format::npy) {
-      auto npy = safetensors::npy_file::open(path);
+      auto npy = safetensors::numpy::npy_file::open(path);
       if (!npy) return std::move(npy).err();
       in.npy_.emplace(std::move(*npy));
       in.arrays_.push_back({std::filesystem::path(path).stem().string(), &in.npy_->header()});
       return in;
     }
-    auto npz = safetensors::npz_archive::open(path);
+    auto npz = safetensors::numpy::npz_archive::open(path);
     if (!npz) return std::move(npz).err();
     in.npz_.emplace(std::move(*npz));
     for (const auto& a : in.npz_->arrays()) in.arrays_.push_back({a.name, &a.header});
@@ -48,8 +48,8 @@ class numpy_input {
   [[nodiscard]] bool is_npz() const { return npz_.has_value(); }
 
  private:
-  std::optional<safetensors::npy_file> npy_;
-  std::optional<safetensors::npz_archive> npz_;
+  std::optional<safetensors::numpy::npy_file> npy_;
+  std::optional<safetensors::numpy::npz_archive> npz_;
   std::vector<array> arrays_;
 };
 

@@ -18,14 +18,14 @@ namespace st = safetensors;
 }  // namespace
 
 st::result<file_listing> list_pytorch(const std::string& path) {
-  auto c = st::torch_checkpoint::open(path);
+  auto c = st::torch::checkpoint::open(path);
   if (!c) return safetensors::error(c.err()).with_path(path);
   std::map<std::size_t, std::size_t> users;  // storage -> tensors viewing it
   for (const auto& t : c->tensors()) ++users[t.storage];
   file_listing out;
-  out.format =
-      fmt::format("PyTorch checkpoint ({} container, {}-endian)",
-                  c->container() == st::torch_container::zip ? "zip" : "legacy", c->big_endian() ? "big" : "little");
+  out.format = fmt::format("PyTorch checkpoint ({} container, {}-endian)",
+                           c->container() == st::torch::container_kind::zip ? "zip" : "legacy",
+                           c->big_endian() ? "big" : "little");
   out.extra_title = "notes";
   for (const auto& t : c->tensors()) {
     std::vector<std::string> notes;
@@ -48,9 +48,9 @@ run_result inspect_pytorch(const std::string& path, bool json) {
     print_listing(path, *listing);
     return exit_ok;
   }
-  auto c = st::torch_checkpoint::open(path);
+  auto c = st::torch::checkpoint::open(path);
   if (!c) return safetensors::error(c.err()).with_path(path);
-  const char* container = c->container() == st::torch_container::zip ? "zip" : "legacy";
+  const char* container = c->container() == st::torch::container_kind::zip ? "zip" : "legacy";
   auto shape_text = [](const std::vector<std::uint64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); };
   std::string out =
       fmt::format(R"({{"format":"pytorch","container":"{}","big_endian":{},"tensors":[)", container, c->big_endian());

@@ -132,16 +132,16 @@ class reader {
   /// Opens and parses `path`. Errors carry `path`.
   [[nodiscard]] static result<reader> open(const std::string& path, const parse_limits& limits = {});
 
-  [[nodiscard]] const header& info() const& noexcept SAFETENSORS_LIFETIMEBOUND { return header_; }
-  const header& info() const&& = delete;
+  [[nodiscard]] const gguf::header& header() const& noexcept SAFETENSORS_LIFETIMEBOUND { return header_; }
+  const gguf::header& header() const&& = delete;
   [[nodiscard]] const std::string& path() const noexcept { return file_.path(); }
   /// Reads `dst.size()` bytes of tensor `t` starting `offset` bytes into it.
   [[nodiscard]] status read(const tensor_info& t, std::uint64_t offset, std::span<std::byte> dst) const;
 
  private:
-  reader(readonly_file file, header h) noexcept : file_(std::move(file)), header_(std::move(h)) {}
+  reader(readonly_file file, gguf::header h) noexcept : file_(std::move(file)), header_(std::move(h)) {}
   readonly_file file_;
-  header header_;
+  gguf::header header_;
 };
 
 }  // namespace safetensors::gguf

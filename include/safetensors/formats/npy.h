@@ -27,7 +27,7 @@
 #include "safetensors/error.h"
 #include "safetensors/lifetimebound.h"
 
-namespace safetensors {
+namespace safetensors::numpy {
 
 struct npy_options {
   /// The dtype of void arrays (`|V<n>`, n = its byte width). nullopt: `V2` is BF16
@@ -144,4 +144,4 @@ class npy_writer {
   std::unique_ptr<state> state_;
 };
 
-}  // namespace safetensors
+}  // namespace safetensors::numpy

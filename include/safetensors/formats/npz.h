@@ -25,7 +25,7 @@
 #include "safetensors/formats/npy.h"
 #include "safetensors/lifetimebound.h"
 
-namespace safetensors {
+namespace safetensors::numpy {
 
 /// Limits against zip bombs. A deflated member is refused up front (LimitExceeded naming
 /// the member and the limit) when its declared size breaks one of them, and no member is
@@ -127,4 +127,4 @@ class npz_writer {
   std::unique_ptr<state> state_;
 };
 
-}  // namespace safetensors
+}  // namespace safetensors::numpy

@@ -36,7 +36,7 @@
 #include "safetensors/error.h"
 #include "safetensors/lifetimebound.h"
 
-namespace safetensors {
+namespace safetensors::torch {
 
 namespace detail {
 class pickle_machine;  // the unpickler that fills a pickle_document
@@ -136,4 +136,4 @@ class pickle_document {
 /// from the start of `bytes`; the message says "pickle byte N".
 [[nodiscard]] result<pickle_document> unpickle(std::span<const std::byte> bytes, const pickle_limits& limits = {});
 
-}  // namespace safetensors
+}  // namespace safetensors::torch

@@ -10,7 +10,7 @@
 ///     the list of storage keys, then per storage a u64 element count and its bytes.
 /// The object pickle (protocols 1-5 in both containers) runs through the restricted
 /// machine of pickle.h. Nested dicts are flattened with '.' (`a.b.weight`); values that
-/// are not tensors are listed in `skipped()` with the reason and a `torch_skip_kind`:
+/// are not tensors are listed in `skipped()` with the reason and a `skip_kind`:
 /// plain data, an entry that is or holds an object outside the allowlist, or a tensor
 /// SafeTensors cannot hold (quantized, sparse, complex128); `strict` refuses the last two.
 /// Each tensor is checked against its storage (offset, sizes, strides in elements) when
@@ -39,11 +39,11 @@
 #include "safetensors/formats/pickle.h"
 #include "safetensors/lifetimebound.h"
 
-namespace safetensors {
+namespace safetensors::torch {
 
-enum class torch_container : std::uint8_t { zip, legacy };
+enum class container_kind : std::uint8_t { zip, legacy };
 
-struct torch_open_options {
+struct open_options {
   /// Convert only this entry of the top-level dict ("state_dict"; a dotted path such
   /// as "model.state_dict" also works). Empty: the whole object.
   std::string key;
@@ -56,53 +56,53 @@ struct torch_open_options {
 };
 
 /// One tensor: a strided view of one storage, in elements.
-struct torch_tensor {
+struct tensor {
   std::string name;  ///< flattened: nested dict keys joined with '.'
   dtype type = dtype::F32;
   std::vector<std::uint64_t> shape;
   std::vector<std::uint64_t> strides;
   std::uint64_t storage_offset = 0;
-  std::size_t storage = 0;  ///< index into torch_checkpoint::storages()
+  std::size_t storage = 0;  ///< index into checkpoint::storages()
   /// True when the bytes are one run in the storage (C order, any offset).
   [[nodiscard]] bool contiguous() const noexcept;
 };
 
 /// Why a value is not converted.
-enum class torch_skip_kind : std::uint8_t {
+enum class skip_kind : std::uint8_t {
   not_tensor,          ///< plain data: an int, a string, a list of numbers (epoch, lr, ...)
   opaque_object,       ///< is or holds an object outside the allowlist (argparse.Namespace, ...), never loaded
   unsupported_tensor,  ///< a tensor SafeTensors cannot hold: quantized, sparse, complex128, ...
 };
 
 /// A value that is not converted, and why ("not a tensor: int", ...).
-struct torch_skipped {
+struct skipped_value {
   std::string name;
   std::string reason;
-  torch_skip_kind kind = torch_skip_kind::not_tensor;
+  skip_kind kind = skip_kind::not_tensor;
 };
 
-struct torch_storage {
+struct storage_info {
   std::string key;
   std::uint64_t byte_size = 0;
 };
 
 /// An open checkpoint: its tensors, what was skipped, and the file mapping their bytes
 /// come from. Move-only.
-class torch_checkpoint {
+class checkpoint {
  public:
-  [[nodiscard]] static result<torch_checkpoint> open(const std::string& path, const torch_open_options& options = {});
+  [[nodiscard]] static result<checkpoint> open(const std::string& path, const open_options& options = {});
 
-  torch_checkpoint(torch_checkpoint&&) noexcept;
-  torch_checkpoint& operator=(torch_checkpoint&&) noexcept;
-  ~torch_checkpoint();
+  checkpoint(checkpoint&&) noexcept;
+  checkpoint& operator=(checkpoint&&) noexcept;
+  ~checkpoint();
 
-  [[nodiscard]] torch_container container() const noexcept;
+  [[nodiscard]] container_kind container() const noexcept;
   [[nodiscard]] bool big_endian() const noexcept;
   /// Tensors in the pickle's order.
-  [[nodiscard]] std::span<const torch_tensor> tensors() const& noexcept SAFETENSORS_LIFETIMEBOUND;
-  std::span<const torch_tensor> tensors() const&& = delete;
-  [[nodiscard]] std::span<const torch_skipped> skipped() const noexcept;
-  [[nodiscard]] std::span<const torch_storage> storages() const noexcept;
+  [[nodiscard]] std::span<const tensor> tensors() const& noexcept SAFETENSORS_LIFETIMEBOUND;
+  std::span<const tensor> tensors() const&& = delete;
+  [[nodiscard]] std::span<const skipped_value> skipped() const noexcept;
+  [[nodiscard]] std::span<const storage_info> storages() const noexcept;
   [[nodiscard]] const std::string& path() const noexcept;
 
   /// Passes tensor `index`'s bytes, contiguous and little-endian, to `sink` in chunks of
@@ -115,32 +115,30 @@ class torch_checkpoint {
                                    std::size_t chunk_bytes = std::size_t{1} << 22) const;
 
  private:
-  struct impl;
-  explicit torch_checkpoint(std::unique_ptr<impl> state) noexcept;
-  [[nodiscard]] static result<torch_checkpoint> open_checkpoint(const std::string& path,
-                                                                const torch_open_options& options);
-  [[nodiscard]] status read_tensor_bytes(const torch_tensor& t,
-                                         const std::function<status(std::span<const std::byte>)>& sink,
+  struct state;
+  explicit checkpoint(std::unique_ptr<state> opened) noexcept;
+  [[nodiscard]] static result<checkpoint> open_checkpoint(const std::string& path, const open_options& options);
+  [[nodiscard]] status read_tensor_bytes(const tensor& t, const std::function<status(std::span<const std::byte>)>& sink,
                                          std::size_t chunk_bytes) const;
-  std::unique_ptr<impl> impl_;
+  std::unique_ptr<state> state_;
 };
 
 /// A sharded checkpoint as transformers writes it: `pytorch_model.bin.index.json`
 /// ({"metadata": ..., "weight_map": {tensor: shard file}}) beside its shard files.
-struct torch_shard_index {
+struct shard_index {
   std::vector<std::string> shard_paths;                         ///< confined to the directory, in name order, unique
   std::vector<std::pair<std::string, std::string>> weight_map;  ///< (tensor, shard path), sorted
 };
 
 /// Reads the index in `directory` (or the index file itself). Errors: Io, InvalidIndex,
 /// UnsafePath for a shard name leaving the directory.
-[[nodiscard]] result<torch_shard_index> read_torch_shard_index(const std::string& directory_or_index);
+[[nodiscard]] result<shard_index> read_shard_index(const std::string& directory_or_index);
 
 /// Groups of tensors sharing one storage (tied weights, views), each group in name order;
 /// tensors with a storage of their own are not listed.
-[[nodiscard]] std::vector<std::vector<std::size_t>> shared_storage_groups(std::span<const torch_tensor> tensors);
+[[nodiscard]] std::vector<std::vector<std::size_t>> shared_storage_groups(std::span<const tensor> tensors);
 
 /// True when two tensors are the same view: same storage, offset, dtype, shape, strides.
-[[nodiscard]] bool same_view(const torch_tensor& a, const torch_tensor& b) noexcept;
+[[nodiscard]] bool same_view(const tensor& a, const tensor& b) noexcept;
 
-}  // namespace safetensors
+}  // namespace safetensors::torch

@@ -85,7 +85,7 @@ struct source_options {
   std::string key;                               ///< PyTorch: the nested dict holding the tensors
   shared_tensors shared = shared_tensors::keep;  ///< PyTorch: tied storages
   bool strict = false;                           ///< PyTorch: refuse skipped objects instead of warning
-  npz_options npz;                               ///< .npz: zip-bomb limits
+  numpy::npz_options npz;                        ///< .npz: zip-bomb limits
   warning_handler on_warning;                    ///< null: warnings are only in notes()
 };
 
@@ -101,7 +101,7 @@ struct source_options {
 /// An opened SafeTensors file of any backend (a remote one included): read in chunks.
 [[nodiscard]] source_ptr safetensors_source(file f);
 [[nodiscard]] result<source_ptr> open_pytorch_source(const std::string& path, const source_options& options = {});
-[[nodiscard]] result<source_ptr> open_numpy_source(const std::string& path, const npz_options& npz = {});
+[[nodiscard]] result<source_ptr> open_numpy_source(const std::string& path, const numpy::npz_options& npz = {});
 [[nodiscard]] result<source_ptr> open_gguf_source(const std::string& path);
 
 /// Bytes per chunk when streaming a SafeTensors tensor: a multiple of 24, so every chunk

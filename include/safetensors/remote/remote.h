@@ -83,11 +83,11 @@ class http_source final : public multi_range_reader {
   [[nodiscard]] status read_ranges(std::span<const byte_range> ranges, std::span<std::byte> destination) const override;
   [[nodiscard]] transfer_stats stats() const noexcept;
 
-  struct impl;
+  struct state;
 
  private:
-  explicit http_source(std::unique_ptr<impl> p);
-  std::unique_ptr<impl> impl_;
+  explicit http_source(std::unique_ptr<state> p);
+  std::unique_ptr<state> state_;
 };
 
 /// Opens a SafeTensors file by URL (`file://` opens the local file with the pread backend).

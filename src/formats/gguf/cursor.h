@@ -9,6 +9,8 @@
 #include <span>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "safetensors/error.h"
 
 namespace safetensors::gguf::detail {
@@ -27,9 +29,7 @@ class cursor {
     if (n <= bytes_.size() - pos_) return {};
     if (bytes_.size() < file_size_) incomplete_ = true;
     return make_error(error_code::invalid_format,
-                      std::string("file truncated in ") + what + ": needs " + std::to_string(n) + " bytes, " +
-                          std::to_string(file_remaining()) + " left",
-                      pos_);
+                      fmt::format("file truncated in {}: needs {} bytes, {} left", what, n, file_remaining()), pos_);
   }
 
   template <class T>

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // ggml block dequantization, written from the block layouts and reference formulas
 // (ggml-common.h / ggml-quants.c). Each kernel decodes one block into `y`.
+#include <fmt/format.h>
+
 #include "safetensors/formats/gguf_dequantize.h"
 
 #include <cstdint>
@@ -222,15 +224,13 @@ using block_kernel = void (*)(const u8*, float*) noexcept;
 status dequantize(ggml_type type, std::span<const std::byte> src, std::span<float> dst) {
   const type_traits& tr = traits(type);
   if (dst.size() % tr.block_elements != 0) {
-    return make_error(error_code::invalid_argument, std::to_string(dst.size()) + " elements is not a whole number of " +
-                                                        std::string(tr.name) + " blocks of " +
-                                                        std::to_string(tr.block_elements));
+    return make_error(error_code::invalid_argument, fmt::format("{} elements is not a whole number of {} blocks of {}",
+                                                                dst.size(), tr.name, tr.block_elements));
   }
   const std::size_t blocks = dst.size() / tr.block_elements;
   if (src.size() / tr.block_bytes != blocks || src.size() % tr.block_bytes != 0) {
-    return make_error(error_code::invalid_argument, std::string(tr.name) + ": " + std::to_string(src.size()) +
-                                                        " bytes do not hold " + std::to_string(dst.size()) +
-                                                        " elements");
+    return make_error(error_code::invalid_argument,
+                      fmt::format("{}: {} bytes do not hold {} elements", tr.name, src.size(), dst.size()));
   }
   if (const std::optional<dtype> plain = plain_dtype(type)) return decode_to_f32(*plain, src, dst);
   const block_kernel kernel = kernel_for(type);

@@ -62,7 +62,7 @@ result<reader> reader::open(const std::string& path, const parse_limits& limits)
     prefix.resize(static_cast<std::size_t>(want));
     if (status s = file->read_at(0, prefix); !s) return std::move(s).err();
     bool incomplete = false;
-    result<header> h = parse_header(prefix, size, limits, &incomplete);
+    result<gguf::header> h = parse_header(prefix, size, limits, &incomplete);
     if (h) return reader(std::move(file).value(), std::move(h).value());
     if (!incomplete) return std::move(h).err().with_path(path);
     want = std::min<std::uint64_t>(size, want * 2);

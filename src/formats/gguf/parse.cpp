@@ -6,6 +6,8 @@
 #include <string>
 #include <unordered_set>
 
+#include <fmt/format.h>
+
 #include "formats/gguf/cursor.h"
 #include "formats/gguf/tensor_size.h"
 #include "safetensors/formats/gguf.h"
@@ -30,9 +32,8 @@ constexpr std::string_view alignment_key = "general.alignment";
 [[nodiscard]] status check_count(const cursor& c, std::uint64_t count, std::uint64_t min_bytes, const char* what,
                                  std::uint64_t at) {
   if (count > c.file_remaining() / min_bytes) {
-    return format_error(std::string(what) + " " + std::to_string(count) + " cannot fit in the " +
-                            std::to_string(c.file_remaining()) + " bytes left in the file",
-                        at);
+    return format_error(
+        fmt::format("{} {} cannot fit in the {} bytes left in the file", what, count, c.file_remaining()), at);
   }
   return {};
 }
@@ -42,14 +43,13 @@ constexpr std::string_view alignment_key = "general.alignment";
   std::uint64_t length = 0;
   if (status s = c.read(length, what); !s) return s;
   if (length > limits.max_string_bytes) {
-    return format_error(std::string(what) + " length " + std::to_string(length) + " exceeds the limit of " +
-                            std::to_string(limits.max_string_bytes) + " bytes",
-                        at);
+    return format_error(
+        fmt::format("{} length {} exceeds the limit of {} bytes", what, length, limits.max_string_bytes), at);
   }
   if (length > c.file_remaining()) {
-    return format_error(std::string(what) + " length " + std::to_string(length) + " runs past the end of the file (" +
-                            std::to_string(c.file_remaining()) + " bytes left)",
-                        at);
+    return format_error(
+        fmt::format("{} length {} runs past the end of the file ({} bytes left)", what, length, c.file_remaining()),
+        at);
   }
   if (status s = c.need(length, what); !s) return s;
   const auto bytes = c.take(static_cast<std::size_t>(length));
@@ -85,7 +85,7 @@ template <class T>
       const std::uint64_t at = c.pos();
       std::uint8_t b = 0;
       if (status s = c.read(b, "metadata value"); !s) return s;
-      if (b > 1) return format_error("BOOL value " + std::to_string(b) + " is neither 0 nor 1", at);
+      if (b > 1) return format_error(fmt::format("BOOL value {} is neither 0 nor 1", b), at);
       out = b == 1;
       return {};
     }
@@ -105,7 +105,7 @@ template <class T>
   std::uint32_t code = 0;
   if (status s = c.read(code, what); !s) return s;
   if (code > static_cast<std::uint32_t>(value_type::float64)) {
-    return format_error(std::string("unknown ") + what + " " + std::to_string(code), at);
+    return format_error(fmt::format("unknown {} {}", what, code), at);
   }
   out = static_cast<value_type>(code);
   return {};
@@ -120,8 +120,7 @@ template <class T>
   std::uint64_t count = 0;
   if (status s = c.read(count, "array length"); !s) return s;
   if (count > limits.max_array_elements) {
-    return format_error("array of " + std::to_string(count) + " elements exceeds the limit of " +
-                            std::to_string(limits.max_array_elements),
+    return format_error(fmt::format("array of {} elements exceeds the limit of {}", count, limits.max_array_elements),
                         count_at);
   }
   const std::size_t width = value_type_size(arr.element_type);
@@ -161,7 +160,7 @@ template <class T>
     const std::uint64_t at = c.pos();
     metadata_entry entry;
     if (status s = read_string(c, limits, "metadata key", entry.key); !s) return s;
-    if (entry.key.empty()) return format_error("metadata key " + std::to_string(i) + " is empty", at);
+    if (entry.key.empty()) return format_error(fmt::format("metadata key {} is empty", i), at);
     if (!seen.insert(entry.key).second) return format_error("duplicate metadata key '" + entry.key + "'", at);
     if (entry.key == alignment_key) alignment_at = at;
     value_type t{};
@@ -182,7 +181,7 @@ template <class T>
                         entry_at);
   }
   if (*a == 0 || !std::has_single_bit(*a)) {
-    return format_error("general.alignment " + std::to_string(*a) + " is not a power of two", entry_at);
+    return format_error(fmt::format("general.alignment {} is not a power of two", *a), entry_at);
   }
   h.alignment = *a;
   return {};
@@ -206,30 +205,29 @@ template <class T>
     return e;
   };
   if (t.name.size() > limits.max_name_bytes) {
-    return tensor_error("tensor name of " + std::to_string(t.name.size()) + " bytes exceeds the limit of " +
-                            std::to_string(limits.max_name_bytes),
-                        t.info_offset);
+    return tensor_error(
+        fmt::format("tensor name of {} bytes exceeds the limit of {}", t.name.size(), limits.max_name_bytes),
+        t.info_offset);
   }
   const std::uint64_t dims_at = c.pos();
   std::uint32_t n_dims = 0;
   if (status s = c.read(n_dims, "tensor dimension count"); !s) return s;
   if (n_dims > max_dims) {
-    return tensor_error(std::to_string(n_dims) + " dimensions exceed the limit of " + std::to_string(max_dims),
-                        dims_at);
+    return tensor_error(fmt::format("{} dimensions exceed the limit of {}", n_dims, max_dims), dims_at);
   }
   t.shape.resize(n_dims);
   for (std::uint32_t i = 0; i < n_dims; ++i) {
     const std::uint64_t at = c.pos();
     if (status s = c.read(t.shape[n_dims - 1 - i], "tensor dimension"); !s) return s;  // ne[0] is innermost
     if (t.shape[n_dims - 1 - i] > static_cast<std::uint64_t>(INT64_MAX)) {
-      return tensor_error("dimension " + std::to_string(t.shape[n_dims - 1 - i]) + " exceeds INT64_MAX", at);
+      return tensor_error(fmt::format("dimension {} exceeds INT64_MAX", t.shape[n_dims - 1 - i]), at);
     }
   }
   const std::uint64_t type_at = c.pos();
   std::uint32_t code = 0;
   if (status s = c.read(code, "tensor type"); !s) return s;
   const type_traits* tr = find_type(code);
-  if (tr == nullptr) return tensor_error("unknown or removed ggml type " + std::to_string(code), type_at);
+  if (tr == nullptr) return tensor_error(fmt::format("unknown or removed ggml type {}", code), type_at);
   t.type = tr->type;
   const detail::tensor_size size = detail::size_of(*tr, t.shape);
   switch (size.problem) {
@@ -237,9 +235,8 @@ template <class T>
     case detail::size_problem::dimension_too_large:
     case detail::size_problem::element_overflow: return tensor_error("element count overflows", dims_at);
     case detail::size_problem::partial_block:
-      return tensor_error("row length " + std::to_string(t.shape.empty() ? 1 : t.shape.back()) +
-                              " is not a multiple of the " + std::string(tr->name) + " block size " +
-                              std::to_string(tr->block_elements),
+      return tensor_error(fmt::format("row length {} is not a multiple of the {} block size {}",
+                                      t.shape.empty() ? 1 : t.shape.back(), tr->name, tr->block_elements),
                           dims_at);
     case detail::size_problem::byte_overflow: return tensor_error("byte size overflows", dims_at);
   }
@@ -248,8 +245,8 @@ template <class T>
   const std::uint64_t offset_at = c.pos();
   if (status s = c.read(t.offset, "tensor offset"); !s) return s;
   if (t.offset != running) {
-    return tensor_error("data offset " + std::to_string(t.offset) + " should be " + std::to_string(running) +
-                            " (tensors are stored in order, each padded to " + std::to_string(h.alignment) + ")",
+    return tensor_error(fmt::format("data offset {} should be {} (tensors are stored in order, each padded to {})",
+                                    t.offset, running, h.alignment),
                         offset_at);
   }
   std::uint64_t end = 0;
@@ -283,13 +280,12 @@ template <class T>
   if (version == 2 || version == 3) return {};
   if ((version & 0xFFFFU) == 0 && version != 0) {
     return make_error(error_code::unsupported,
-                      "big-endian GGUF (version " + std::to_string(__builtin_bswap32(version)) + ") is not supported",
-                      4);
+                      fmt::format("big-endian GGUF (version {}) is not supported", __builtin_bswap32(version)), 4);
   }
   if (version == 1) {
     return make_error(error_code::unsupported, "GGUF version 1 is not supported (only versions 2 and 3)", 4);
   }
-  return make_error(error_code::unsupported, "unknown GGUF version " + std::to_string(version), 4);
+  return make_error(error_code::unsupported, fmt::format("unknown GGUF version {}", version), 4);
 }
 
 [[nodiscard]] result<header> parse(cursor& c, std::uint64_t file_size, const parse_limits& limits) {
@@ -315,12 +311,10 @@ template <class T>
     const tensor_info& last = h.tensors.back();
     const std::uint64_t needed = last.offset + last.byte_size;  // bounded by data_size, which did not overflow
     if (h.data_start > file_size || needed > file_size - h.data_start) {
-      error e =
-          format_error("tensor data ends at byte " + std::to_string(needed) +
-                           " of the data section, past the end "
-                           "of the file (" +
-                           std::to_string(file_size) + " bytes, data starts at " + std::to_string(h.data_start) + ")",
-                       last.info_offset);
+      error e = format_error(fmt::format("tensor data ends at byte {} of the data section, past the end of the file "
+                                         "({} bytes, data starts at {})",
+                                         needed, file_size, h.data_start),
+                             last.info_offset);
       e.tensor = last.name;
       return e;
     }

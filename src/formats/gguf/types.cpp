@@ -4,6 +4,8 @@
 #include <array>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "safetensors/formats/gguf_types.h"
 
 namespace safetensors::gguf {
@@ -78,7 +80,7 @@ std::span<const type_traits> all_types() noexcept { return type_table; }
 
 std::string type_name(std::uint32_t code) {
   const type_traits* found = find_type(code);
-  return found != nullptr ? std::string(found->name) : "type " + std::to_string(code);
+  return found != nullptr ? std::string(found->name) : fmt::format("type {}", code);
 }
 
 std::optional<dtype> plain_dtype(ggml_type t) noexcept {

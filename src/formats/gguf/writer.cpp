@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // GGUF v3 writing (gguf_writer.h): the header serialised once into the plan, data
 // streamed into a region file (the one SafeTensors' stream_writer uses).
+#include <fmt/format.h>
+
 #include "safetensors/formats/gguf_writer.h"
 
 #include <algorithm>
@@ -74,9 +76,9 @@ void write_value(byte_sink& out, const value& v) {
 
 [[nodiscard]] status size_tensor(tensor_info& t) {
   if (t.name.size() > max_name_bytes) {
-    return plan_error("tensor name of " + std::to_string(t.name.size()) + " bytes is longer than GGUF's " +
-                          std::to_string(max_name_bytes) + "-byte limit",
-                      t.name);
+    return plan_error(
+        fmt::format("tensor name of {} bytes is longer than GGUF's {}-byte limit", t.name.size(), max_name_bytes),
+        t.name);
   }
   if (t.shape.size() > max_dims) return plan_error("GGUF tensors have at most 4 dimensions", t.name);
   const detail::tensor_size size = detail::size_of(traits(t.type), t.shape);
@@ -196,7 +198,7 @@ result<stream_writer> stream_writer::create(const std::string& path, write_plan 
 }
 
 status stream_writer::append(std::size_t index, std::span<const std::byte> chunk) {
-  if (index >= state_->plan.tensors().size()) return plan_error("no tensor " + std::to_string(index) + " in the plan");
+  if (index >= state_->plan.tensors().size()) return plan_error(fmt::format("no tensor {} in the plan", index));
   return state_->file.append(index, state_->plan.tensors()[index].name, chunk);
 }
 

@@ -7,7 +7,7 @@
 #include <array>
 #include <string_view>
 
-namespace safetensors {
+namespace safetensors::numpy {
 namespace {
 
 struct descr_entry {
@@ -122,4 +122,4 @@ std::optional<std::string> npy_descr(dtype type) {
   return std::nullopt;
 }
 
-}  // namespace safetensors
+}  // namespace safetensors::numpy

@@ -7,7 +7,7 @@
 #include "safetensors/error.h"
 #include "safetensors/formats/npy.h"
 
-namespace safetensors::detail {
+namespace safetensors::numpy::detail {
 
 struct npy_type {
   dtype type = dtype::U8;
@@ -21,11 +21,11 @@ struct npy_type {
 /// Bytes swapped as one unit: the element width, or half of it for complex.
 [[nodiscard]] std::size_t npy_swap_width(dtype type) noexcept;
 
-}  // namespace safetensors::detail
+}  // namespace safetensors::numpy::detail
 
-namespace safetensors::detail {
+namespace safetensors::numpy::detail {
 
 /// Byteswaps big-endian elements in place (no-op for little-endian headers).
 void npy_swap_in_place(const npy_header& header, std::span<std::byte> data) noexcept;
 
-}  // namespace safetensors::detail
+}  // namespace safetensors::numpy::detail

@@ -5,7 +5,7 @@
 #include "safetensors/formats/npy.h"
 #include "safetensors/readonly_file.h"
 
-namespace safetensors {
+namespace safetensors::numpy {
 
 struct npy_file::state {
   std::string path;
@@ -59,4 +59,4 @@ status npy_file::read(std::span<std::byte> out) const {
   return {};
 }
 
-}  // namespace safetensors
+}  // namespace safetensors::numpy

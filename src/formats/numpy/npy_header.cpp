@@ -10,7 +10,7 @@
 #include "formats/numpy/py_literal.h"
 #include "safetensors/formats/npy.h"
 
-namespace safetensors {
+namespace safetensors::numpy {
 namespace {
 
 constexpr std::string_view magic = "\x93NUMPY";
@@ -148,4 +148,4 @@ result<npy_header> parse_npy_header(std::span<const std::byte> bytes, const npy_
   return h;
 }
 
-}  // namespace safetensors
+}  // namespace safetensors::numpy

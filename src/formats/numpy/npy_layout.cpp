@@ -9,7 +9,7 @@
 #include "formats/numpy/npy_descr.h"
 #include "safetensors/formats/npy.h"
 
-namespace safetensors {
+namespace safetensors::numpy {
 namespace {
 
 void swap_units(std::byte* p, std::size_t bytes, std::size_t unit) {
@@ -68,4 +68,4 @@ status npy_to_c_order(const npy_header& header, std::span<const std::byte> data,
   return {};
 }
 
-}  // namespace safetensors
+}  // namespace safetensors::numpy

@@ -8,7 +8,7 @@
 #include "safetensors/atomic_file.h"
 #include "safetensors/formats/npy.h"
 
-namespace safetensors {
+namespace safetensors::numpy {
 namespace {
 
 constexpr std::size_t data_alignment = 64;
@@ -121,4 +121,4 @@ status npy_writer::commit() {
   return state_->out->commit();
 }
 
-}  // namespace safetensors
+}  // namespace safetensors::numpy

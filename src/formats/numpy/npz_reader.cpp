@@ -11,11 +11,11 @@
 #include "safetensors/formats/npz.h"
 #include "safetensors/readonly_file.h"
 
-namespace safetensors {
+namespace safetensors::numpy {
 
 struct npz_archive::state {
   std::string path;
-  detail::zip_reader zip;
+  safetensors::detail::zip_reader zip;
   readonly_mapping mapping;
   std::vector<npz_array> arrays;
   std::vector<std::optional<std::uint64_t>> stored_at;  // per array: its member's data offset
@@ -32,8 +32,8 @@ namespace {
 constexpr std::string_view npy_suffix = ".npy";
 
 // Inflates just the preamble of a compressed member (bounded by the header limit).
-result<std::vector<std::byte>> read_preamble(detail::zip_reader& zip, const detail::zip_entry& entry,
-                                             const npy_options& options) {
+result<std::vector<std::byte>> read_preamble(safetensors::detail::zip_reader& zip,
+                                             const safetensors::detail::zip_entry& entry, const npy_options& options) {
   std::vector<std::byte> bytes;
   std::uint64_t wanted = npy_prefix_bytes;
   bool have_size = false;
@@ -116,17 +116,17 @@ result<npz_archive> npz_archive::open(const std::string& path, const npz_options
 }
 
 result<npz_archive> npz_archive::open_archive(const std::string& path, const npz_options& options) {
-  detail::zip_limits limits;
+  safetensors::detail::zip_limits limits;
   limits.max_expanded_bytes = options.max_expanded_bytes;
   limits.max_compression_ratio = options.max_compression_ratio;
   limits.ratio_floor_bytes = options.ratio_floor_bytes;
-  auto zip = detail::zip_reader::open(path, limits);
+  auto zip = safetensors::detail::zip_reader::open(path, limits);
   if (!zip) return std::move(zip).err();
   auto mapping = readonly_file::map(path);
   if (!mapping) return std::move(mapping).err();
   auto s = std::unique_ptr<state>(new state{path, std::move(*zip), std::move(*mapping), {}, {}});
   std::set<std::string, std::less<>> names;
-  for (const detail::zip_entry& entry : s->zip.entries()) {
+  for (const safetensors::detail::zip_entry& entry : s->zip.entries()) {
     const std::string_view member = entry.name;
     if (member.size() <= npy_suffix.size() || !member.ends_with(npy_suffix)) {
       return s->fail(make_error(error_code::invalid_format, fmt::format("member '{}' is not a .npy array", member)),
@@ -254,7 +254,7 @@ status npz_archive::read_into(const npz_array& array, std::span<std::byte> out) 
     auto raw = s.mapping.bytes().subspan(*s.stored_at[index] + h.data_offset, h.data_bytes);
     return npy_to_c_order(h, raw, out);
   }
-  const detail::zip_entry& entry = s.zip.entries()[array.member];
+  const safetensors::detail::zip_entry& entry = s.zip.entries()[array.member];
   std::vector<std::byte> whole;  // Fortran order needs the whole array before reordering
   if (h.needs_transpose()) whole.resize(h.data_bytes);
   const std::span<std::byte> target = h.needs_transpose() ? std::span<std::byte>(whole) : out;
@@ -274,4 +274,4 @@ status npz_archive::read_into(const npz_array& array, std::span<std::byte> out) 
   return {};
 }
 
-}  // namespace safetensors
+}  // namespace safetensors::numpy

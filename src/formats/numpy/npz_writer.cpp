@@ -9,10 +9,10 @@
 #include "formats/zip/zip_writer.h"
 #include "safetensors/formats/npz.h"
 
-namespace safetensors {
+namespace safetensors::numpy {
 
 struct npz_writer::state {
-  detail::zip_writer zip;
+  safetensors::detail::zip_writer zip;
   npz_write_options options;
   std::string path;
   std::set<std::string, std::less<>> names;
@@ -31,7 +31,7 @@ npz_writer& npz_writer::operator=(npz_writer&&) noexcept = default;
 npz_writer::~npz_writer() = default;
 
 result<npz_writer> npz_writer::create(const std::string& path, const npz_write_options& options) {
-  auto zip = detail::zip_writer::create(path);
+  auto zip = safetensors::detail::zip_writer::create(path);
   if (!zip) return std::move(zip).err();
   auto s = std::unique_ptr<state>(new state{std::move(*zip), options, path, {}, {}, 0, false});
   return npz_writer(std::move(s));
@@ -91,4 +91,4 @@ status npz_writer::commit() {
   return s.zip.commit();
 }
 
-}  // namespace safetensors
+}  // namespace safetensors::numpy

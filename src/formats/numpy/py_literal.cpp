@@ -6,7 +6,7 @@
 
 #include <limits>
 
-namespace safetensors::detail {
+namespace safetensors::numpy::detail {
 namespace {
 
 class parser {
@@ -227,4 +227,4 @@ std::string_view py_kind_name(py_value::kind k) noexcept {
   return "?";
 }
 
-}  // namespace safetensors::detail
+}  // namespace safetensors::numpy::detail

@@ -14,7 +14,7 @@
 
 #include "safetensors/error.h"
 
-namespace safetensors::detail {
+namespace safetensors::numpy::detail {
 
 struct py_value {
   enum class kind : std::uint8_t { none, boolean, integer, string, tuple, list, dict };
@@ -42,4 +42,4 @@ inline constexpr std::size_t py_literal_max_dict_keys = 64;
 /// The kind's Python name ("dict", "tuple", ...) for messages.
 [[nodiscard]] std::string_view py_kind_name(py_value::kind k) noexcept;
 
-}  // namespace safetensors::detail
+}  // namespace safetensors::numpy::detail

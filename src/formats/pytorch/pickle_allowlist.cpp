@@ -4,7 +4,7 @@
 #include <array>
 #include <iterator>
 
-namespace safetensors::detail {
+namespace safetensors::torch::detail {
 namespace {
 
 using r = global_role;
@@ -96,4 +96,4 @@ std::size_t allowed_global_index(const allowed_global& entry) noexcept {
   return static_cast<std::size_t>(&entry - table.data());
 }
 
-}  // namespace safetensors::detail
+}  // namespace safetensors::torch::detail

@@ -9,7 +9,7 @@
 
 #include "safetensors/dtype.h"
 
-namespace safetensors::detail {
+namespace safetensors::torch::detail {
 
 enum class global_role : unsigned char {
   ordered_dict,          ///< collections.OrderedDict()
@@ -42,4 +42,4 @@ struct allowed_global {
 [[nodiscard]] const allowed_global& allowed_global_at(std::size_t index) noexcept;
 [[nodiscard]] std::size_t allowed_global_index(const allowed_global& entry) noexcept;
 
-}  // namespace safetensors::detail
+}  // namespace safetensors::torch::detail

@@ -5,10 +5,12 @@
 // allowlist, never imported) gives another opaque value.
 #include <string>
 
+#include <fmt/format.h>
+
 #include "formats/pytorch/pickle_allowlist.h"
 #include "formats/pytorch/pickle_machine.h"
 
-namespace safetensors {
+namespace safetensors::torch {
 namespace {
 
 using detail::global_role;
@@ -70,7 +72,7 @@ result<pickle_value*> pickle_machine::rebuild_tensor(int version, std::span<cons
   const std::size_t min_args = version == 1 ? 4 : version == 2 ? 6 : 7;
   if (args.size() < min_args || args.size() > min_args + 1) {
     return fail(error_code::invalid_format,
-                "tensor rebuild takes " + std::to_string(min_args) + " arguments, got " + std::to_string(args.size()));
+                fmt::format("tensor rebuild takes {} arguments, got {}", min_args, args.size()));
   }
   if (args[0]->kind != pickle_kind::storage)
     return fail(error_code::invalid_format, "tensor rebuild without a storage");
@@ -221,4 +223,4 @@ status pickle_machine::build(const pickle_value& target, const pickle_value& /*s
 
 }  // namespace detail
 
-}  // namespace safetensors
+}  // namespace safetensors::torch

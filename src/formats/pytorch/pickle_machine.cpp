@@ -15,8 +15,9 @@
 
 #include "formats/pytorch/pickle_allowlist.h"
 #include "formats/pytorch/pickle_machine.h"
+#include "safetensors/try.h"
 
-namespace safetensors {
+namespace safetensors::torch {
 
 struct pickle_document::arena {
   std::deque<pickle_value> values;
@@ -153,7 +154,7 @@ std::optional<std::vector<std::byte>> decimal_to_le_bytes(std::string_view text,
 }
 
 error pickle_machine::fail(error_code code, const std::string& what) const {
-  return make_error(code, opcode_name(op_) + " at pickle byte " + std::to_string(op_offset_) + ": " + what, op_offset_);
+  return make_error(code, fmt::format("{} at pickle byte {}: {}", opcode_name(op_), op_offset_, what), op_offset_);
 }
 
 pickle_value* pickle_machine::make(pickle_kind kind) {
@@ -165,7 +166,7 @@ pickle_value* pickle_machine::make(pickle_kind kind) {
 
 status pickle_machine::push(pickle_value* v) {
   if (stack_.size() + marks_.size() >= limits_.max_stack) {
-    return fail(error_code::limit_exceeded, "stack deeper than " + std::to_string(limits_.max_stack));
+    return fail(error_code::limit_exceeded, fmt::format("stack deeper than {}", limits_.max_stack));
   }
   stack_.push_back(v);
   return {};
@@ -194,8 +195,8 @@ result<std::vector<pickle_value*>> pickle_machine::pop_mark() {
 
 result<std::span<const std::byte>> pickle_machine::take(std::uint64_t n) {
   if (n > bytes_.size() - pos_) {
-    return fail(error_code::invalid_format, "needs " + std::to_string(n) + " bytes, " +
-                                                std::to_string(bytes_.size() - pos_) + " left (truncated pickle)");
+    return fail(error_code::invalid_format,
+                fmt::format("needs {} bytes, {} left (truncated pickle)", n, bytes_.size() - pos_));
   }
   auto span = bytes_.subspan(pos_, static_cast<std::size_t>(n));
   pos_ += static_cast<std::size_t>(n);
@@ -225,8 +226,7 @@ result<std::string> pickle_machine::take_line() {
 
 status pickle_machine::check_container(std::size_t size) const {
   if (size > limits_.max_container) {
-    return fail(error_code::limit_exceeded,
-                "container of more than " + std::to_string(limits_.max_container) + " items");
+    return fail(error_code::limit_exceeded, fmt::format("container of more than {} items", limits_.max_container));
   }
   return {};
 }
@@ -234,7 +234,7 @@ status pickle_machine::check_container(std::size_t size) const {
 status pickle_machine::push_text(pickle_kind kind, std::uint64_t length) {
   if (length > limits_.max_string) {
     return fail(error_code::limit_exceeded,
-                "string of " + std::to_string(length) + " bytes, the limit is " + std::to_string(limits_.max_string));
+                fmt::format("string of {} bytes, the limit is {}", length, limits_.max_string));
   }
   auto b = take(length);
   if (!b) return std::move(b).err();
@@ -286,7 +286,7 @@ status pickle_machine::memo_put(std::uint64_t index) {
   auto v = top();
   if (!v) return std::move(v).err();
   if (!memo_.contains(index) && memo_.size() >= limits_.max_memo) {
-    return fail(error_code::limit_exceeded, "more than " + std::to_string(limits_.max_memo) + " memo entries");
+    return fail(error_code::limit_exceeded, fmt::format("more than {} memo entries", limits_.max_memo));
   }
   memo_[index] = *v;
   return {};
@@ -294,7 +294,7 @@ status pickle_machine::memo_put(std::uint64_t index) {
 
 status pickle_machine::memo_get(std::uint64_t index) {
   auto it = memo_.find(index);
-  if (it == memo_.end()) return fail(error_code::invalid_format, "memo entry " + std::to_string(index) + " not set");
+  if (it == memo_.end()) return fail(error_code::invalid_format, fmt::format("memo entry {} not set", index));
   return push(it->second);
 }
 
@@ -397,18 +397,10 @@ result<pickle_document> pickle_machine::run() && {
     if (!v) return std::move(v).err();
     return *v;
   };
-#define ST_TRY(expr)                                                      \
-  do {                                                                    \
-    if (auto st_try_ = (expr); !st_try_) return std::move(st_try_).err(); \
-  } while (0)
-#define ST_TRY_ASSIGN(var, expr)                 \
-  auto var##_r = (expr);                         \
-  if (!var##_r) return std::move(var##_r).err(); \
-  auto var = std::move(var##_r).value()
 
   while (true) {
     if (doc_.arena_->values.size() >= limits_.max_values) {
-      return fail(error_code::limit_exceeded, "more than " + std::to_string(limits_.max_values) + " values");
+      return fail(error_code::limit_exceeded, fmt::format("more than {} values", limits_.max_values));
     }
     op_offset_ = pos_;
     if (pos_ >= bytes_.size()) {
@@ -418,153 +410,152 @@ result<pickle_document> pickle_machine::run() && {
     op_ = std::to_integer<unsigned char>(bytes_[pos_++]);
     switch (op_) {
       case 0x80: {  // PROTO
-        ST_TRY_ASSIGN(proto, u8());
-        if (proto > 5) return fail(error_code::invalid_format, "protocol " + std::to_string(proto) + " is unknown");
+        SAFETENSORS_TRY_ASSIGN(proto, u8());
+        if (proto > 5) return fail(error_code::invalid_format, fmt::format("protocol {} is unknown", proto));
         break;
       }
-      case 0x95: ST_TRY(u64()); break;  // FRAME: a length hint only
+      case 0x95: SAFETENSORS_TRY(u64()); break;  // FRAME: a length hint only
       case '.': {
-        ST_TRY_ASSIGN(root, pop());
+        SAFETENSORS_TRY_ASSIGN(root, pop());
         doc_.root_ = root;
         doc_.end_ = pos_;
         return std::move(doc_);
       }
       case '(':
         if (stack_.size() + marks_.size() >= limits_.max_stack) {
-          return fail(error_code::limit_exceeded, "stack deeper than " + std::to_string(limits_.max_stack));
+          return fail(error_code::limit_exceeded, fmt::format("stack deeper than {}", limits_.max_stack));
         }
         marks_.push_back(stack_.size());
         break;
-      case '0': ST_TRY(pop()); break;
-      case '1': ST_TRY(pop_mark()); break;
+      case '0': SAFETENSORS_TRY(pop()); break;
+      case '1': SAFETENSORS_TRY(pop_mark()); break;
       case '2': {
-        ST_TRY_ASSIGN(v, top());
-        ST_TRY(push(v));
+        SAFETENSORS_TRY_ASSIGN(v, top());
+        SAFETENSORS_TRY(push(v));
         break;
       }
-      case 'N': ST_TRY(push(make(pickle_kind::none))); break;
+      case 'N': SAFETENSORS_TRY(push(make(pickle_kind::none))); break;
       case 0x88:
       case 0x89: {
         pickle_value* v = make(pickle_kind::boolean);
         v->integer = op_ == 0x88;
-        ST_TRY(push(v));
+        SAFETENSORS_TRY(push(v));
         break;
       }
       case 'J': {
-        ST_TRY_ASSIGN(b, take(4));
-        ST_TRY(push_integer(b));
+        SAFETENSORS_TRY_ASSIGN(b, take(4));
+        SAFETENSORS_TRY(push_integer(b));
         break;
       }
       case 'K': {
-        ST_TRY_ASSIGN(b, take(1));
-        ST_TRY(push_integer(b));
-        ST_TRY(zero_extend());
+        SAFETENSORS_TRY_ASSIGN(b, take(1));
+        SAFETENSORS_TRY(push_integer(b));
+        SAFETENSORS_TRY(zero_extend());
         break;
       }
       case 'M': {
-        ST_TRY_ASSIGN(b, take(2));
-        ST_TRY(push_integer(b));
-        ST_TRY(zero_extend());
+        SAFETENSORS_TRY_ASSIGN(b, take(2));
+        SAFETENSORS_TRY(push_integer(b));
+        SAFETENSORS_TRY(zero_extend());
         break;
       }
       case 0x8a:
       case 0x8b: {
-        ST_TRY_ASSIGN(n, op_ == 0x8a ? u8() : u32());
-        if (n > limits_.max_string)
-          return fail(error_code::limit_exceeded, "integer of " + std::to_string(n) + " bytes");
-        ST_TRY_ASSIGN(b, take(n));
-        ST_TRY(push_integer(b));
+        SAFETENSORS_TRY_ASSIGN(n, op_ == 0x8a ? u8() : u32());
+        if (n > limits_.max_string) return fail(error_code::limit_exceeded, fmt::format("integer of {} bytes", n));
+        SAFETENSORS_TRY_ASSIGN(b, take(n));
+        SAFETENSORS_TRY(push_integer(b));
         break;
       }
       case 'I':
       case 'L': {
-        ST_TRY_ASSIGN(line, take_line());
-        ST_TRY(push_decimal(line));
+        SAFETENSORS_TRY_ASSIGN(line, take_line());
+        SAFETENSORS_TRY(push_decimal(line));
         break;
       }
       case 'F': {
-        ST_TRY_ASSIGN(line, take_line());
-        ST_TRY(push_float_text(line));
+        SAFETENSORS_TRY_ASSIGN(line, take_line());
+        SAFETENSORS_TRY(push_float_text(line));
         break;
       }
       case 'p': {
-        ST_TRY_ASSIGN(line, take_line());
-        ST_TRY_ASSIGN(i, memo_index(line));
-        ST_TRY(memo_put(i));
+        SAFETENSORS_TRY_ASSIGN(line, take_line());
+        SAFETENSORS_TRY_ASSIGN(i, memo_index(line));
+        SAFETENSORS_TRY(memo_put(i));
         break;
       }
       case 'g': {
-        ST_TRY_ASSIGN(line, take_line());
-        ST_TRY_ASSIGN(i, memo_index(line));
-        ST_TRY(memo_get(i));
+        SAFETENSORS_TRY_ASSIGN(line, take_line());
+        SAFETENSORS_TRY_ASSIGN(i, memo_index(line));
+        SAFETENSORS_TRY(memo_get(i));
         break;
       }
       case 'G': {
-        ST_TRY_ASSIGN(b, take(8));
+        SAFETENSORS_TRY_ASSIGN(b, take(8));
         std::uint64_t raw = 0;
         for (auto byte : b) raw = (raw << 8) | std::to_integer<std::uint64_t>(byte);  // big-endian
         pickle_value* v = make(pickle_kind::floating);
         v->floating = std::bit_cast<double>(raw);
-        ST_TRY(push(v));
+        SAFETENSORS_TRY(push(v));
         break;
       }
       case 'X': {
-        ST_TRY_ASSIGN(n, u32());
-        ST_TRY(push_text(pickle_kind::string, n));
+        SAFETENSORS_TRY_ASSIGN(n, u32());
+        SAFETENSORS_TRY(push_text(pickle_kind::string, n));
         break;
       }
       case 0x8c: {
-        ST_TRY_ASSIGN(n, u8());
-        ST_TRY(push_text(pickle_kind::string, n));
+        SAFETENSORS_TRY_ASSIGN(n, u8());
+        SAFETENSORS_TRY(push_text(pickle_kind::string, n));
         break;
       }
       case 0x8d: {
-        ST_TRY_ASSIGN(n, u64());
-        ST_TRY(push_text(pickle_kind::string, n));
+        SAFETENSORS_TRY_ASSIGN(n, u64());
+        SAFETENSORS_TRY(push_text(pickle_kind::string, n));
         break;
       }
       case 'U':
       case 'C': {
-        ST_TRY_ASSIGN(n, u8());
-        ST_TRY(push_text(pickle_kind::bytes, n));
+        SAFETENSORS_TRY_ASSIGN(n, u8());
+        SAFETENSORS_TRY(push_text(pickle_kind::bytes, n));
         break;
       }
       case 'T':
       case 'B': {
-        ST_TRY_ASSIGN(n, u32());
-        ST_TRY(push_text(pickle_kind::bytes, n));
+        SAFETENSORS_TRY_ASSIGN(n, u32());
+        SAFETENSORS_TRY(push_text(pickle_kind::bytes, n));
         break;
       }
       case 0x8e:
       case 0x96: {
-        ST_TRY_ASSIGN(n, u64());
-        ST_TRY(push_text(pickle_kind::bytes, n));
+        SAFETENSORS_TRY_ASSIGN(n, u64());
+        SAFETENSORS_TRY(push_text(pickle_kind::bytes, n));
         break;
       }
-      case '}': ST_TRY(push(make(pickle_kind::dict))); break;
-      case ']': ST_TRY(push(make(pickle_kind::list))); break;
-      case ')': ST_TRY(push(make(pickle_kind::tuple))); break;
-      case 0x8f: ST_TRY(push(make(pickle_kind::set))); break;
+      case '}': SAFETENSORS_TRY(push(make(pickle_kind::dict))); break;
+      case ']': SAFETENSORS_TRY(push(make(pickle_kind::list))); break;
+      case ')': SAFETENSORS_TRY(push(make(pickle_kind::tuple))); break;
+      case 0x8f: SAFETENSORS_TRY(push(make(pickle_kind::set))); break;
       case 't': {
-        ST_TRY_ASSIGN(items, pop_mark());
-        ST_TRY(make_sequence(pickle_kind::tuple, std::move(items)));
+        SAFETENSORS_TRY_ASSIGN(items, pop_mark());
+        SAFETENSORS_TRY(make_sequence(pickle_kind::tuple, std::move(items)));
         break;
       }
       case 'l': {
-        ST_TRY_ASSIGN(items, pop_mark());
-        ST_TRY(make_sequence(pickle_kind::list, std::move(items)));
+        SAFETENSORS_TRY_ASSIGN(items, pop_mark());
+        SAFETENSORS_TRY(make_sequence(pickle_kind::list, std::move(items)));
         break;
       }
       case 0x91: {
-        ST_TRY_ASSIGN(items, pop_mark());
-        ST_TRY(make_sequence(pickle_kind::set, std::move(items)));
+        SAFETENSORS_TRY_ASSIGN(items, pop_mark());
+        SAFETENSORS_TRY(make_sequence(pickle_kind::set, std::move(items)));
         break;
       }
       case 'd': {
-        ST_TRY_ASSIGN(items, pop_mark());
+        SAFETENSORS_TRY_ASSIGN(items, pop_mark());
         pickle_value* d = make(pickle_kind::dict);
-        ST_TRY(set_items(d, items));
-        ST_TRY(push(d));
+        SAFETENSORS_TRY(set_items(d, items));
+        SAFETENSORS_TRY(push(d));
         break;
       }
       case 0x85:
@@ -572,122 +563,120 @@ result<pickle_document> pickle_machine::run() && {
       case 0x87: {
         std::vector<pickle_value*> items(op_ - 0x84u);
         for (auto it = items.rbegin(); it != items.rend(); ++it) {
-          ST_TRY_ASSIGN(v, pop());
+          SAFETENSORS_TRY_ASSIGN(v, pop());
           *it = v;
         }
-        ST_TRY(make_sequence(pickle_kind::tuple, std::move(items)));
+        SAFETENSORS_TRY(make_sequence(pickle_kind::tuple, std::move(items)));
         break;
       }
       case 'a': {
-        ST_TRY_ASSIGN(v, pop());
-        ST_TRY_ASSIGN(target, top());
-        ST_TRY(append(target, std::span<pickle_value* const>(&v, 1)));
+        SAFETENSORS_TRY_ASSIGN(v, pop());
+        SAFETENSORS_TRY_ASSIGN(target, top());
+        SAFETENSORS_TRY(append(target, std::span<pickle_value* const>(&v, 1)));
         break;
       }
       case 'e':
       case 0x90: {
-        ST_TRY_ASSIGN(items, pop_mark());
-        ST_TRY_ASSIGN(target, top());
-        ST_TRY(append(target, items));
+        SAFETENSORS_TRY_ASSIGN(items, pop_mark());
+        SAFETENSORS_TRY_ASSIGN(target, top());
+        SAFETENSORS_TRY(append(target, items));
         break;
       }
       case 's': {
-        ST_TRY_ASSIGN(value, pop());
-        ST_TRY_ASSIGN(key, pop());
-        ST_TRY_ASSIGN(target, top());
+        SAFETENSORS_TRY_ASSIGN(value, pop());
+        SAFETENSORS_TRY_ASSIGN(key, pop());
+        SAFETENSORS_TRY_ASSIGN(target, top());
         pickle_value* pair[] = {key, value};
-        ST_TRY(set_items(target, pair));
+        SAFETENSORS_TRY(set_items(target, pair));
         break;
       }
       case 'u': {
-        ST_TRY_ASSIGN(items, pop_mark());
-        ST_TRY_ASSIGN(target, top());
-        ST_TRY(set_items(target, items));
+        SAFETENSORS_TRY_ASSIGN(items, pop_mark());
+        SAFETENSORS_TRY_ASSIGN(target, top());
+        SAFETENSORS_TRY(set_items(target, items));
         break;
       }
       case 'q': {
-        ST_TRY_ASSIGN(i, u8());
-        ST_TRY(memo_put(i));
+        SAFETENSORS_TRY_ASSIGN(i, u8());
+        SAFETENSORS_TRY(memo_put(i));
         break;
       }
       case 'r': {
-        ST_TRY_ASSIGN(i, u32());
-        ST_TRY(memo_put(i));
+        SAFETENSORS_TRY_ASSIGN(i, u32());
+        SAFETENSORS_TRY(memo_put(i));
         break;
       }
-      case 0x94: ST_TRY(memo_put(memo_.size())); break;
+      case 0x94: SAFETENSORS_TRY(memo_put(memo_.size())); break;
       case 'h': {
-        ST_TRY_ASSIGN(i, u8());
-        ST_TRY(memo_get(i));
+        SAFETENSORS_TRY_ASSIGN(i, u8());
+        SAFETENSORS_TRY(memo_get(i));
         break;
       }
       case 'j': {
-        ST_TRY_ASSIGN(i, u32());
-        ST_TRY(memo_get(i));
+        SAFETENSORS_TRY_ASSIGN(i, u32());
+        SAFETENSORS_TRY(memo_get(i));
         break;
       }
       case 'c': {
-        ST_TRY_ASSIGN(module, take_line());
-        ST_TRY_ASSIGN(name, take_line());
-        ST_TRY(push_global(module, name));
+        SAFETENSORS_TRY_ASSIGN(module, take_line());
+        SAFETENSORS_TRY_ASSIGN(name, take_line());
+        SAFETENSORS_TRY(push_global(module, name));
         break;
       }
       case 0x93: {
-        ST_TRY_ASSIGN(name, pop());
-        ST_TRY_ASSIGN(module, pop());
+        SAFETENSORS_TRY_ASSIGN(name, pop());
+        SAFETENSORS_TRY_ASSIGN(module, pop());
         if (module->kind != pickle_kind::string || name->kind != pickle_kind::string) {
           return fail(error_code::invalid_format, "module and name must be strings");
         }
-        ST_TRY(push_global(module->text, name->text));
+        SAFETENSORS_TRY(push_global(module->text, name->text));
         break;
       }
       case 'i': {
-        ST_TRY_ASSIGN(module, take_line());
-        ST_TRY_ASSIGN(name, take_line());
+        SAFETENSORS_TRY_ASSIGN(module, take_line());
+        SAFETENSORS_TRY_ASSIGN(name, take_line());
         return fail(error_code::unsafe_content, "instance creation ('" + module + "." + name + "') is not allowed");
       }
       case 'o': return fail(error_code::unsafe_content, "instance creation is not allowed");
       case 0x92: {
-        ST_TRY(pop());  // keyword arguments
-        ST_TRY_ASSIGN(args, pop());
-        ST_TRY_ASSIGN(cls, pop());
+        SAFETENSORS_TRY(pop());  // keyword arguments
+        SAFETENSORS_TRY_ASSIGN(args, pop());
+        SAFETENSORS_TRY_ASSIGN(cls, pop());
         if (cls->kind != pickle_kind::opaque) {
           return fail(error_code::unsafe_content, "instance creation with keyword arguments is not allowed");
         }
-        ST_TRY_ASSIGN(v, instantiate(*cls, *args));
-        ST_TRY(push(v));
+        SAFETENSORS_TRY_ASSIGN(v, instantiate(*cls, *args));
+        SAFETENSORS_TRY(push(v));
         break;
       }
       case 0x82:
       case 0x83:
       case 0x84: return fail(error_code::unsafe_content, "the extension registry is not allowed");
       case 'P': return fail(error_code::unsafe_content, "text persistent ids are not allowed");
-      case 'Q': ST_TRY(binpersid()); break;
+      case 'Q': SAFETENSORS_TRY(binpersid()); break;
       case 'R': {
-        ST_TRY_ASSIGN(args, pop());
-        ST_TRY_ASSIGN(callable, pop());
-        ST_TRY_ASSIGN(v, call(*callable, *args));
-        ST_TRY(push(v));
+        SAFETENSORS_TRY_ASSIGN(args, pop());
+        SAFETENSORS_TRY_ASSIGN(callable, pop());
+        SAFETENSORS_TRY_ASSIGN(v, call(*callable, *args));
+        SAFETENSORS_TRY(push(v));
         break;
       }
       case 0x81: {
-        ST_TRY_ASSIGN(args, pop());
-        ST_TRY_ASSIGN(cls, pop());
-        ST_TRY_ASSIGN(v, instantiate(*cls, *args));
-        ST_TRY(push(v));
+        SAFETENSORS_TRY_ASSIGN(args, pop());
+        SAFETENSORS_TRY_ASSIGN(cls, pop());
+        SAFETENSORS_TRY_ASSIGN(v, instantiate(*cls, *args));
+        SAFETENSORS_TRY(push(v));
         break;
       }
       case 'b': {
-        ST_TRY_ASSIGN(state, pop());
-        ST_TRY_ASSIGN(target, top());
-        ST_TRY(build(*target, *state));
+        SAFETENSORS_TRY_ASSIGN(state, pop());
+        SAFETENSORS_TRY_ASSIGN(target, top());
+        SAFETENSORS_TRY(build(*target, *state));
         break;
       }
       default: return fail(error_code::invalid_format, "unsupported or unknown opcode");
     }
   }
-#undef ST_TRY
-#undef ST_TRY_ASSIGN
 }
 
 status pickle_machine::push_decimal(const std::string& line) {
@@ -734,4 +723,4 @@ result<pickle_document> unpickle(std::span<const std::byte> bytes, const pickle_
   return detail::pickle_machine(bytes, limits).run();
 }
 
-}  // namespace safetensors
+}  // namespace safetensors::torch

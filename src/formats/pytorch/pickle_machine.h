@@ -13,7 +13,7 @@
 
 #include "safetensors/formats/pickle.h"
 
-namespace safetensors::detail {
+namespace safetensors::torch::detail {
 
 /// The minimal little-endian two's complement bytes of a decimal integer ("-12", and with
 /// `allow_long_suffix` also "12L"), as LONG1 would carry it; nullopt when not a number.
@@ -75,4 +75,4 @@ class pickle_machine {
   pickle_document doc_;
 };
 
-}  // namespace safetensors::detail
+}  // namespace safetensors::torch::detail

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// torch_checkpoint: maps the file, tells zip from legacy, unpickles the object, flattens
+// checkpoint: maps the file, tells zip from legacy, unpickles the object, flattens
 // it and checks every storage against the bytes the container really holds.
 #include <new>
 #include <string_view>
@@ -9,29 +9,29 @@
 #include "formats/pytorch/torch_tree.h"
 #include "formats/pytorch/torch_view.h"
 
-namespace safetensors {
+namespace safetensors::torch {
 
-struct torch_checkpoint::impl {
+struct checkpoint::state {
   std::string path;
-  readonly_file file;                   // storages are read from it with pread
-  detail::torch_storage_source source;  // where each storage's bytes are
-  torch_container container = torch_container::zip;
+  readonly_file file;             // storages are read from it with pread
+  detail::storage_source source;  // where each storage's bytes are
+  container_kind container = container_kind::zip;
   bool big_endian = false;
   detail::torch_tree tree;
-  std::vector<torch_storage> storages;
+  std::vector<storage_info> storages;
 };
 
-torch_checkpoint::torch_checkpoint(std::unique_ptr<impl> state) noexcept : impl_(std::move(state)) {}
-torch_checkpoint::torch_checkpoint(torch_checkpoint&&) noexcept = default;
-torch_checkpoint& torch_checkpoint::operator=(torch_checkpoint&&) noexcept = default;
-torch_checkpoint::~torch_checkpoint() = default;
+checkpoint::checkpoint(std::unique_ptr<state> opened) noexcept : state_(std::move(opened)) {}
+checkpoint::checkpoint(checkpoint&&) noexcept = default;
+checkpoint& checkpoint::operator=(checkpoint&&) noexcept = default;
+checkpoint::~checkpoint() = default;
 
-torch_container torch_checkpoint::container() const noexcept { return impl_->container; }
-bool torch_checkpoint::big_endian() const noexcept { return impl_->big_endian; }
-std::span<const torch_tensor> torch_checkpoint::tensors() const& noexcept { return impl_->tree.tensors; }
-std::span<const torch_skipped> torch_checkpoint::skipped() const noexcept { return impl_->tree.skipped; }
-std::span<const torch_storage> torch_checkpoint::storages() const noexcept { return impl_->storages; }
-const std::string& torch_checkpoint::path() const noexcept { return impl_->path; }
+container_kind checkpoint::container() const noexcept { return state_->container; }
+bool checkpoint::big_endian() const noexcept { return state_->big_endian; }
+std::span<const tensor> checkpoint::tensors() const& noexcept { return state_->tree.tensors; }
+std::span<const skipped_value> checkpoint::skipped() const noexcept { return state_->tree.skipped; }
+std::span<const storage_info> checkpoint::storages() const noexcept { return state_->storages; }
+const std::string& checkpoint::path() const noexcept { return state_->path; }
 
 namespace {
 
@@ -41,7 +41,7 @@ error out_of_memory(const std::string& path, std::string_view doing) {
 
 }  // namespace
 
-result<torch_checkpoint> torch_checkpoint::open(const std::string& path, const torch_open_options& options) {
+result<checkpoint> checkpoint::open(const std::string& path, const open_options& options) {
   try {
     return open_checkpoint(path, options);
   } catch (const std::bad_alloc&) {
@@ -49,47 +49,48 @@ result<torch_checkpoint> torch_checkpoint::open(const std::string& path, const t
   }
 }
 
-result<torch_checkpoint> torch_checkpoint::open_checkpoint(const std::string& path, const torch_open_options& options) {
+result<checkpoint> checkpoint::open_checkpoint(const std::string& path, const open_options& options) {
   auto file = readonly_file::open(path);
   if (!file) return std::move(file).err();
   // Mapped only while parsing: the pickles and record headers are touched, the storages not.
   auto mapping = file->map();
   if (!mapping) return std::move(mapping).err();
   const auto bytes = mapping->bytes();
-  auto state = std::unique_ptr<impl>(new impl{path, std::move(file).value(), {}, torch_container::zip, false, {}, {}});
+  auto opened =
+      std::unique_ptr<state>(new state{path, std::move(file).value(), {}, container_kind::zip, false, {}, {}});
 
   pickle_document object;
   if (detail::looks_like_zip(bytes)) {
     auto zip = detail::open_torch_zip(*mapping, path, options);
     if (!zip) return std::move(zip).err().with_path(path);
     object = std::move(zip->object);
-    state->big_endian = zip->big_endian;
-    state->source = std::move(zip->source);
+    opened->big_endian = zip->big_endian;
+    opened->source = std::move(zip->source);
   } else if (detail::looks_like_legacy_checkpoint(bytes)) {
     auto legacy = detail::read_legacy_checkpoint(bytes, options.limits);
     if (!legacy) return std::move(legacy).err().with_path(path);
-    state->container = torch_container::legacy;
-    state->big_endian = legacy->big_endian;
+    opened->container = container_kind::legacy;
+    opened->big_endian = legacy->big_endian;
     object = std::move(legacy->object);
-    state->source.file_offset = legacy->storage_offsets;
-    state->source.member.assign(object.storages().size(), std::string());
+    opened->source.file_offset = legacy->storage_offsets;
+    opened->source.member.assign(object.storages().size(), std::string());
   } else {
     return make_error(error_code::invalid_format,
                       "not a PyTorch checkpoint (neither a zip archive nor the legacy pickle format)", 0)
         .with_path(path);
   }
-  for (const auto& s : object.storages()) state->storages.push_back({s.key, s.element_count * s.element_bytes});
+  for (const auto& s : object.storages()) opened->storages.push_back({s.key, s.element_count * s.element_bytes});
   auto tree = detail::flatten_checkpoint(object, options.key, options.limits.max_nesting, options.strict);
   if (!tree) return std::move(tree).err().with_path(path);
-  state->tree = std::move(tree).value();
-  return torch_checkpoint(std::move(state));
+  opened->tree = std::move(tree).value();
+  return checkpoint(std::move(opened));
 }
 
-status torch_checkpoint::read_tensor(std::size_t index, const std::function<status(std::span<const std::byte>)>& sink,
-                                     std::size_t chunk_bytes) const {
-  const torch_tensor& t = impl_->tree.tensors.at(index);
+status checkpoint::read_tensor(std::size_t index, const std::function<status(std::span<const std::byte>)>& sink,
+                               std::size_t chunk_bytes) const {
+  const tensor& t = state_->tree.tensors.at(index);
   auto named = [&](error e) {
-    e.path = impl_->path;
+    e.path = state_->path;
     if (!e.tensor) e.tensor = t.name;
     return e;
   };
@@ -99,14 +100,13 @@ status torch_checkpoint::read_tensor(std::size_t index, const std::function<stat
     }
     return {};
   } catch (const std::bad_alloc&) {
-    return named(out_of_memory(impl_->path, "reading a tensor"));
+    return named(out_of_memory(state_->path, "reading a tensor"));
   }
 }
 
-status torch_checkpoint::read_tensor_bytes(const torch_tensor& t,
-                                           const std::function<status(std::span<const std::byte>)>& sink,
-                                           std::size_t chunk_bytes) const {
-  const impl& s = *impl_;
+status checkpoint::read_tensor_bytes(const tensor& t, const std::function<status(std::span<const std::byte>)>& sink,
+                                     std::size_t chunk_bytes) const {
+  const state& s = *state_;
   const std::size_t swap = s.big_endian ? detail::swap_unit(t.type) : 1;
   const std::uint64_t byte_size = s.storages[t.storage].byte_size;
   std::vector<std::byte> buffer;
@@ -135,9 +135,9 @@ status torch_checkpoint::read_tensor_bytes(const torch_tensor& t,
   for (std::size_t i = 0; i < t.shape.size(); ++i) last += (t.shape[i] - 1) * t.strides[i];
   buffer.resize(static_cast<std::size_t>((last + 1) * width));
   if (auto ok = s.file.read_at(start, buffer); !ok) return ok;
-  torch_tensor local = t;
+  tensor local = t;
   local.storage_offset = 0;
   return detail::copy_view(buffer, local, swap, chunk_bytes, sink);
 }
 
-}  // namespace safetensors
+}  // namespace safetensors::torch

@@ -14,21 +14,23 @@
 #include "safetensors/readonly_file.h"
 
 namespace safetensors::detail {
-
 class zip_reader;
+}  // namespace safetensors::detail
+
+namespace safetensors::torch::detail {
 
 /// Where each storage's bytes are: a range of the file (read with pread, never mapped, so
 /// converting does not pull the whole input into memory), or else a compressed zip member.
-struct torch_storage_source {
-  std::vector<std::uint64_t> file_offset;  ///< where the storage starts in the file (empty member)
-  std::vector<std::string> member;         ///< zip member name of a compressed storage
-  std::shared_ptr<zip_reader> zip;         ///< for compressed members
+struct storage_source {
+  std::vector<std::uint64_t> file_offset;                ///< where the storage starts in the file (empty member)
+  std::vector<std::string> member;                       ///< zip member name of a compressed storage
+  std::shared_ptr<safetensors::detail::zip_reader> zip;  ///< for compressed members
 };
 
 struct torch_zip_checkpoint {
   pickle_document object;
   bool big_endian = false;
-  torch_storage_source source;
+  storage_source source;
 };
 
 [[nodiscard]] bool looks_like_zip(std::span<const std::byte> file) noexcept;
@@ -36,10 +38,10 @@ struct torch_zip_checkpoint {
 /// Reads the zip container: finds the one top-level folder, unpickles data.pkl, reads
 /// byteorder, and pairs each storage with its member (whose size must match).
 [[nodiscard]] result<torch_zip_checkpoint> open_torch_zip(const readonly_mapping& file, const std::string& path,
-                                                          const torch_open_options& options);
+                                                          const open_options& options);
 
 /// Inflates compressed storage `index` (`byte_size` long) into `buffer`.
-[[nodiscard]] status inflate_storage(const torch_storage_source& source, std::size_t index, std::uint64_t byte_size,
+[[nodiscard]] status inflate_storage(const storage_source& source, std::size_t index, std::uint64_t byte_size,
                                      std::vector<std::byte>& buffer);
 
-}  // namespace safetensors::detail
+}  // namespace safetensors::torch::detail

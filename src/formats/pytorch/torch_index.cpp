@@ -7,7 +7,7 @@
 #include "safetensors/checkpoint_index.h"
 #include "safetensors/formats/pytorch.h"
 
-namespace safetensors {
+namespace safetensors::torch {
 namespace {
 
 // The index file's directory ("." for a bare file name), where its shard names resolve.
@@ -18,7 +18,7 @@ std::string index_directory(const std::string& index_path) {
 
 }  // namespace
 
-result<torch_shard_index> read_torch_shard_index(const std::string& directory_or_index) {
+result<shard_index> read_shard_index(const std::string& directory_or_index) {
   std::error_code ec;
   const bool is_dir = std::filesystem::is_directory(directory_or_index, ec);
   const std::string index_path =
@@ -29,7 +29,7 @@ result<torch_shard_index> read_torch_shard_index(const std::string& directory_or
   if (!parsed) {
     return std::move(parsed).err().with_path(index_path);
   }
-  torch_shard_index out;
+  shard_index out;
   for (const auto& [tensor, shard] : parsed->weight_map) {
     auto path = confined_shard_path(directory, shard);
     if (!path) {
@@ -43,4 +43,4 @@ result<torch_shard_index> read_torch_shard_index(const std::string& directory_or
   return out;
 }
 
-}  // namespace safetensors
+}  // namespace safetensors::torch

@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <fmt/format.h>
+
 #include "formats/pytorch/torch_legacy.h"
 
 #include <algorithm>
@@ -6,7 +8,7 @@
 #include <string_view>
 #include <unordered_map>
 
-namespace safetensors::detail {
+namespace safetensors::torch::detail {
 namespace {
 
 // The first pickle holds the magic number 0x1950a86a20f9469cfc6c: LONG1 in protocols 2-5
@@ -20,7 +22,7 @@ result<pickle_document> pickle_at(std::span<const std::byte> file, std::uint64_t
   auto doc = unpickle(file.subspan(static_cast<std::size_t>(offset)), limits);
   if (!doc) {
     error e = std::move(doc).err();
-    e.message = std::string(what) + " pickle (starting at file byte " + std::to_string(offset) + "): " + e.message;
+    e.message = fmt::format("{} pickle (starting at file byte {}): {}", what, offset, e.message);
     if (e.offset) *e.offset += offset;
     return e;
   }
@@ -102,9 +104,7 @@ result<legacy_checkpoint> read_legacy_checkpoint(std::span<const std::byte> file
       count |= out.big_endian ? byte << (8 * (7 - b)) : byte << (8 * b);
     }
     if (count != s.element_count) {
-      return bad("storage '" + s.key + "' has " + std::to_string(count) + " elements, the object says " +
-                     std::to_string(s.element_count),
-                 pos);
+      return bad(fmt::format("storage '{}' has {} elements, the object says {}", s.key, count, s.element_count), pos);
     }
     pos += 8;
     std::uint64_t bytes = 0;
@@ -120,4 +120,4 @@ result<legacy_checkpoint> read_legacy_checkpoint(std::span<const std::byte> file
   return out;
 }
 
-}  // namespace safetensors::detail
+}  // namespace safetensors::torch::detail

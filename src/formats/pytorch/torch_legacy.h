@@ -10,7 +10,7 @@
 
 #include "safetensors/formats/pickle.h"
 
-namespace safetensors::detail {
+namespace safetensors::torch::detail {
 
 struct legacy_checkpoint {
   pickle_document object;
@@ -25,4 +25,4 @@ struct legacy_checkpoint {
 [[nodiscard]] result<legacy_checkpoint> read_legacy_checkpoint(std::span<const std::byte> file,
                                                                const pickle_limits& limits);
 
-}  // namespace safetensors::detail
+}  // namespace safetensors::torch::detail

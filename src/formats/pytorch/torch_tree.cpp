@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
+#include <fmt/format.h>
+
 #include "formats/pytorch/torch_tree.h"
 
 #include <optional>
@@ -6,7 +8,7 @@
 #include <string_view>
 #include <utility>
 
-namespace safetensors::detail {
+namespace safetensors::torch::detail {
 namespace {
 
 // A walk over the value tree. Memo references can make it a DAG or even a cycle, so the
@@ -22,8 +24,8 @@ class flattener {
       return make_error(error_code::limit_exceeded, "the checkpoint's object tree is too large (shared references?)");
     }
     if (depth > max_nesting_) {
-      return make_error(error_code::limit_exceeded,
-                        "dicts nested deeper than " + std::to_string(max_nesting_) + " levels", std::nullopt, name);
+      return make_error(error_code::limit_exceeded, fmt::format("dicts nested deeper than {} levels", max_nesting_),
+                        std::nullopt, name);
     }
     switch (v.kind) {
       case pickle_kind::dict:
@@ -39,7 +41,7 @@ class flattener {
       case pickle_kind::tensor: return add_tensor(doc_.tensors()[static_cast<std::size_t>(v.integer)], name);
       default: {
         if (const pickle_value* inert = find_opaque(v, depth)) return skip_opaque(*inert, &v != inert, name);
-        tree_.skipped.push_back({name, "not a tensor: " + describe(v), torch_skip_kind::not_tensor});
+        tree_.skipped.push_back({name, "not a tensor: " + describe(v), skip_kind::not_tensor});
         return {};
       }
     }
@@ -100,19 +102,19 @@ class flattener {
 
   status skip_opaque(const pickle_value& inert, bool nested, const std::string& name) {
     if (auto tensor = unsupported_tensor_kind(inert.text)) {
-      return skip_or_refuse({name, *tensor + " (" + inert.text + "), which SafeTensors cannot hold",
-                             torch_skip_kind::unsupported_tensor});
+      return skip_or_refuse(
+          {name, *tensor + " (" + inert.text + "), which SafeTensors cannot hold", skip_kind::unsupported_tensor});
     }
     return skip_or_refuse({name,
                            std::string(nested ? "contains" : "is") + " an object outside the allowlist (" + inert.text +
                                "), never loaded",
-                           torch_skip_kind::opaque_object});
+                           skip_kind::opaque_object});
   }
 
-  status skip_or_refuse(torch_skipped skipped) {
+  status skip_or_refuse(skipped_value skipped) {
     if (strict_) {
       const error_code code =
-          skipped.kind == torch_skip_kind::opaque_object ? error_code::unsafe_content : error_code::unsupported;
+          skipped.kind == skip_kind::opaque_object ? error_code::unsafe_content : error_code::unsupported;
       return make_error(code, skipped.reason + " (without --strict it would be skipped)", std::nullopt, skipped.name);
     }
     tree_.skipped.push_back(std::move(skipped));
@@ -125,11 +127,11 @@ class flattener {
     }
     if (!t.type) {
       return skip_or_refuse(
-          {name, "a " + t.type_name + " tensor, a dtype SafeTensors cannot hold", torch_skip_kind::unsupported_tensor});
+          {name, "a " + t.type_name + " tensor, a dtype SafeTensors cannot hold", skip_kind::unsupported_tensor});
     }
     const pickle_storage& storage = doc_.storages()[t.storage];
     if (auto ok = check_bounds(t, storage, name); !ok) return ok;
-    torch_tensor out;
+    tensor out;
     out.name = name;
     out.type = *t.type;
     out.shape = t.shape;
@@ -161,8 +163,8 @@ class flattener {
     std::uint64_t end_bytes = 0;
     if (__builtin_add_overflow(last, 1, &end_bytes) || __builtin_mul_overflow(end_bytes, t.element_bytes, &end_bytes) ||
         end_bytes > storage_bytes) {
-      return bad("view (offset " + std::to_string(t.storage_offset) + ", last element " + std::to_string(last) +
-                 ") reaches past its storage '" + storage.key + "' of " + std::to_string(storage_bytes) + " bytes");
+      return bad(fmt::format("view (offset {}, last element {}) reaches past its storage '{}' of {} bytes",
+                             t.storage_offset, last, storage.key, storage_bytes));
     }
     return {};
   }
@@ -253,7 +255,7 @@ result<const pickle_value*> select_key(const pickle_document& doc, const std::st
   return v;
 }
 
-std::string skipped_list(const std::vector<torch_skipped>& skipped) {
+std::string skipped_list(const std::vector<skipped_value>& skipped) {
   std::string names;
   for (std::size_t i = 0; i < skipped.size() && i < 10; ++i) names += (i ? ", " : "") + skipped[i].name;
   if (skipped.size() > 10) names += ", ...";
@@ -288,4 +290,4 @@ result<torch_tree> flatten_checkpoint(const pickle_document& doc, const std::str
   return tree;
 }
 
-}  // namespace safetensors::detail
+}  // namespace safetensors::torch::detail

@@ -10,11 +10,11 @@
 #include "safetensors/formats/pickle.h"
 #include "safetensors/formats/pytorch.h"
 
-namespace safetensors::detail {
+namespace safetensors::torch::detail {
 
 struct torch_tree {
-  std::vector<torch_tensor> tensors;
-  std::vector<torch_skipped> skipped;
+  std::vector<tensor> tensors;
+  std::vector<skipped_value> skipped;
 };
 
 /// Errors carry no path (the caller adds it). `strict`: an object outside the allowlist
@@ -22,4 +22,4 @@ struct torch_tree {
 [[nodiscard]] result<torch_tree> flatten_checkpoint(const pickle_document& doc, const std::string& key,
                                                     std::size_t max_nesting, bool strict);
 
-}  // namespace safetensors::detail
+}  // namespace safetensors::torch::detail

@@ -6,9 +6,9 @@
 #include <map>
 #include <vector>
 
-namespace safetensors {
+namespace safetensors::torch {
 
-bool torch_tensor::contiguous() const noexcept {
+bool tensor::contiguous() const noexcept {
   std::uint64_t expected = 1;
   for (std::size_t i = shape.size(); i-- > 0;) {
     if (shape[i] == 0) return true;
@@ -18,12 +18,12 @@ bool torch_tensor::contiguous() const noexcept {
   return true;
 }
 
-bool same_view(const torch_tensor& a, const torch_tensor& b) noexcept {
+bool same_view(const tensor& a, const tensor& b) noexcept {
   return a.storage == b.storage && a.storage_offset == b.storage_offset && a.type == b.type && a.shape == b.shape &&
          a.strides == b.strides;
 }
 
-std::vector<std::vector<std::size_t>> shared_storage_groups(std::span<const torch_tensor> tensors) {
+std::vector<std::vector<std::size_t>> shared_storage_groups(std::span<const tensor> tensors) {
   std::map<std::size_t, std::vector<std::size_t>> by_storage;
   for (std::size_t i = 0; i < tensors.size(); ++i) by_storage[tensors[i].storage].push_back(i);
   std::vector<std::vector<std::size_t>> groups;
@@ -51,8 +51,8 @@ void swap_units(std::byte* data, std::size_t bytes, std::size_t unit) {
 
 void swap_in_place(std::span<std::byte> data, std::size_t unit) noexcept { swap_units(data.data(), data.size(), unit); }
 
-status copy_view(std::span<const std::byte> storage, const torch_tensor& t, std::size_t swap_bytes,
-                 std::size_t chunk_bytes, const byte_sink& sink) {
+status copy_view(std::span<const std::byte> storage, const tensor& t, std::size_t swap_bytes, std::size_t chunk_bytes,
+                 const byte_sink& sink) {
   const std::size_t eb = dtype_bits(t.type) / 8;
   std::uint64_t count = 1;
   for (auto d : t.shape) count *= d;  // bounds-checked at open: no overflow
@@ -113,4 +113,4 @@ status copy_view(std::span<const std::byte> storage, const torch_tensor& t, std:
 }
 
 }  // namespace detail
-}  // namespace safetensors
+}  // namespace safetensors::torch

@@ -2,10 +2,15 @@
 // The zip container of torch.save (>= 1.6), read through the shared zip reader.
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "formats/pytorch/torch_container.h"
 #include "formats/zip/zip_reader.h"
 
-namespace safetensors::detail {
+namespace safetensors::torch::detail {
+
+using safetensors::detail::zip_entry;
+using safetensors::detail::zip_reader;
 
 bool looks_like_zip(std::span<const std::byte> file) noexcept {
   if (file.size() < 4) return false;
@@ -47,7 +52,7 @@ result<bool> read_byteorder(zip_reader& zip, const std::string& folder) {
 }  // namespace
 
 result<torch_zip_checkpoint> open_torch_zip(const readonly_mapping& file, const std::string& path,
-                                            const torch_open_options& options) {
+                                            const open_options& options) {
   auto opened = zip_reader::open(path);
   if (!opened) return std::move(opened).err();
   auto zip = std::make_shared<zip_reader>(std::move(opened).value());
@@ -60,8 +65,8 @@ result<torch_zip_checkpoint> open_torch_zip(const readonly_mapping& file, const 
   if (pickle_entry == nullptr) return invalid("no " + *folder + "data.pkl in the archive");
   if (pickle_entry->uncompressed_size > options.max_pickle_bytes) {
     return make_error(error_code::limit_exceeded,
-                      *folder + "data.pkl has " + std::to_string(pickle_entry->uncompressed_size) +
-                          " bytes, the limit is " + std::to_string(options.max_pickle_bytes));
+                      fmt::format("{}data.pkl has {} bytes, the limit is {}", *folder, pickle_entry->uncompressed_size,
+                                  options.max_pickle_bytes));
   }
   auto pickle = zip->read_all(*pickle_entry, options.max_pickle_bytes);
   if (!pickle) return std::move(pickle).err();
@@ -84,9 +89,8 @@ result<torch_zip_checkpoint> open_torch_zip(const readonly_mapping& file, const 
     std::uint64_t bytes = 0;
     if (__builtin_mul_overflow(storage.element_count, storage.element_bytes, &bytes) ||
         entry->uncompressed_size != bytes) {
-      return invalid(name + " holds " + std::to_string(entry->uncompressed_size) + " bytes, the pickle describes " +
-                     std::to_string(storage.element_count) + " elements of " + std::to_string(storage.element_bytes) +
-                     " bytes");
+      return invalid(fmt::format("{} holds {} bytes, the pickle describes {} elements of {} bytes", name,
+                                 entry->uncompressed_size, storage.element_count, storage.element_bytes));
     }
     if (entry->stored) {
       auto offset = zip->stored_data_offset(*entry);
@@ -98,10 +102,10 @@ result<torch_zip_checkpoint> open_torch_zip(const readonly_mapping& file, const 
       out.source.member.emplace_back();
     } else {
       if (bytes > max_inflated_storage) {
-        return make_error(error_code::unsafe_content, name + " is compressed and inflates to " + std::to_string(bytes) +
-                                                          " bytes; compressed storages are limited to " +
-                                                          std::to_string(max_inflated_storage) +
-                                                          " bytes (torch.save stores them uncompressed)");
+        return make_error(error_code::unsafe_content,
+                          fmt::format("{} is compressed and inflates to {} bytes; compressed storages are limited to "
+                                      "{} bytes (torch.save stores them uncompressed)",
+                                      name, bytes, max_inflated_storage));
       }
       out.source.file_offset.push_back(0);
       out.source.member.push_back(name);
@@ -111,7 +115,7 @@ result<torch_zip_checkpoint> open_torch_zip(const readonly_mapping& file, const 
   return out;
 }
 
-status inflate_storage(const torch_storage_source& source, std::size_t index, std::uint64_t byte_size,
+status inflate_storage(const storage_source& source, std::size_t index, std::uint64_t byte_size,
                        std::vector<std::byte>& buffer) {
   const zip_entry* entry = source.zip->find(source.member[index]);
   if (entry == nullptr || entry->uncompressed_size != byte_size) return invalid("storage record changed");
@@ -119,4 +123,4 @@ status inflate_storage(const torch_storage_source& source, std::size_t index, st
   return source.zip->read(*entry, buffer);
 }
 
-}  // namespace safetensors::detail
+}  // namespace safetensors::torch::detail

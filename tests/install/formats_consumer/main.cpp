@@ -18,8 +18,8 @@ int main(int argc, char** argv) {
   const std::string dir = argv[1];
   const float values[3] = {1.0F, -2.5F, 3.0F};
   const std::uint64_t shape[1] = {3};
-  if (auto written =
-          safetensors::write_npy(dir + "/bias.npy", safetensors::dtype::F32, shape, std::as_bytes(std::span(values)));
+  if (auto written = safetensors::numpy::write_npy(dir + "/bias.npy", safetensors::dtype::F32, shape,
+                                                   std::as_bytes(std::span(values)));
       !written) {
     std::fprintf(stderr, "write_npy: %s\n", written.err().to_string().c_str());
     return 1;
