@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "safetensors/chunk_sink.h"
 #include "safetensors/error.h"
 #include "safetensors/header.h"
 #include "safetensors/writer.h"
@@ -58,8 +59,6 @@ struct shard_assignment {
                                                         std::span<const tensor_data> tensors,
                                                         const shard_write_options& options = {});
 
-/// Receives the next chunk of the tensor being produced.
-using chunk_sink = std::function<status(std::span<const std::byte>)>;
 /// Produces tensor `index` (into the spec list) by passing its bytes, in order, to `sink`.
 using tensor_producer = std::function<status(std::size_t index, const chunk_sink& sink)>;
 

@@ -9,6 +9,7 @@
 #include "safetensors/checkpoint_index.h"    // IWYU pragma: export
 #include "safetensors/checkpoint_verify.h"   // IWYU pragma: export
 #include "safetensors/checkpoint_write.h"    // IWYU pragma: export
+#include "safetensors/chunk_sink.h"          // IWYU pragma: export
 #include "safetensors/cleanup.h"             // IWYU pragma: export
 #include "safetensors/convert.h"             // IWYU pragma: export
 #include "safetensors/dtype.h"               // IWYU pragma: export

@@ -25,7 +25,7 @@ class selected_source final : public source_decorator {
     tensors_ = std::move(kept);
   }
 
-  status read(std::size_t index, const chunk_consumer& consume) const override {
+  status read(std::size_t index, const chunk_sink& consume) const override {
     return inner_->read(chosen_[index], consume);
   }
 
@@ -38,7 +38,7 @@ class metadata_source final : public source_decorator {
   metadata_source(source_ptr inner, std::optional<metadata_map> metadata) : source_decorator(std::move(inner)) {
     metadata_ = std::move(metadata);
   }
-  status read(std::size_t index, const chunk_consumer& consume) const override { return inner_->read(index, consume); }
+  status read(std::size_t index, const chunk_sink& consume) const override { return inner_->read(index, consume); }
 };
 
 class concatenated final : public tensor_source {
@@ -60,7 +60,7 @@ class concatenated final : public tensor_source {
     metadata_ = common_metadata(all, on_warning);
   }
 
-  status read(std::size_t index, const chunk_consumer& consume) const override {
+  status read(std::size_t index, const chunk_sink& consume) const override {
     return inputs_[origins_[index].first]->read(origins_[index].second, consume);
   }
 

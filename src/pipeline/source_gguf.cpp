@@ -38,7 +38,7 @@ class gguf_source final : public tensor_source {
   }
 
   /// Raw bytes for plain types; else whole blocks at a time, dequantized to float32.
-  status read(std::size_t index, const chunk_consumer& consume) const override {
+  status read(std::size_t index, const chunk_sink& consume) const override {
     const gguf::tensor_info& t = in_.header().tensors[index];
     status s = read_blocks(t, consume);
     if (!s) {
@@ -50,7 +50,7 @@ class gguf_source final : public tensor_source {
   }
 
  private:
-  status read_blocks(const gguf::tensor_info& t, const chunk_consumer& consume) const {
+  status read_blocks(const gguf::tensor_info& t, const chunk_sink& consume) const {
     const gguf::type_traits& tr = gguf::traits(t.type);
     const bool plain = gguf::plain_dtype(t.type).has_value();
     const std::size_t blocks_per_chunk = std::max<std::size_t>(1, chunk_bytes / tr.block_bytes);

@@ -86,7 +86,7 @@ class numpy_source final : public tensor_source {
 
   // Chunk by chunk: an .npz member is inflated as it is read (within the zip-bomb limits
   // the archive was opened with), never held whole.
-  safetensors::status read(std::size_t index, const chunk_consumer& consume) const override {
+  safetensors::status read(std::size_t index, const chunk_sink& consume) const override {
     std::vector<std::byte> buffer;
     return in_.stream(in_.arrays()[index], consume, buffer);
   }

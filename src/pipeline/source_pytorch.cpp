@@ -98,7 +98,7 @@ class pytorch_source final : public tensor_source {
     shard_bytes_ = shard_bytes;
   }
 
-  status read(std::size_t index, const chunk_consumer& consume) const override {
+  status read(std::size_t index, const chunk_sink& consume) const override {
     const tensor_origin& s = c_.sources[index];
     return s.checkpoint->read_tensor(s.index, consume);
   }

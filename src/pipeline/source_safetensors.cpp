@@ -22,7 +22,7 @@ class safetensors_reader final : public tensor_source {
     metadata_ = file_.header().metadata();
   }
 
-  status read(std::size_t index, const chunk_consumer& consume) const override {
+  status read(std::size_t index, const chunk_sink& consume) const override {
     return read_tensor_chunks(file_, file_.tensors()[index], buffer_, consume);
   }
 
@@ -53,7 +53,7 @@ class checkpoint_reader final : public tensor_source {
     metadata_ = common_metadata(all, on_warning);
   }
 
-  status read(std::size_t index, const chunk_consumer& consume) const override {
+  status read(std::size_t index, const chunk_sink& consume) const override {
     return read_tensor_chunks(*origins_[index].first, *origins_[index].second, buffer_, consume);
   }
 

@@ -46,7 +46,7 @@ result<source_ptr> open_source(const std::string& path, const source_options& op
 }
 
 status read_tensor_chunks(const file& f, const tensor_info& t, std::vector<std::byte>& buffer,
-                          const chunk_consumer& consume, std::size_t max_bytes) {
+                          const chunk_sink& consume, std::size_t max_bytes) {
   const std::uint64_t start = f.header().data_start() + t.begin;
   const std::uint64_t size = t.byte_size();
   buffer.resize(static_cast<std::size_t>(std::min<std::uint64_t>(size, max_bytes)));
@@ -88,7 +88,7 @@ class casting_source final : public source_decorator {
     if (cast > 0) notes_.push_back(fmt::format("cast {} of {} tensors to {}", cast, tensors_.size(), dtype_name(to)));
   }
 
-  status read(std::size_t index, const chunk_consumer& consume) const override {
+  status read(std::size_t index, const chunk_sink& consume) const override {
     const dtype from = inner_->tensors()[index].type;
     const dtype to = tensors_[index].type;
     if (from == to) return inner_->read(index, consume);
@@ -136,7 +136,7 @@ class observed final : public source_decorator {
   observed(source_ptr inner, progress_callback progress)
       : source_decorator(std::move(inner)), progress_(std::move(progress)), total_(total_bytes(*this)) {}
 
-  status read(std::size_t index, const chunk_consumer& consume) const override {
+  status read(std::size_t index, const chunk_sink& consume) const override {
     return inner_->read(index, [&](std::span<const std::byte> chunk) -> status {
       if (auto s = consume(chunk); !s) return s;
       done_ += chunk.size();

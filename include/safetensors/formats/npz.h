@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "safetensors/chunk_sink.h"
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
 #include "safetensors/formats/npy.h"
@@ -76,8 +77,7 @@ class npz_archive {
   /// `chunk_bytes`, inflating as it goes: memory stays at about one chunk, except for a
   /// Fortran-order array, which is reordered whole (at most its member's size, within the
   /// limits above). Allocation failure is LimitExceeded, never an exception.
-  [[nodiscard]] status read_chunks(const npz_array& array,
-                                   const std::function<status(std::span<const std::byte>)>& sink,
+  [[nodiscard]] status read_chunks(const npz_array& array, const chunk_sink& sink,
                                    std::size_t chunk_bytes = std::size_t{1} << 20) const;
 
  private:
@@ -85,8 +85,7 @@ class npz_archive {
   explicit npz_archive(std::unique_ptr<state> s) noexcept;
   [[nodiscard]] static result<npz_archive> open_archive(const std::string& path, const npz_options& options);
   [[nodiscard]] status read_into(const npz_array& array, std::span<std::byte> out) const;
-  [[nodiscard]] status stream(const npz_array& array, const std::function<status(std::span<const std::byte>)>& sink,
-                              std::size_t chunk_bytes) const;
+  [[nodiscard]] status stream(const npz_array& array, const chunk_sink& sink, std::size_t chunk_bytes) const;
   std::unique_ptr<state> state_;
 };
 

@@ -34,6 +34,7 @@
 #include <utility>
 #include <vector>
 
+#include "safetensors/chunk_sink.h"
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
 #include "safetensors/formats/pickle.h"
@@ -111,15 +112,14 @@ class checkpoint {
   /// storage, a (rare) compressed storage its inflated size (64 MiB at most). One thread
   /// at a time: a compressed storage is inflated through the checkpoint's one zip reader.
   /// Allocation failure is LimitExceeded.
-  [[nodiscard]] status read_tensor(std::size_t index, const std::function<status(std::span<const std::byte>)>& sink,
+  [[nodiscard]] status read_tensor(std::size_t index, const chunk_sink& sink,
                                    std::size_t chunk_bytes = std::size_t{1} << 22) const;
 
  private:
   struct state;
   explicit checkpoint(std::unique_ptr<state> opened) noexcept;
   [[nodiscard]] static result<checkpoint> open_checkpoint(const std::string& path, const open_options& options);
-  [[nodiscard]] status read_tensor_bytes(const tensor& t, const std::function<status(std::span<const std::byte>)>& sink,
-                                         std::size_t chunk_bytes) const;
+  [[nodiscard]] status read_tensor_bytes(const tensor& t, const chunk_sink& sink, std::size_t chunk_bytes) const;
   std::unique_ptr<state> state_;
 };
 

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "safetensors/chunk_sink.h"
 #include "safetensors/convert.h"
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
@@ -35,8 +36,6 @@ struct source_tensor {
   [[nodiscard]] std::uint64_t byte_size() const;
   [[nodiscard]] std::uint64_t element_count() const;
 };
-
-using chunk_consumer = std::function<status(std::span<const std::byte>)>;
 
 /// Receives each lossy or surprising step as it happens ("dropped __metadata__", "skipped
 /// optimizer"), so a tool can print it at once; pipelines also list them in their summary.
@@ -62,7 +61,7 @@ class tensor_source {
 
   /// Passes tensor `index`'s bytes to `consume`, in order, in chunks of at most a few MiB.
   /// Chunks need not end on element boundaries. Stops at the first error.
-  [[nodiscard]] virtual status read(std::size_t index, const chunk_consumer& consume) const = 0;
+  [[nodiscard]] virtual status read(std::size_t index, const chunk_sink& consume) const = 0;
 
  protected:
   std::string format_;
@@ -112,7 +111,7 @@ inline constexpr std::size_t chunk_bytes = std::size_t{24} << 17;  // 3 MiB
 /// `buffer` (pread, a mapping or a remote range: whatever `f`'s backend does). Errors name
 /// the tensor. `max_bytes` must hold whole elements (whole groups of sub-byte elements).
 [[nodiscard]] status read_tensor_chunks(const file& f, const tensor_info& t, std::vector<std::byte>& buffer,
-                                        const chunk_consumer& consume, std::size_t max_bytes = chunk_bytes);
+                                        const chunk_sink& consume, std::size_t max_bytes = chunk_bytes);
 
 /// `inner` with every floating tensor (complex excepted) that `which` selects cast to `to`,
 /// chunk by chunk (`encode`: F8 saturation); other tensors pass unchanged. A pattern of

@@ -20,7 +20,7 @@ constexpr std::size_t max_name_bytes = 63;
 constexpr std::size_t max_dims = 4;
 constexpr std::string_view alignment_key = "general.alignment";
 
-class byte_sink {
+class chunk_sink {
  public:
   template <class T>
   void number(T v) {
@@ -42,7 +42,7 @@ class byte_sink {
   std::vector<std::byte> out_;
 };
 
-void write_value(byte_sink& out, const value& v) {
+void write_value(chunk_sink& out, const value& v) {
   if (const auto* s = std::get_if<std::string>(&v)) return out.string(*s);
   if (const auto* a = std::get_if<array_value>(&v)) {
     out.number(static_cast<std::uint32_t>(a->element_type));
@@ -155,7 +155,7 @@ result<write_plan> write_plan::make(std::vector<metadata_entry> metadata, std::v
     if (!names.insert(t.name).second) return plan_error("duplicate tensor name '" + t.name + "'", t.name);
   }
   match_file_type(metadata, plan.tensors_);
-  byte_sink out;
+  chunk_sink out;
   out.number<std::uint32_t>(0x46554747);  // "GGUF"
   out.number<std::uint32_t>(3);
   out.number<std::uint64_t>(plan.tensors_.size());

@@ -64,8 +64,7 @@ error out_of_memory(const std::string& path, std::string_view doing) {
 /// big-endian elements can be swapped whole whatever the sizes of the chunks coming in.
 class aligned_emitter {
  public:
-  aligned_emitter(const npy_header& header, std::size_t chunk_bytes,
-                  const std::function<status(std::span<const std::byte>)>& sink)
+  aligned_emitter(const npy_header& header, std::size_t chunk_bytes, const chunk_sink& sink)
       : header_(header), sink_(sink) {
     const std::size_t width = std::max<std::size_t>(1, dtype_bits(header.type) / 8);
     capacity_ = std::max(width, chunk_bytes / width * width);
@@ -95,7 +94,7 @@ class aligned_emitter {
 
  private:
   const npy_header& header_;
-  const std::function<status(std::span<const std::byte>)>& sink_;
+  const chunk_sink& sink_;
   std::size_t capacity_ = 1;
   std::vector<std::byte> buffer_;
 };
@@ -196,8 +195,7 @@ status npz_archive::read(const npz_array& array, std::span<std::byte> out) const
   }
 }
 
-status npz_archive::read_chunks(const npz_array& array, const std::function<status(std::span<const std::byte>)>& sink,
-                                std::size_t chunk_bytes) const {
+status npz_archive::read_chunks(const npz_array& array, const chunk_sink& sink, std::size_t chunk_bytes) const {
   try {
     return stream(array, sink, std::max<std::size_t>(chunk_bytes, 64));
   } catch (const std::bad_alloc&) {
@@ -206,8 +204,7 @@ status npz_archive::read_chunks(const npz_array& array, const std::function<stat
   }
 }
 
-status npz_archive::stream(const npz_array& array, const std::function<status(std::span<const std::byte>)>& sink,
-                           std::size_t chunk_bytes) const {
+status npz_archive::stream(const npz_array& array, const chunk_sink& sink, std::size_t chunk_bytes) const {
   state& s = *state_;
   const auto index = static_cast<std::size_t>(&array - s.arrays.data());
   if (index >= s.arrays.size()) return make_error(error_code::invalid_argument, "array of another archive");

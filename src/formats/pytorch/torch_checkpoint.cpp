@@ -86,8 +86,7 @@ result<checkpoint> checkpoint::open_checkpoint(const std::string& path, const op
   return checkpoint(std::move(opened));
 }
 
-status checkpoint::read_tensor(std::size_t index, const std::function<status(std::span<const std::byte>)>& sink,
-                               std::size_t chunk_bytes) const {
+status checkpoint::read_tensor(std::size_t index, const chunk_sink& sink, std::size_t chunk_bytes) const {
   const tensor& t = state_->tree.tensors.at(index);
   auto named = [&](error e) {
     e.path = state_->path;
@@ -104,8 +103,7 @@ status checkpoint::read_tensor(std::size_t index, const std::function<status(std
   }
 }
 
-status checkpoint::read_tensor_bytes(const tensor& t, const std::function<status(std::span<const std::byte>)>& sink,
-                                     std::size_t chunk_bytes) const {
+status checkpoint::read_tensor_bytes(const tensor& t, const chunk_sink& sink, std::size_t chunk_bytes) const {
   const state& s = *state_;
   const std::size_t swap = s.big_endian ? detail::swap_unit(t.type) : 1;
   const std::uint64_t byte_size = s.storages[t.storage].byte_size;

@@ -52,7 +52,7 @@ void swap_units(std::byte* data, std::size_t bytes, std::size_t unit) {
 void swap_in_place(std::span<std::byte> data, std::size_t unit) noexcept { swap_units(data.data(), data.size(), unit); }
 
 status copy_view(std::span<const std::byte> storage, const tensor& t, std::size_t swap_bytes, std::size_t chunk_bytes,
-                 const byte_sink& sink) {
+                 const chunk_sink& sink) {
   const std::size_t eb = dtype_bits(t.type) / 8;
   std::uint64_t count = 1;
   for (auto d : t.shape) count *= d;  // bounds-checked at open: no overflow

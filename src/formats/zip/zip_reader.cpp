@@ -322,8 +322,7 @@ result<std::uint64_t> zip_reader::stored_data_offset(const zip_entry& entry) {
   return locate_data(entry);
 }
 
-status zip_reader::read_chunks(const zip_entry& entry, std::size_t chunk_bytes,
-                               const std::function<status(std::span<const std::byte>)>& consume) {
+status zip_reader::read_chunks(const zip_entry& entry, std::size_t chunk_bytes, const chunk_sink& consume) {
   if (chunk_bytes == 0) return make_error(error_code::invalid_argument, "chunk size must be positive");
   auto data = locate_data(entry);
   if (!data) return data.err();

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "safetensors/chunk_sink.h"
 #include "safetensors/error.h"
 
 namespace safetensors::detail {
@@ -74,8 +75,7 @@ class zip_reader {
 
   /// Streams the entry in chunks of at most `chunk_bytes` to `consume`, checking length
   /// and CRC-32 as read() does; stops at the first error from `consume`.
-  [[nodiscard]] status read_chunks(const zip_entry& entry, std::size_t chunk_bytes,
-                                   const std::function<status(std::span<const std::byte>)>& consume);
+  [[nodiscard]] status read_chunks(const zip_entry& entry, std::size_t chunk_bytes, const chunk_sink& consume);
 
  private:
   struct state;
