@@ -13,6 +13,7 @@
 #include "safetensors/checkpoint_index.h"
 #include "safetensors/checkpoint_verify.h"
 #include "safetensors/checkpoint_write.h"
+#include "safetensors/sha256.h"
 #include "support/paths.h"
 #include "support/status_matchers.h"
 
@@ -127,13 +128,13 @@ TEST(Checkpoint, WritesShardsAndOpensThemAsOneNamespace) {
     EXPECT_ERROR(c->read_into("nope", got), error_code::tensor_not_found);
   }
   safetensors::verify_options with_checksums;
-  with_checksums.checksums = true;
+  with_checksums.digest = safetensors::make_sha256_hasher;
   auto report = safetensors::verify_checkpoint(dir.string(), with_checksums);
   ASSERT_OK(report);
   EXPECT_TRUE(report->ok());
   EXPECT_EQ(report->tensors, 5U);
   EXPECT_EQ(report->shards.size(), 3U);
-  EXPECT_EQ(report->shards[0].sha256.size(), 64U);
+  EXPECT_EQ(report->shards[0].digest.size(), 64U);
 }
 
 TEST(Checkpoint, SingleShardHasNoIndex) {
