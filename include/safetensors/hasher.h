@@ -5,6 +5,7 @@
 /// sha256.h (component sha256, OpenSSL's libcrypto) provides SHA-256.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <span>

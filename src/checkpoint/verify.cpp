@@ -18,6 +18,7 @@ result<std::string> file_digest(const detail::checkpoint_store& store, const std
   if (!file) return std::move(file).err();
   auto hasher = options.digest();
   if (!hasher) return std::move(hasher).err();
+  if (*hasher == nullptr) return make_error(error_code::invalid_argument, "verify_options::digest made no hasher");
   const range_reader& reader = *file->reader;
   const std::uint64_t size = reader.size();
   std::vector<std::byte> buffer(std::max<std::size_t>(file->piece_bytes, 1));
