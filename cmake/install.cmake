@@ -64,6 +64,9 @@ set(SAFETENSORS_COMPONENT_PRIVATE_stats "")
 set(SAFETENSORS_COMPONENT_DESCRIPTION_sha256 "SHA-256 over OpenSSL's libcrypto, and the hasher verify_checkpoint takes")
 set(SAFETENSORS_COMPONENT_PRIVATE_sha256 "libcrypto")
 foreach(component IN ITEMS mlx stats sha256)
+  if(NOT TARGET safetensors_${component})
+    continue()
+  endif()
   install(TARGETS safetensors_${component} EXPORT safetensors-${component}-targets COMPONENT ${component}
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}

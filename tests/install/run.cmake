@@ -171,7 +171,7 @@ expect_refused(nosuch "unknown component 'nosuch'")
 # As installed without component sha256: it, and formats over it, are refused.
 file(GLOB_RECURSE sha256_targets ${PREFIX}/*/safetensors-sha256-targets.cmake)
 file(REMOVE ${sha256_targets})
-expect_refused(sha256 "component sha256 is not available: it was not installed")
+expect_refused(sha256 "component sha256 is not available: this safetensors was built with SAFETENSORS_BUILD_SHA256=OFF")
 expect_refused(formats "component formats is not available: it needs components mlx and sha256")
 # As installed by a build with SAFETENSORS_BUILD_FORMATS=OFF: no formats targets file.
 file(GLOB_RECURSE formats_targets ${PREFIX}/*/safetensors-formats-targets.cmake)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // verify_checkpoint hashes shard files with the caller's hasher (hasher.h): the core computes
 // no hash itself. A counting hasher here proves every byte of every shard reaches it in order,
-// with progress; a failing factory is a shard problem, not a failed verify.
+// with progress; a failing factory is a shard problem, not a failed verify. (SHA-256, from
+// component sha256: sha256_test.cpp.)
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -17,7 +18,6 @@
 #include "safetensors/checkpoint_verify.h"
 #include "safetensors/checkpoint_write.h"
 #include "safetensors/hasher.h"
-#include "safetensors/sha256.h"
 #include "support/paths.h"
 #include "support/status_matchers.h"
 
@@ -87,21 +87,6 @@ TEST(VerifyDigest, EveryShardIsHashedWholeByTheCallersHasher) {
     EXPECT_EQ(shard.digest, counted(shard.path)) << shard.name;
     const auto size = static_cast<std::uint64_t>(fs::file_size(shard.path));
     EXPECT_EQ(progress[shard.path], std::make_pair(size, size)) << shard.name;
-  }
-}
-
-TEST(VerifyDigest, Sha256ComponentGivesSha256sumsDigest) {
-  const fs::path dir = write_sharded();
-  safetensors::verify_options options;
-  options.digest = safetensors::make_sha256_hasher;
-  auto report = safetensors::verify_checkpoint(dir.string(), options);
-  ASSERT_OK(report);
-  ASSERT_EQ(report->shards.size(), 3U);
-  for (const auto& shard : report->shards) {
-    auto h = safetensors::sha256_hasher::create();
-    ASSERT_OK(h);
-    h->update(st_test::read_bytes(shard.path));
-    EXPECT_EQ(shard.digest, safetensors::to_hex(h->finish())) << shard.name;
   }
 }
 
