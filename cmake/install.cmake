@@ -1,14 +1,23 @@
-# Installs headers, library, CLI, a CMake package (find_package(safetensors)) and safetensors.pc.
+# Installs headers, library, CLI, a CMake package (find_package(safetensors)) and safetensors.pc,
+# and the components, each with its targets file and .pc.
 include(CMakePackageConfigHelpers)
 
 install(TARGETS safetensors EXPORT safetensors-targets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-# The converters' and pipelines' headers come with their library (component formats, below);
-# the remote reader's stay out: safetensors::remote is not part of the installed package yet.
+# The components' headers come with their libraries (below); the remote reader's stay out:
+# safetensors::remote is not part of the installed package yet.
+set(SAFETENSORS_COMPONENT_HEADERS_mlx mlx_quant.h mlx_checkpoint.h)
+set(SAFETENSORS_COMPONENT_HEADERS_stats stats.h)
+set(SAFETENSORS_COMPONENT_HEADERS_sha256 sha256.h)
+set(component_header_excludes "")
+foreach(header IN LISTS SAFETENSORS_COMPONENT_HEADERS_mlx SAFETENSORS_COMPONENT_HEADERS_stats
+                        SAFETENSORS_COMPONENT_HEADERS_sha256)
+  list(APPEND component_header_excludes PATTERN ${header} EXCLUDE)
+endforeach()
 install(DIRECTORY include/safetensors DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} PATTERN formats EXCLUDE
-  PATTERN pipeline EXCLUDE PATTERN remote EXCLUDE)
+  PATTERN pipeline EXCLUDE PATTERN remote EXCLUDE ${component_header_excludes})
 if(TARGET safetensors_cli)
   install(TARGETS safetensors_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
@@ -44,6 +53,49 @@ endif()
 configure_file(cmake/safetensors.pc.in ${CMAKE_CURRENT_BINARY_DIR}/safetensors.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/safetensors.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 
+# Components mlx, stats and sha256: each its library, headers, export set
+# (safetensors-<name>-targets.cmake, for find_package(safetensors COMPONENTS <name>)) and
+# safetensors_<name>.pc. Their private dependencies are the consumer's to link when the
+# library is static (Requires), and the library's own when it is shared (Requires.private).
+set(SAFETENSORS_COMPONENT_DESCRIPTION_mlx "MLX affine/mxfp4/mxfp8/nvfp4 quantization and MLX checkpoints")
+set(SAFETENSORS_COMPONENT_PRIVATE_mlx "simdjson fmt")
+set(SAFETENSORS_COMPONENT_DESCRIPTION_stats "One-pass tensor statistics")
+set(SAFETENSORS_COMPONENT_PRIVATE_stats "")
+set(SAFETENSORS_COMPONENT_DESCRIPTION_sha256 "SHA-256 over OpenSSL's libcrypto, and the hasher verify_checkpoint takes")
+set(SAFETENSORS_COMPONENT_PRIVATE_sha256 "libcrypto")
+foreach(component IN ITEMS mlx stats sha256)
+  if(NOT TARGET safetensors_${component})
+    continue()
+  endif()
+  install(TARGETS safetensors_${component} EXPORT safetensors-${component}-targets COMPONENT ${component}
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  list(TRANSFORM SAFETENSORS_COMPONENT_HEADERS_${component} PREPEND include/safetensors/ OUTPUT_VARIABLE headers)
+  install(FILES ${headers} COMPONENT ${component} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/safetensors)
+  install(EXPORT safetensors-${component}-targets NAMESPACE safetensors:: COMPONENT ${component}
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/safetensors)
+  set(SAFETENSORS_COMPONENT_NAME ${component})
+  set(SAFETENSORS_COMPONENT_DESCRIPTION "${SAFETENSORS_COMPONENT_DESCRIPTION_${component}}")
+  get_target_property(component_type safetensors_${component} TYPE)
+  set(SAFETENSORS_COMPONENT_REQUIRES "Requires: safetensors")
+  if(SAFETENSORS_COMPONENT_PRIVATE_${component} STREQUAL "")
+  elseif(component_type STREQUAL "STATIC_LIBRARY")
+    string(APPEND SAFETENSORS_COMPONENT_REQUIRES " ${SAFETENSORS_COMPONENT_PRIVATE_${component}}")
+  else()
+    string(APPEND SAFETENSORS_COMPONENT_REQUIRES "\nRequires.private: ${SAFETENSORS_COMPONENT_PRIVATE_${component}}")
+  endif()
+  # mlx's worker threads: -pthread for a static library, as safetensors.pc's.
+  set(SAFETENSORS_COMPONENT_LIBS "")
+  if(component STREQUAL "mlx" AND component_type STREQUAL "STATIC_LIBRARY")
+    set(SAFETENSORS_COMPONENT_LIBS " -pthread")
+  endif()
+  configure_file(cmake/safetensors_component.pc.in ${CMAKE_CURRENT_BINARY_DIR}/safetensors_${component}.pc @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/safetensors_${component}.pc COMPONENT ${component}
+    DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()
+
 # Component formats: the converters and pipelines, safetensors::formats
 # (find_package(safetensors COMPONENTS formats)) and safetensors_formats.pc, when they were built.
 if(TARGET safetensors_formats)
@@ -57,11 +109,13 @@ if(TARGET safetensors_formats)
   install(EXPORT safetensors-formats-targets NAMESPACE safetensors:: COMPONENT formats
     DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/safetensors)
   get_target_property(safetensors_formats_type safetensors_formats TYPE)
-  # Static: minizip and zlib are linked by the consumer, so plain `pkg-config --libs` names them.
+  # Static: minizip, zlib and the sha256 component are linked by the consumer, so plain
+  # `pkg-config --libs` names them. mlx is public (pipeline/mlx_rewrite.h uses its types).
   if(safetensors_formats_type STREQUAL "STATIC_LIBRARY")
-    set(SAFETENSORS_FORMATS_PC_REQUIRES "Requires: safetensors minizip zlib")
+    set(SAFETENSORS_FORMATS_PC_REQUIRES "Requires: safetensors safetensors_mlx safetensors_sha256 minizip zlib")
   else()
-    set(SAFETENSORS_FORMATS_PC_REQUIRES "Requires: safetensors\nRequires.private: minizip zlib")
+    set(SAFETENSORS_FORMATS_PC_REQUIRES
+      "Requires: safetensors safetensors_mlx\nRequires.private: safetensors_sha256 minizip zlib")
   endif()
   configure_file(cmake/safetensors_formats.pc.in ${CMAKE_CURRENT_BINARY_DIR}/safetensors_formats.pc @ONLY)
   install(FILES ${CMAKE_CURRENT_BINARY_DIR}/safetensors_formats.pc COMPONENT formats

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file checkpoint_verify.h
 /// Verifying a checkpoint: every problem of an index and its shards collected, with optional
-/// SHA-256 digests of the shard files (`safetensors verify`).
+/// digests of the shard files (`safetensors verify`; SHA-256 from component sha256).
 #pragma once
 
 #include <cstdint>
@@ -11,6 +11,7 @@
 
 #include "safetensors/checkpoint.h"
 #include "safetensors/error.h"
+#include "safetensors/hasher.h"
 
 namespace safetensors {
 
@@ -29,7 +30,9 @@ using hash_progress = std::function<void(const std::string& path, std::uint64_t 
 
 struct verify_options {
   checkpoint_options open;
-  bool checksums = false;   ///< also compute SHA-256 of every shard file
+  /// When set, every shard file is also hashed whole (shard_report::digest) by a hasher it
+  /// makes: `safetensors::make_sha256_hasher` (sha256.h, component sha256) for SHA-256.
+  hasher_factory digest;
   hash_progress on_hashed;  ///< called after each piece hashed (a few MiB), when set
 };
 
@@ -39,7 +42,7 @@ struct shard_report {
   bool ok = false;
   std::uint64_t tensors = 0;
   std::uint64_t file_size = 0;
-  std::string sha256;  ///< lowercase hex; empty unless requested and readable
+  std::string digest;  ///< lowercase hex (verify_options::digest); empty unless requested and readable
 };
 
 struct checkpoint_issue {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// \file safetensors.h
-/// Everything of the core library in one include (the converters' headers, under
-/// safetensors/formats/, belong to the separate safetensors::formats library).
+/// Everything of the core library (safetensors::safetensors) in one include. The components'
+/// headers are included one by one, with their libraries: mlx_quant.h and mlx_checkpoint.h
+/// (safetensors::mlx), stats.h (safetensors::stats), sha256.h (safetensors::sha256), and
+/// formats/ and pipeline/ (safetensors::formats).
 #pragma once
 
 #include "safetensors/atomic_file.h"         // IWYU pragma: export
@@ -16,21 +18,18 @@
 #include "safetensors/error.h"               // IWYU pragma: export
 #include "safetensors/file.h"                // IWYU pragma: export
 #include "safetensors/glob.h"                // IWYU pragma: export
+#include "safetensors/hasher.h"              // IWYU pragma: export
 #include "safetensors/header.h"              // IWYU pragma: export
 #include "safetensors/json_text.h"           // IWYU pragma: export
 #include "safetensors/lifetimebound.h"       // IWYU pragma: export
 #include "safetensors/loader.h"              // IWYU pragma: export
 #include "safetensors/minifloat.h"           // IWYU pragma: export
-#include "safetensors/mlx_checkpoint.h"      // IWYU pragma: export
-#include "safetensors/mlx_quant.h"           // IWYU pragma: export
 #include "safetensors/multi_range_reader.h"  // IWYU pragma: export
 #include "safetensors/policy.h"              // IWYU pragma: export
 #include "safetensors/range_reader.h"        // IWYU pragma: export
 #include "safetensors/readonly_file.h"       // IWYU pragma: export
 #include "safetensors/region_file.h"         // IWYU pragma: export
-#include "safetensors/sha256.h"              // IWYU pragma: export
 #include "safetensors/slice.h"               // IWYU pragma: export
 #include "safetensors/sniff.h"               // IWYU pragma: export
-#include "safetensors/stats.h"               // IWYU pragma: export
 #include "safetensors/try.h"                 // IWYU pragma: export
 #include "safetensors/writer.h"              // IWYU pragma: export

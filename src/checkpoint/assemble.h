@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -15,6 +16,7 @@
 #include "checkpoint/index.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/checkpoint_verify.h"
+#include "safetensors/range_reader.h"
 
 namespace safetensors::detail {
 
@@ -43,6 +45,12 @@ void cross_check(const checkpoint_index& index, const std::vector<std::string>& 
 
 namespace safetensors::detail {
 
+/// A file read in order, in pieces of `piece_bytes`.
+struct sequential_file {
+  std::shared_ptr<const range_reader> reader;
+  std::size_t piece_bytes = 0;
+};
+
 /// Where a checkpoint's index and shards come from. Implementations are thread-safe.
 class checkpoint_store {
  public:
@@ -60,8 +68,9 @@ class checkpoint_store {
   /// Opens every path (concurrently where that helps); one result per path, in order.
   [[nodiscard]] virtual std::vector<result<file>> open_files(std::span<const std::string> paths,
                                                              const open_options& options) const = 0;
-  /// SHA-256 of a whole file, lowercase hex.
-  [[nodiscard]] virtual result<std::string> sha256(const std::string& path, const hash_progress& on_hashed) const = 0;
+  /// Opens a whole file to be read from start to end (verify's digests), with the piece size
+  /// that suits the store. The reader's name() is what progress reports show.
+  [[nodiscard]] virtual result<sequential_file> open_sequential(const std::string& path) const = 0;
 };
 
 /// The local filesystem.

@@ -3,14 +3,43 @@
 #include <fcntl.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "checkpoint/assemble.h"
 #include "platform/sys.h"
 #include "safetensors/checkpoint_verify.h"
-#include "safetensors/sha256.h"
+#include "safetensors/range_reader.h"
 
 namespace safetensors::detail {
 namespace {
+
+/// A local file read through the sys seam (pread), so tests can inject faults.
+class local_file_reader final : public range_reader {
+ public:
+  local_file_reader(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+
+  /// Errors: IoError from open or fstat.
+  static result<std::shared_ptr<const range_reader>> open(const std::string& path) {
+    auto fd = sys::open_file(path, O_RDONLY);
+    if (!fd) return std::move(fd).err();
+    auto reader = std::make_shared<local_file_reader>(path, *fd);  // owns the descriptor
+    auto size = sys::file_size(*fd, path);
+    if (!size) return std::move(size).err();
+    reader->size_ = *size;
+    return std::shared_ptr<const range_reader>(std::move(reader));
+  }
+
+  const std::string& name() const noexcept override { return path_; }
+  std::uint64_t size() const noexcept override { return size_; }
+  status read(std::uint64_t offset, std::span<std::byte> destination) const override {
+    return sys::pread_exact(fd_.get(), destination.data(), destination.size(), offset, path_);
+  }
+
+ private:
+  std::string path_;
+  sys::unique_fd fd_;
+  std::uint64_t size_ = 0;
+};
 
 class local_checkpoint_store final : public checkpoint_store {
  public:
@@ -31,24 +60,11 @@ class local_checkpoint_store final : public checkpoint_store {
     return out;
   }
 
-  /// Read in 4 MiB pieces through the sys seam.
-  result<std::string> sha256(const std::string& path, const hash_progress& on_hashed) const override {
-    auto fd = sys::open_file(path, O_RDONLY);
-    if (!fd) return std::move(fd).err();
-    sys::unique_fd guard(*fd);
-    auto size = sys::file_size(*fd, path);
-    if (!size) return std::move(size).err();
-    auto hasher = sha256_hasher::create();
-    if (!hasher) return std::move(hasher).err();
-    std::vector<std::byte> buffer(std::size_t{4} << 20);
-    for (std::uint64_t at = 0; at < *size;) {
-      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), *size - at));
-      if (auto s = sys::pread_exact(*fd, buffer.data(), n, at, path); !s) return std::move(s).err();
-      hasher->update(std::span<const std::byte>(buffer.data(), n));
-      at += n;
-      if (on_hashed) on_hashed(path, at, *size);
-    }
-    return to_hex(hasher->finish());
+  /// Read in 4 MiB pieces.
+  result<sequential_file> open_sequential(const std::string& path) const override {
+    auto reader = local_file_reader::open(path);
+    if (!reader) return std::move(reader).err();
+    return sequential_file{std::move(reader).value(), std::size_t{4} << 20};
   }
 };
 

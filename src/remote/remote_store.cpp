@@ -16,7 +16,6 @@
 #include "safetensors/checkpoint_index.h"
 #include "safetensors/checkpoint_verify.h"
 #include "safetensors/remote/remote.h"
-#include "safetensors/sha256.h"
 
 namespace safetensors::remote {
 namespace detail {
@@ -99,22 +98,13 @@ class remote_store final : public safetensors::detail::checkpoint_store {
     return out;
   }
 
-  result<std::string> sha256(const std::string& url, const hash_progress& on_hashed) const override {
+  /// Pieces of four parts (at most 64 MiB), so each piece is fetched in parallel.
+  result<safetensors::detail::sequential_file> open_sequential(const std::string& url) const override {
     auto source = http_source::open(url, options_);
     if (!source) return std::move(source).err();
-    auto hasher = sha256_hasher::create();
-    if (!hasher) return std::move(hasher).err();
-    const std::uint64_t size = (*source)->size();
-    std::vector<std::byte> buffer(static_cast<std::size_t>(
-        std::min<std::uint64_t>(std::max<std::uint64_t>(options_.part_bytes, 1) * 4, std::uint64_t{64} << 20)));
-    for (std::uint64_t at = 0; at < size;) {
-      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), size - at));
-      if (auto s = (*source)->read(at, std::span(buffer.data(), n)); !s) return std::move(s).err();
-      hasher->update(std::span<const std::byte>(buffer.data(), n));
-      at += n;
-      if (on_hashed) on_hashed(display_url(url), at, size);
-    }
-    return to_hex(hasher->finish());
+    const auto piece = static_cast<std::size_t>(
+        std::min<std::uint64_t>(std::max<std::uint64_t>(options_.part_bytes, 1) * 4, std::uint64_t{64} << 20));
+    return safetensors::detail::sequential_file{std::move(source).value(), piece};
   }
 
  private:

@@ -38,6 +38,8 @@ sha256_digest sha256_hasher::finish() noexcept {
   return out;
 }
 
+std::string sha256_hasher::finish_hex() { return to_hex(finish()); }
+
 std::string to_hex(const sha256_digest& digest) {
   static constexpr char digits[] = "0123456789abcdef";
   std::string out;
@@ -47,6 +49,12 @@ std::string to_hex(const sha256_digest& digest) {
     out += digits[b & 0xF];
   }
   return out;
+}
+
+result<std::unique_ptr<hasher>> make_sha256_hasher() {
+  auto h = sha256_hasher::create();
+  if (!h) return std::move(h).err();
+  return std::unique_ptr<hasher>(std::make_unique<sha256_hasher>(std::move(h).value()));
 }
 
 }  // namespace safetensors

@@ -1,9 +1,10 @@
 # Installs the built project into a scratch prefix, moves the prefix (both package files must
-# be relocatable), then builds and runs tiny consumers of each component twice: with
-# find_package(safetensors [COMPONENTS formats]), and with nothing but
-# `pkg-config --cflags --libs safetensors[_formats]` (no --static). Also runs the installed CLI
-# from the moved prefix (a shared build must find its libraries through its RUNPATH) and checks
-# that find_package refuses an unknown component and a formats component that was not built.
+# be relocatable), then builds and runs tiny consumers of the core and of each component
+# (mlx, stats, sha256, formats) twice: with find_package(safetensors [COMPONENTS name]), and
+# with nothing but `pkg-config --cflags --libs safetensors[_name]` (no --static). Checks that
+# the core links no libcrypto (only component sha256 does), runs the installed CLI from the
+# moved prefix (a shared build must find its libraries through its RUNPATH) and checks that
+# find_package refuses an unknown component and components that are missing.
 #   cmake -DSOURCE_DIR= -DBUILD_DIR= -DWORK_DIR= -DCXX= [-DSHARED=ON] -P run.cmake
 file(REMOVE_RECURSE ${WORK_DIR})
 set(INSTALLED ${WORK_DIR}/installed)
@@ -17,9 +18,9 @@ file(RENAME ${INSTALLED} ${PREFIX})
 if(NOT EXISTS ${PREFIX}/bin/safetensors)
   message(FATAL_ERROR "the CLI was not installed")
 endif()
-foreach(header formats/npy.h pipeline/convert.h)
+foreach(header formats/npy.h pipeline/convert.h mlx_quant.h mlx_checkpoint.h stats.h sha256.h hasher.h)
   if(NOT EXISTS ${PREFIX}/include/safetensors/${header})
-    message(FATAL_ERROR "the formats component's header ${header} was not installed")
+    message(FATAL_ERROR "the header ${header} was not installed")
   endif()
 endforeach()
 # The remote reader is not part of the package: none of its headers.
@@ -27,15 +28,57 @@ if(EXISTS ${PREFIX}/include/safetensors/remote)
   message(FATAL_ERROR "the remote reader's headers were installed without its library")
 endif()
 if(SHARED)
-  file(GLOB_RECURSE libraries ${PREFIX}/*/libsafetensors_formats.so)
+  set(library_suffix .so)
 else()
-  file(GLOB_RECURSE libraries ${PREFIX}/*/libsafetensors_formats.a)
+  set(library_suffix .a)
 endif()
-if(NOT libraries)
-  message(FATAL_ERROR "libsafetensors_formats was not installed (SHARED=${SHARED})")
-endif()
+foreach(library safetensors safetensors_mlx safetensors_stats safetensors_sha256 safetensors_formats)
+  file(GLOB_RECURSE libraries ${PREFIX}/*/lib${library}${library_suffix})
+  if(NOT libraries)
+    message(FATAL_ERROR "lib${library}${library_suffix} was not installed (SHARED=${SHARED})")
+  endif()
+endforeach()
 get_filename_component(libdir ${libraries} DIRECTORY)
 file(MAKE_DIRECTORY ${WORK_DIR}/scratch)
+
+# The core needs only simdjson, fmt and threads: neither its .pc nor its exported targets name
+# OpenSSL, and a shared libsafetensors does not load libcrypto. Component sha256 does each, so
+# the same checks on it show they can see a dependency.
+function(expect_mentions file pattern expected what)
+  file(READ ${file} text)
+  if(text MATCHES "${pattern}")
+    set(found TRUE)
+  else()
+    set(found FALSE)
+  endif()
+  if(NOT found STREQUAL expected)
+    message(FATAL_ERROR "${what} (${file}):\n${text}")
+  endif()
+endfunction()
+file(GLOB_RECURSE core_pc ${PREFIX}/*/safetensors.pc)
+file(GLOB_RECURSE sha256_pc ${PREFIX}/*/safetensors_sha256.pc)
+expect_mentions(${core_pc} "crypto" FALSE "the core's .pc names libcrypto")
+expect_mentions(${sha256_pc} "libcrypto" TRUE "component sha256's .pc does not name libcrypto")
+file(GLOB_RECURSE core_exports ${PREFIX}/*/safetensors-targets*.cmake)
+foreach(file IN LISTS core_exports)
+  expect_mentions(${file} "OpenSSL|crypto" FALSE "the core's exported targets link OpenSSL")
+endforeach()
+if(SHARED)
+  find_program(READELF readelf REQUIRED)
+  function(expect_needs library pattern expected)
+    execute_process(COMMAND ${READELF} -d ${libdir}/${library} OUTPUT_FILE ${WORK_DIR}/${library}.dynamic
+                    RESULT_VARIABLE rc)
+    if(rc)
+      message(FATAL_ERROR "readelf -d ${library} failed")
+    endif()
+    expect_mentions(${WORK_DIR}/${library}.dynamic "NEEDED[^\n]*${pattern}" ${expected} "${library}'s NEEDED entries")
+  endfunction()
+  expect_needs(libsafetensors.so "libcrypto" FALSE)
+  expect_needs(libsafetensors_sha256.so "libcrypto" TRUE)
+else()
+  file(GLOB_RECURSE sha256_exports ${PREFIX}/*/safetensors-sha256-targets.cmake)
+  expect_mentions(${sha256_exports} "OpenSSL::Crypto" TRUE "a static sha256 component does not link OpenSSL")
+endif()
 
 # Programs run without LD_LIBRARY_PATH: CMake consumers carry an RPATH to the prefix, the CLI
 # its install RUNPATH ($ORIGIN/../lib); only the pkg-config builds of a shared install need it.
@@ -54,8 +97,8 @@ if(NOT EXISTS ${WORK_DIR}/scratch/cli.safetensors)
 endif()
 
 # 1. CMake package, each component.
-function(build_with_cmake name)
-  execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/${name} -B ${WORK_DIR}/${name}
+function(build_with_cmake source name)
+  execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/${source} -B ${WORK_DIR}/${name}
                           -DCMAKE_PREFIX_PATH=${PREFIX} ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out
                           ERROR_VARIABLE err)
   if(rc)
@@ -67,9 +110,13 @@ function(build_with_cmake name)
     message(FATAL_ERROR "${name} build failed: ${out}${err}")
   endif()
 endfunction()
-build_with_cmake(consumer)
+build_with_cmake(consumer consumer)
 run_program("round trip ok" ${WORK_DIR}/consumer/consumer)
-build_with_cmake(formats_consumer)
+foreach(component IN ITEMS mlx stats sha256)
+  build_with_cmake(component_consumer ${component}_consumer -DCOMPONENT=${component})
+  run_program("${component} ok" ${WORK_DIR}/${component}_consumer/component_consumer ${WORK_DIR}/scratch)
+endforeach()
+build_with_cmake(formats_consumer formats_consumer)
 run_program("convert ok" ${WORK_DIR}/formats_consumer/formats_consumer ${WORK_DIR}/scratch)
 
 # 2. pkg-config, found by PKG_CONFIG_PATH only: the .pc files locate the moved prefix themselves.
@@ -102,6 +149,10 @@ if(SHARED)
 endif()
 build_with_pkg_config(safetensors consumer/main.cpp consumer-pc)
 run_program("round trip ok" ${with_libdir} ${WORK_DIR}/consumer-pc)
+foreach(component IN ITEMS mlx stats sha256)
+  build_with_pkg_config(safetensors_${component} component_consumer/${component}.cpp ${component}-consumer-pc)
+  run_program("${component} ok" ${with_libdir} ${WORK_DIR}/${component}-consumer-pc ${WORK_DIR}/scratch)
+endforeach()
 build_with_pkg_config(safetensors_formats formats_consumer/main.cpp formats-consumer-pc)
 run_program("convert ok" ${with_libdir} ${WORK_DIR}/formats-consumer-pc ${WORK_DIR}/scratch)
 
@@ -117,6 +168,11 @@ function(expect_refused component reason)
   endif()
 endfunction()
 expect_refused(nosuch "unknown component 'nosuch'")
+# As installed without component sha256: it, and formats over it, are refused.
+file(GLOB_RECURSE sha256_targets ${PREFIX}/*/safetensors-sha256-targets.cmake)
+file(REMOVE ${sha256_targets})
+expect_refused(sha256 "component sha256 is not available: this safetensors was built with SAFETENSORS_BUILD_SHA256=OFF")
+expect_refused(formats "component formats is not available: it needs components mlx and sha256")
 # As installed by a build with SAFETENSORS_BUILD_FORMATS=OFF: no formats targets file.
 file(GLOB_RECURSE formats_targets ${PREFIX}/*/safetensors-formats-targets.cmake)
 if(NOT formats_targets)
@@ -124,4 +180,4 @@ if(NOT formats_targets)
 endif()
 file(REMOVE ${formats_targets})
 expect_refused(formats "component formats is not available: this safetensors was built with SAFETENSORS_BUILD_FORMATS=OFF")
-message(STATUS "install consumers ok (core and formats; find_package and pkg-config; SHARED=${SHARED})")
+message(STATUS "install consumers ok (core, mlx, stats, sha256, formats; find_package and pkg-config; SHARED=${SHARED})")

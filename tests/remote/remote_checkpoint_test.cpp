@@ -12,6 +12,7 @@
 #include "safetensors/checkpoint_verify.h"
 #include "safetensors/checkpoint_write.h"
 #include "safetensors/remote/remote.h"
+#include "safetensors/sha256.h"
 #include "support/status_matchers.h"
 
 namespace {
@@ -81,14 +82,14 @@ TEST(RemoteCheckpoint, VerifyWithChecksumsMatchesTheLocalReport) {
   ST_REMOTE_SERVERS(s);
   write_sharded(*s, "verified");
   safetensors::verify_options v;
-  v.checksums = true;
+  v.digest = safetensors::make_sha256_hasher;
   auto local = safetensors::verify_checkpoint((s->root() / "verified").string(), v);
   auto far = remote::verify_checkpoint(s->http("verified/model.safetensors.index.json"), {}, v);
   ASSERT_OK(local);
   ASSERT_OK(far);
   EXPECT_TRUE(far->ok());
   ASSERT_EQ(far->shards.size(), local->shards.size());
-  for (std::size_t i = 0; i < local->shards.size(); ++i) EXPECT_EQ(far->shards[i].sha256, local->shards[i].sha256);
+  for (std::size_t i = 0; i < local->shards.size(); ++i) EXPECT_EQ(far->shards[i].digest, local->shards[i].digest);
 }
 
 TEST(RemoteCheckpoint, ShardNamesStayUnderTheIndexDirectory) {

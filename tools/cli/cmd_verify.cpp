@@ -15,6 +15,7 @@
 #include "safetensors/checkpoint.h"
 #include "safetensors/checkpoint_verify.h"
 #include "safetensors/json_text.h"
+#include "safetensors/sha256.h"
 #include "safetensors/sniff.h"
 
 namespace st_cli {
@@ -66,7 +67,7 @@ int print_json(const verify_args& args, const safetensors::result<safetensors::v
   for (const auto& s : report->shards) {
     shards.push_back(fmt::format(R"({{"name":{},"path":{},"ok":{},"tensors":{},"bytes":{},"sha256":{}}})",
                                  safetensors::json_quote(s.name), safetensors::json_quote(s.path), s.ok, s.tensors,
-                                 s.file_size, s.sha256.empty() ? "null" : safetensors::json_quote(s.sha256)));
+                                 s.file_size, s.digest.empty() ? "null" : safetensors::json_quote(s.digest)));
   }
   std::vector<std::string> problems;
   for (const auto& issue : report->issues) {
@@ -82,7 +83,7 @@ int print_json(const verify_args& args, const safetensors::result<safetensors::v
 
 run_result run_verify(const verify_args& args) {
   safetensors::verify_options options;
-  options.checksums = args.checksums;
+  if (args.checksums) options.digest = safetensors::make_sha256_hasher;
   options.open.shard.backend = safetensors::io_backend::pread;  // headers only; never SIGBUS
   options.open.shard.parse.policy = *safetensors::parse_policy(args.policy);
   std::optional<progress> bar;  // one per shard being hashed
@@ -108,7 +109,7 @@ run_result run_verify(const verify_args& args) {
     fmt::print(
         "  {}: {}", s.name,
         s.ok ? fmt::format("ok ({}, {})", count_of(s.tensors, "tensor"), count_of(s.file_size, "byte")) : "FAILED");
-    if (!s.sha256.empty()) fmt::print("  sha256 {}", s.sha256);
+    if (!s.digest.empty()) fmt::print("  sha256 {}", s.digest);
     fmt::print("\n");
   }
   for (const auto& issue : report->issues) {

@@ -107,7 +107,7 @@ class http_source final : public multi_range_reader {
 [[nodiscard]] result<checkpoint> open_checkpoint(const std::string& url, const options& opts = {},
                                                  const checkpoint_options& checkpoint = {});
 
-/// verify_checkpoint for a URL; checksums read every shard whole.
+/// verify_checkpoint for a URL; a digest (verify_options::digest) reads every shard whole.
 [[nodiscard]] result<verify_report> verify_checkpoint(const std::string& url, const options& opts = {},
                                                       const verify_options& verify = {});
 
