@@ -1,44 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
 // The checkpoint store of the local filesystem: what checkpoint::open and verify_checkpoint use.
-#include <fcntl.h>
 
 #include <algorithm>
 #include <memory>
 
 #include "checkpoint/assemble.h"
-#include "platform/sys.h"
 #include "safetensors/checkpoint_verify.h"
 #include "safetensors/range_reader.h"
+#include "safetensors/readonly_file.h"
 
 namespace safetensors::detail {
 namespace {
 
-/// A local file read through the sys seam (pread), so tests can inject faults.
+/// A local file as a range reader (verify's digests); readonly_file reads through the sys
+/// seam, so the fault-injection tests reach it.
 class local_file_reader final : public range_reader {
  public:
-  local_file_reader(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  explicit local_file_reader(readonly_file file) noexcept : file_(std::move(file)) {}
 
-  /// Errors: IoError from open or fstat.
-  static result<std::shared_ptr<const range_reader>> open(const std::string& path) {
-    auto fd = sys::open_file(path, O_RDONLY);
-    if (!fd) return std::move(fd).err();
-    auto reader = std::make_shared<local_file_reader>(path, *fd);  // owns the descriptor
-    auto size = sys::file_size(*fd, path);
-    if (!size) return std::move(size).err();
-    reader->size_ = *size;
-    return std::shared_ptr<const range_reader>(std::move(reader));
-  }
-
-  const std::string& name() const noexcept override { return path_; }
-  std::uint64_t size() const noexcept override { return size_; }
+  const std::string& name() const noexcept override { return file_.path(); }
+  std::uint64_t size() const noexcept override { return file_.size(); }
   status read(std::uint64_t offset, std::span<std::byte> destination) const override {
-    return sys::pread_exact(fd_.get(), destination.data(), destination.size(), offset, path_);
+    return file_.read_at(offset, destination);
   }
 
  private:
-  std::string path_;
-  sys::unique_fd fd_;
-  std::uint64_t size_ = 0;
+  readonly_file file_;
 };
 
 class local_checkpoint_store final : public checkpoint_store {
@@ -62,9 +49,9 @@ class local_checkpoint_store final : public checkpoint_store {
 
   /// Read in 4 MiB pieces.
   result<sequential_file> open_sequential(const std::string& path) const override {
-    auto reader = local_file_reader::open(path);
-    if (!reader) return std::move(reader).err();
-    return sequential_file{std::move(reader).value(), std::size_t{4} << 20};
+    auto file = readonly_file::open(path);
+    if (!file) return std::move(file).err();
+    return sequential_file{std::make_shared<const local_file_reader>(std::move(file).value()), std::size_t{4} << 20};
   }
 };
 
