@@ -36,6 +36,8 @@
 
 namespace safetensors {
 
+class checkpoint_store;
+
 /// Index files above this are refused (the largest real indexes are about 15 MB).
 inline constexpr std::uint64_t default_max_index_bytes = 100'000'000;
 
@@ -68,6 +70,9 @@ class checkpoint {
   /// `path` is a `.safetensors` file, an index `.json`, or a directory holding exactly
   /// one `*.safetensors.index.json` or, failing that, exactly one `*.safetensors`.
   [[nodiscard]] static result<checkpoint> open(const std::string& path, const checkpoint_options& options = {});
+  /// The same from `store` (checkpoint_store.h), which interprets `path`.
+  [[nodiscard]] static result<checkpoint> open(const std::string& path, const checkpoint_options& options,
+                                               const checkpoint_store& store);
 
   /// The directory shard names are relative to.
   [[nodiscard]] const std::string& directory() const noexcept { return directory_; }

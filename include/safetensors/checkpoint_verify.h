@@ -15,6 +15,8 @@
 
 namespace safetensors {
 
+class checkpoint_store;
+
 /// What `verify_checkpoint` can find wrong. Each problem carries an `error` naming the
 /// tensor and, in `error::path`, the shard.
 enum class checkpoint_problem : std::uint8_t {
@@ -63,5 +65,8 @@ struct verify_report {
 /// every problem. Fails outright only when the index itself is unusable (unreadable,
 /// malformed, duplicate keys) or the path cannot be resolved.
 [[nodiscard]] result<verify_report> verify_checkpoint(const std::string& path, const verify_options& options = {});
+/// The same from `store` (checkpoint_store.h), which interprets `path`.
+[[nodiscard]] result<verify_report> verify_checkpoint(const std::string& path, const verify_options& options,
+                                                      const checkpoint_store& store);
 
 }  // namespace safetensors

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "safetensors/error.h"
 #include "safetensors/lifetimebound.h"
@@ -62,6 +63,12 @@ class readonly_file {
 
   /// Opens `path` and maps it.
   [[nodiscard]] static result<readonly_mapping> map(const std::string& path);
+
+  /// Reads a small file whole (an index, a config.json), `what` naming it in messages.
+  /// Errors: IoError with the errno (ENOENT when it does not exist); LimitExceeded when it
+  /// has more than `max_bytes`, before anything is allocated.
+  [[nodiscard]] static result<std::string> read_all(const std::string& path, std::uint64_t max_bytes,
+                                                    std::string_view what);
 
  private:
   readonly_file(int fd, std::uint64_t size, std::string path) noexcept;

@@ -9,6 +9,7 @@
 #include "safetensors/atomic_file.h"         // IWYU pragma: export
 #include "safetensors/checkpoint.h"          // IWYU pragma: export
 #include "safetensors/checkpoint_index.h"    // IWYU pragma: export
+#include "safetensors/checkpoint_store.h"    // IWYU pragma: export
 #include "safetensors/checkpoint_verify.h"   // IWYU pragma: export
 #include "safetensors/checkpoint_write.h"    // IWYU pragma: export
 #include "safetensors/chunk_sink.h"          // IWYU pragma: export
@@ -20,6 +21,7 @@
 #include "safetensors/glob.h"                // IWYU pragma: export
 #include "safetensors/hasher.h"              // IWYU pragma: export
 #include "safetensors/header.h"              // IWYU pragma: export
+#include "safetensors/json_keys.h"           // IWYU pragma: export
 #include "safetensors/json_text.h"           // IWYU pragma: export
 #include "safetensors/lifetimebound.h"       // IWYU pragma: export
 #include "safetensors/loader.h"              // IWYU pragma: export

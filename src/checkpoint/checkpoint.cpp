@@ -11,8 +11,8 @@
 namespace safetensors {
 
 struct checkpoint_builder {
-  static result<checkpoint> single(const detail::checkpoint_target& target, const checkpoint_options& options,
-                                   const detail::checkpoint_store& store) {
+  static result<checkpoint> single(const checkpoint_target& target, const checkpoint_options& options,
+                                   const checkpoint_store& store) {
     auto opened = store.open_files(std::span(&target.single_file, 1), options.shard);
     auto& f = opened.front();
     if (!f) return std::move(f).err();
@@ -30,8 +30,8 @@ struct checkpoint_builder {
     return c;
   }
 
-  static result<checkpoint> indexed(const detail::checkpoint_target& target, const checkpoint_options& options,
-                                    const detail::checkpoint_store& store) {
+  static result<checkpoint> indexed(const checkpoint_target& target, const checkpoint_options& options,
+                                    const checkpoint_store& store) {
     auto index = store.read_index(target.index_path, options.max_index_bytes);
     if (!index) return std::move(index).err();
     const auto names = detail::shard_names(*index);
@@ -78,8 +78,8 @@ struct checkpoint_builder {
   }
 };
 
-result<checkpoint> detail::open_checkpoint(const std::string& path, const checkpoint_options& options,
-                                           const checkpoint_store& store) {
+result<checkpoint> checkpoint::open(const std::string& path, const checkpoint_options& options,
+                                    const checkpoint_store& store) {
   auto target = store.resolve(path);
   if (!target) return std::move(target).err();
   if (!target->single_file.empty()) return checkpoint_builder::single(*target, options, store);
@@ -87,7 +87,7 @@ result<checkpoint> detail::open_checkpoint(const std::string& path, const checkp
 }
 
 result<checkpoint> checkpoint::open(const std::string& path, const checkpoint_options& options) {
-  return detail::open_checkpoint(path, options, detail::local_store());
+  return open(path, options, local_checkpoint_store());
 }
 
 const tensor_location* checkpoint::find(std::string_view name) const& noexcept {

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 // Parsing the checkpoint index JSON: schema walk over a simdjson DOM, duplicates refused.
-#include <fcntl.h>
-
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -9,7 +7,7 @@
 
 #include "checkpoint/index.h"
 #include "json/json_keys.h"
-#include "platform/sys.h"
+#include "safetensors/readonly_file.h"
 
 namespace safetensors {
 namespace {
@@ -99,7 +97,7 @@ result<checkpoint_index> parse_checkpoint_index(std::span<const std::byte> json)
 }
 
 result<checkpoint_index> read_checkpoint_index(const std::string& path, std::uint64_t max_bytes) {
-  auto text = detail::sys::read_small_file(path, max_bytes, "the index");
+  auto text = readonly_file::read_all(path, max_bytes, "the index");
   if (!text) return std::move(text).err();
   auto parsed = parse_checkpoint_index(std::as_bytes(std::span(text->data(), text->size())));
   if (!parsed) {

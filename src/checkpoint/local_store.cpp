@@ -28,7 +28,7 @@ class local_file_reader final : public range_reader {
   readonly_file file_;
 };
 
-class local_checkpoint_store final : public checkpoint_store {
+class filesystem_store final : public checkpoint_store {
  public:
   result<checkpoint_target> resolve(const std::string& path) const override { return resolve_checkpoint_path(path); }
 
@@ -56,10 +56,13 @@ class local_checkpoint_store final : public checkpoint_store {
 };
 
 }  // namespace
+}  // namespace safetensors::detail
 
-const checkpoint_store& local_store() {
-  static const local_checkpoint_store store;
+namespace safetensors {
+
+const checkpoint_store& local_checkpoint_store() {
+  static const detail::filesystem_store store;
   return store;
 }
 
-}  // namespace safetensors::detail
+}  // namespace safetensors

@@ -12,8 +12,7 @@ namespace {
 
 /// The digest of a whole file, hashed piece by piece as the store reads it. The hasher comes
 /// from the caller (verify_options::digest), so the core links no hash library.
-result<std::string> file_digest(const detail::checkpoint_store& store, const std::string& path,
-                                const verify_options& options) {
+result<std::string> file_digest(const checkpoint_store& store, const std::string& path, const verify_options& options) {
   auto file = store.open_sequential(path);
   if (!file) return std::move(file).err();
   auto hasher = options.digest();
@@ -33,7 +32,7 @@ result<std::string> file_digest(const detail::checkpoint_store& store, const std
 }
 
 void add_shard(verify_report& report, std::string name, const std::string& path, const result<file>& f,
-               const verify_options& options, const detail::checkpoint_store& store) {
+               const verify_options& options, const checkpoint_store& store) {
   shard_report r;
   r.name = std::move(name);
   r.path = path;
@@ -58,8 +57,8 @@ void add_shard(verify_report& report, std::string name, const std::string& path,
 
 }  // namespace
 
-result<verify_report> detail::verify_checkpoint(const std::string& path, const verify_options& options,
-                                                const checkpoint_store& store) {
+result<verify_report> verify_checkpoint(const std::string& path, const verify_options& options,
+                                        const checkpoint_store& store) {
   auto target = store.resolve(path);
   if (!target) return std::move(target).err();
   verify_report report;
@@ -118,7 +117,7 @@ result<verify_report> detail::verify_checkpoint(const std::string& path, const v
 }
 
 result<verify_report> verify_checkpoint(const std::string& path, const verify_options& options) {
-  return detail::verify_checkpoint(path, options, detail::local_store());
+  return verify_checkpoint(path, options, local_checkpoint_store());
 }
 
 }  // namespace safetensors

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "platform/sys.h"
 
 namespace safetensors {
@@ -81,6 +83,19 @@ result<readonly_mapping> readonly_file::map(const std::string& path) {
   auto f = open(path);
   if (!f) return std::move(f).err();
   return f->map();
+}
+
+result<std::string> readonly_file::read_all(const std::string& path, std::uint64_t max_bytes, std::string_view what) {
+  auto f = open(path);
+  if (!f) return std::move(f).err();
+  if (f->size() > max_bytes) {
+    return make_error(error_code::limit_exceeded,
+                      fmt::format("limit exceeded: {} has {} bytes, the limit is {}", what, f->size(), max_bytes))
+        .with_path(path);
+  }
+  std::string text(static_cast<std::size_t>(f->size()), '\0');
+  if (auto s = f->read_at(0, std::as_writable_bytes(std::span(text))); !s) return std::move(s).err();
+  return text;
 }
 
 }  // namespace safetensors

@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// Duplicate-key detection for simdjson DOM objects.
+// Duplicate-key detection for simdjson DOM objects, and over JSON text (json_keys.h).
 #include "json/json_keys.h"
+
+#include "safetensors/json_keys.h"
 
 #include <algorithm>
 #include <array>
 #include <vector>
 
-namespace safetensors::detail {
-
 namespace dom = simdjson::dom;
+
+namespace safetensors::detail {
 
 std::optional<std::string_view> find_duplicate_key(dom::object obj) {
   const std::size_t n = obj.size();
@@ -51,3 +53,21 @@ std::optional<std::string_view> find_duplicate_key_deep(dom::element value) {
 }
 
 }  // namespace safetensors::detail
+
+namespace safetensors {
+
+result<std::optional<std::string>> find_duplicate_json_key(std::string_view json) {
+  // An empty view may hold a null pointer, which simdjson's copy must not see.
+  if (json.empty()) {
+    return make_error(error_code::invalid_header_deserialization, simdjson::error_message(simdjson::EMPTY));
+  }
+  dom::parser parser;
+  dom::element root;
+  if (auto err = parser.parse(json.data(), json.size(), true).get(root); err != simdjson::SUCCESS) {
+    return make_error(error_code::invalid_header_deserialization, simdjson::error_message(err));
+  }
+  if (auto dup = detail::find_duplicate_key_deep(root)) return std::optional<std::string>(*dup);
+  return std::optional<std::string>{};
+}
+
+}  // namespace safetensors

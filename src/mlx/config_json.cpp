@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
-#include "json/json_keys.h"
-#include "platform/sys.h"
+#include "safetensors/json_keys.h"
 #include "safetensors/mlx_checkpoint.h"
+#include "safetensors/readonly_file.h"
 
 namespace safetensors::mlx {
 namespace {
@@ -21,11 +21,11 @@ error config_error(std::string message) {
   return make_error(error_code::invalid_header_deserialization, "config.json: " + std::move(message));
 }
 
-/// Rejects duplicate keys anywhere below `value`.
-std::optional<error> check_duplicates(dom::element value) {
-  if (auto dup = detail::find_duplicate_key_deep(value)) {
-    return make_error(error_code::duplicate_key, fmt::format("config.json: duplicate key '{}'", *dup));
-  }
+/// Rejects duplicate keys anywhere in `text` (already parsed as JSON).
+std::optional<error> check_duplicates(std::string_view text) {
+  auto dup = find_duplicate_json_key(text);
+  if (!dup) return config_error(dup.err().message);
+  if (*dup) return make_error(error_code::duplicate_key, fmt::format("config.json: duplicate key '{}'", **dup));
   return std::nullopt;
 }
 
@@ -83,7 +83,7 @@ result<std::optional<quant_config>> parse_config_json(std::string_view text) {
   if (auto err = parser.parse(text.data(), text.size(), true).get(root); err != simdjson::SUCCESS) {
     return config_error(simdjson::error_message(err));
   }
-  if (auto e = check_duplicates(root)) return std::move(*e);
+  if (auto e = check_duplicates(text)) return std::move(*e);
   dom::object top;
   if (root.get(top) != simdjson::SUCCESS) return config_error("expected a JSON object");
   dom::object section;
@@ -130,7 +130,7 @@ result<std::optional<quant_config>> parse_config_json(std::string_view text) {
 result<std::optional<quant_config>> read_config_beside(const std::string& model_path) {
   const std::filesystem::path dir = std::filesystem::path(model_path).parent_path();
   const std::string path = (dir.empty() ? std::filesystem::path("config.json") : dir / "config.json").string();
-  auto text = detail::sys::read_small_file(path, max_config_json_bytes, "config.json");
+  auto text = readonly_file::read_all(path, max_config_json_bytes, "config.json");
   if (!text) {
     if (text.err().os_errno == ENOENT) return std::optional<quant_config>{};
     return std::move(text).err();

@@ -80,10 +80,6 @@ class unique_fd {
 /// fchmod(2): gives a replacement the permissions of the file it replaces.
 [[nodiscard]] status set_permissions(int fd, mode_t mode, const std::string& path);
 
-/// Reads a whole small file (a JSON index or config). A file over `max_bytes` is
-/// LimitExceeded ("<what> has N bytes, the limit is M") before anything is allocated.
-[[nodiscard]] result<std::string> read_small_file(const std::string& path, std::uint64_t max_bytes,
-                                                  std::string_view what);
 /// File size of an open descriptor; also rejects directories.
 [[nodiscard]] result<std::uint64_t> file_size(int fd, const std::string& path);
 /// Reads exactly `n` bytes at `offset`; a file that ends early is an error naming the offset.

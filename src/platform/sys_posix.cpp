@@ -73,22 +73,6 @@ status set_permissions(int fd, mode_t mode, const std::string& path) {
   return {};
 }
 
-result<std::string> read_small_file(const std::string& path, std::uint64_t max_bytes, std::string_view what) {
-  auto fd = open_file(path, O_RDONLY);
-  if (!fd) return std::move(fd).err();
-  unique_fd guard(*fd);
-  auto size = file_size(*fd, path);
-  if (!size) return std::move(size).err();
-  if (*size > max_bytes) {
-    return make_error(error_code::limit_exceeded,
-                      fmt::format("limit exceeded: {} has {} bytes, the limit is {}", what, *size, max_bytes))
-        .with_path(path);
-  }
-  std::string text(static_cast<std::size_t>(*size), '\0');
-  if (auto s = pread_exact(*fd, text.data(), text.size(), 0, path); !s) return std::move(s).err();
-  return text;
-}
-
 result<std::uint64_t> file_size(int fd, const std::string& path) {
   struct stat st {};
   if (current().fstat(fd, &st) != 0) return io_error("cannot get file attributes", errno, path);

@@ -10,10 +10,11 @@
 
 #include <fmt/format.h>
 
-#include "checkpoint/assemble.h"
 #include "remote/client.h"
 #include "remote/url.h"
+#include "safetensors/checkpoint.h"
 #include "safetensors/checkpoint_index.h"
+#include "safetensors/checkpoint_store.h"
 #include "safetensors/checkpoint_verify.h"
 #include "safetensors/remote/remote.h"
 
@@ -25,12 +26,12 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-class remote_store final : public safetensors::detail::checkpoint_store {
+class remote_store final : public safetensors::checkpoint_store {
  public:
   explicit remote_store(const options& opts) : options_(opts) {}
 
-  result<safetensors::detail::checkpoint_target> resolve(const std::string& url) const override {
-    safetensors::detail::checkpoint_target t;
+  result<safetensors::checkpoint_target> resolve(const std::string& url) const override {
+    safetensors::checkpoint_target t;
     const std::string path_part = url.substr(0, url.find_first_of("?#"));
     if (ends_with(path_part, "/")) {
       // A base URL: servers list no directories, so the conventional names are tried.
@@ -99,12 +100,12 @@ class remote_store final : public safetensors::detail::checkpoint_store {
   }
 
   /// Pieces of four parts (at most 64 MiB), so each piece is fetched in parallel.
-  result<safetensors::detail::sequential_file> open_sequential(const std::string& url) const override {
+  result<safetensors::sequential_file> open_sequential(const std::string& url) const override {
     auto source = http_source::open(url, options_);
     if (!source) return std::move(source).err();
     const auto piece = static_cast<std::size_t>(
         std::min<std::uint64_t>(std::max<std::uint64_t>(options_.part_bytes, 1) * 4, std::uint64_t{64} << 20));
-    return safetensors::detail::sequential_file{std::move(source).value(), piece};
+    return safetensors::sequential_file{std::move(source).value(), piece};
   }
 
  private:
@@ -187,10 +188,10 @@ result<checkpoint> open_checkpoint(const std::string& url, const options& opts, 
   if (url.rfind("file://", 0) == 0) {
     auto path = detail::file_url_path(url);
     if (!path) return std::move(path).err();
-    return safetensors::detail::open_checkpoint(*path, c, safetensors::detail::local_store());
+    return safetensors::checkpoint::open(*path, c);
   }
   const detail::remote_store store(opts);
-  return safetensors::detail::open_checkpoint(url, c, store);
+  return safetensors::checkpoint::open(url, c, store);
 }
 
 result<verify_report> verify_checkpoint(const std::string& url, const options& opts, const verify_options& verify) {
@@ -199,10 +200,10 @@ result<verify_report> verify_checkpoint(const std::string& url, const options& o
   if (url.rfind("file://", 0) == 0) {
     auto path = detail::file_url_path(url);
     if (!path) return std::move(path).err();
-    return safetensors::detail::verify_checkpoint(*path, v, safetensors::detail::local_store());
+    return safetensors::verify_checkpoint(*path, v);
   }
   const detail::remote_store store(opts);
-  return safetensors::detail::verify_checkpoint(url, v, store);
+  return safetensors::verify_checkpoint(url, v, store);
 }
 
 }  // namespace safetensors::remote

@@ -12,8 +12,7 @@
 namespace safetensors::torch {
 
 struct checkpoint::state {
-  std::string path;
-  readonly_file file;             // storages are read from it with pread
+  readonly_file file;             // storages are read from it with pread; its path names the checkpoint
   detail::storage_source source;  // where each storage's bytes are
   container_kind container = container_kind::zip;
   bool big_endian = false;
@@ -31,7 +30,7 @@ bool checkpoint::big_endian() const noexcept { return state_->big_endian; }
 std::span<const tensor> checkpoint::tensors() const& noexcept { return state_->tree.tensors; }
 std::span<const skipped_value> checkpoint::skipped() const noexcept { return state_->tree.skipped; }
 std::span<const storage_info> checkpoint::storages() const noexcept { return state_->storages; }
-const std::string& checkpoint::path() const noexcept { return state_->path; }
+const std::string& checkpoint::path() const noexcept { return state_->file.path(); }
 
 namespace {
 
@@ -56,8 +55,7 @@ result<checkpoint> checkpoint::open_checkpoint(const std::string& path, const op
   auto mapping = file->map();
   if (!mapping) return std::move(mapping).err();
   const auto bytes = mapping->bytes();
-  auto opened =
-      std::unique_ptr<state>(new state{path, std::move(file).value(), {}, container_kind::zip, false, {}, {}});
+  auto opened = std::unique_ptr<state>(new state{std::move(file).value(), {}, container_kind::zip, false, {}, {}});
 
   pickle_document object;
   if (detail::looks_like_zip(bytes)) {
@@ -89,7 +87,7 @@ result<checkpoint> checkpoint::open_checkpoint(const std::string& path, const op
 status checkpoint::read_tensor(std::size_t index, const chunk_sink& sink, std::size_t chunk_bytes) const {
   const tensor& t = state_->tree.tensors.at(index);
   auto named = [&](error e) {
-    e.path = state_->path;
+    e.path = state_->file.path();
     if (!e.tensor) e.tensor = t.name;
     return e;
   };
@@ -99,7 +97,7 @@ status checkpoint::read_tensor(std::size_t index, const chunk_sink& sink, std::s
     }
     return {};
   } catch (const std::bad_alloc&) {
-    return named(out_of_memory(state_->path, "reading a tensor"));
+    return named(out_of_memory(state_->file.path(), "reading a tensor"));
   }
 }
 

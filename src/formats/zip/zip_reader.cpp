@@ -21,7 +21,6 @@ struct zip_reader::state {
   readonly_file file;
   unzFile handle = nullptr;
   std::vector<std::uint64_t> local_header_offsets;  ///< per entry, ZIP64-corrected
-  std::uint64_t file_size = 0;
   ~state() {
     if (handle != nullptr) unzClose(handle);
   }
@@ -48,8 +47,9 @@ error archive_error(error_code code, const std::string& path, std::string messag
 /// minizip keeps the local header offset private and leaves ZIP64 markers in the sizes on
 /// LP64, so the fixed part of the record is read again here; its name and extra lengths
 /// must match what minizip saw.
-result<zip_central_fields> read_central_fields(const readonly_file& file, std::uint64_t file_size, std::uint64_t at,
-                                               const unz_file_info64& info, std::span<const std::byte> extra) {
+result<zip_central_fields> read_central_fields(const readonly_file& file, std::uint64_t at, const unz_file_info64& info,
+                                               std::span<const std::byte> extra) {
+  const std::uint64_t file_size = file.size();
   std::array<std::byte, central_fixed_bytes> record{};
   const bool fits = at <= file_size && file_size - at >= record.size();
   if (fits) {
@@ -190,15 +190,16 @@ zip_reader::zip_reader(zip_reader&&) noexcept = default;
 zip_reader& zip_reader::operator=(zip_reader&&) noexcept = default;
 zip_reader::~zip_reader() = default;
 
+const std::string& zip_reader::path() const noexcept { return state_->file.path(); }
+
 result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& limits) {
   // minizip reports every failure the same way; open it ourselves first for errno.
   auto file = readonly_file::open(path);
   if (!file) return file.err();
   auto s = std::make_unique<state>(std::move(file).value());
-  s->file_size = s->file.size();
   s->handle = unzOpen64(path.c_str());
   if (s->handle == nullptr) {
-    return archive_error(error_code::invalid_format, path, describe_unreadable_zip(s->file, s->file_size));
+    return archive_error(error_code::invalid_format, path, describe_unreadable_zip(s->file));
   }
   unz_global_info64 global{};
   if (unzGetGlobalInfo64(s->handle, &global) != UNZ_OK) {
@@ -210,7 +211,6 @@ result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& l
         fmt::format("zip archive has {} entries, over the limit of {}", global.number_entry, limits.max_entries));
   }
   zip_reader reader(std::move(s));
-  reader.path_ = path;
   reader.entries_.reserve(static_cast<std::size_t>(global.number_entry));
   reader.state_->local_header_offsets.reserve(static_cast<std::size_t>(global.number_entry));
 
@@ -235,8 +235,8 @@ result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& l
       return reader.entry_error(error_code::unsafe_path, entry, "zip member name leaves the archive");
     }
     const std::size_t extra_size = std::min<std::size_t>(info.size_file_extra, extra.size());
-    auto fields = read_central_fields(reader.state_->file, reader.state_->file_size,
-                                      unzGetOffset64(reader.state_->handle), info, std::span(extra.data(), extra_size));
+    auto fields = read_central_fields(reader.state_->file, unzGetOffset64(reader.state_->handle), info,
+                                      std::span(extra.data(), extra_size));
     if (!fields) return naming_entry(std::move(fields).err(), path, entry);
     entry.compressed_size = fields->compressed_size;
     entry.uncompressed_size = fields->uncompressed_size;
@@ -251,10 +251,10 @@ result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& l
                                 fmt::format("stored zip member declares {} bytes but occupies {}",
                                             entry.uncompressed_size, entry.compressed_size));
     }
-    if (entry.compressed_size > reader.state_->file_size) {
+    if (entry.compressed_size > reader.state_->file.size()) {
       return reader.entry_error(error_code::invalid_format, entry,
                                 fmt::format("zip member claims {} bytes, more than the {}-byte archive",
-                                            entry.compressed_size, reader.state_->file_size));
+                                            entry.compressed_size, reader.state_->file.size()));
     }
     if (!entry.stored) {
       if (auto checked = check_expansion(entry, limits, expanded); !checked) {
@@ -286,7 +286,7 @@ const zip_entry* zip_reader::find(std::string_view name) const noexcept {
 }
 
 error zip_reader::entry_error(error_code code, const zip_entry& entry, std::string message) const {
-  return naming_entry(make_error(code, std::move(message)), path_, entry);
+  return naming_entry(make_error(code, std::move(message)), path(), entry);
 }
 
 result<std::uint64_t> zip_reader::locate_data(const zip_entry& entry) {
@@ -297,7 +297,7 @@ result<std::uint64_t> zip_reader::locate_data(const zip_entry& entry) {
   // directory's; the directory's sizes are the ones trusted.
   const std::uint64_t local = state_->local_header_offsets[entry.index];
   std::array<std::byte, local_fixed_bytes> header{};
-  const bool fits = local <= state_->file_size && state_->file_size - local >= header.size();
+  const bool fits = local <= state_->file.size() && state_->file.size() - local >= header.size();
   if (fits) {
     if (auto s = state_->file.read_at(local, header); !s) return s.err();
   }
@@ -307,10 +307,10 @@ result<std::uint64_t> zip_reader::locate_data(const zip_entry& entry) {
     return e;
   }
   const std::uint64_t data = local + header.size() + load_le(header, 26, 2) + load_le(header, 28, 2);
-  if (data > state_->file_size || state_->file_size - data < entry.compressed_size) {
+  if (data > state_->file.size() || state_->file.size() - data < entry.compressed_size) {
     error e = entry_error(error_code::invalid_format, entry,
                           fmt::format("zip member data ({} bytes at byte {}) runs past the end of the {}-byte archive",
-                                      entry.compressed_size, data, state_->file_size));
+                                      entry.compressed_size, data, state_->file.size()));
     e.offset = data;
     return e;
   }
@@ -349,7 +349,7 @@ status zip_reader::read_chunks(const zip_entry& entry, std::size_t chunk_bytes, 
   while (done < entry.uncompressed_size) {
     const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(buffer.size(), entry.uncompressed_size - done));
     auto got = next(std::span(buffer.data(), want));
-    if (!got) return naming_entry(std::move(got).err(), path_, entry);
+    if (!got) return naming_entry(std::move(got).err(), path(), entry);
     if (*got == 0)
       return corrupt(fmt::format("zip member is truncated: {} of {} bytes", done, entry.uncompressed_size));
     crc = static_cast<std::uint32_t>(crc32_z(crc, reinterpret_cast<const Bytef*>(buffer.data()), *got));
@@ -360,7 +360,7 @@ status zip_reader::read_chunks(const zip_entry& entry, std::size_t chunk_bytes, 
     // The stream must end here: an entry never inflates past what it declared.
     std::byte extra{};
     auto got = inflater.fill(std::span(&extra, 1));
-    if (!got) return naming_entry(std::move(got).err(), path_, entry);
+    if (!got) return naming_entry(std::move(got).err(), path(), entry);
     if (*got != 0) {
       return corrupt(fmt::format("zip member inflates to more than its declared {} bytes", entry.uncompressed_size));
     }

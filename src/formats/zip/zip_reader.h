@@ -59,7 +59,7 @@ class zip_reader {
   [[nodiscard]] const std::vector<zip_entry>& entries() const noexcept { return entries_; }
   /// The entry named exactly `name`, or nullptr.
   [[nodiscard]] const zip_entry* find(std::string_view name) const noexcept;
-  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  [[nodiscard]] const std::string& path() const noexcept;
 
   /// Byte offset in the archive file where a stored entry's bytes start (for zero-copy
   /// reads from a mapping). Errors: InvalidArgument for a deflated entry, InvalidFormat
@@ -86,7 +86,6 @@ class zip_reader {
   [[nodiscard]] result<std::uint64_t> locate_data(const zip_entry& entry);
 
   std::unique_ptr<state> state_;
-  std::string path_;
   std::vector<zip_entry> entries_;
 };
 

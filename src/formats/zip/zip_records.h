@@ -40,6 +40,6 @@ struct zip_central_fields {
 /// starts with local headers, they are walked to tell a truncated download ("truncated:
 /// the archive's records need at least N bytes, the file has M") from a file that is not
 /// a zip at all. Reads at most a bounded number of headers with pread.
-[[nodiscard]] std::string describe_unreadable_zip(const readonly_file& file, std::uint64_t file_size);
+[[nodiscard]] std::string describe_unreadable_zip(const readonly_file& file);
 
 }  // namespace safetensors::detail

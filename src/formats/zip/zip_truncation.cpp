@@ -34,7 +34,8 @@ std::string truncated(std::uint64_t need, std::uint64_t file_size) {
 /// Where the data descriptor of a member whose data starts at `data` ends: the first
 /// "PK\x07\x08" whose compressed size (32- or 64-bit) equals the distance from `data`.
 /// nullopt when the file ends first. One pass over the rest of the file in 1 MiB reads.
-std::optional<std::uint64_t> descriptor_end(const readonly_file& file, std::uint64_t file_size, std::uint64_t data) {
+std::optional<std::uint64_t> descriptor_end(const readonly_file& file, std::uint64_t data) {
+  const std::uint64_t file_size = file.size();
   constexpr std::size_t window = std::size_t{1} << 20;
   std::vector<std::byte> buffer(window + 24);
   for (std::uint64_t at = data; at < file_size; at += window) {
@@ -53,7 +54,8 @@ std::optional<std::uint64_t> descriptor_end(const readonly_file& file, std::uint
 }  // namespace
 
 // Read errors are not reported: this only explains another one.
-std::string describe_unreadable_zip(const readonly_file& file, std::uint64_t file_size) {
+std::string describe_unreadable_zip(const readonly_file& file) {
+  const std::uint64_t file_size = file.size();
   std::uint64_t pos = 0;
   std::size_t members = 0;
   std::array<std::byte, local_fixed_bytes> header{};
@@ -94,7 +96,7 @@ std::string describe_unreadable_zip(const readonly_file& file, std::uint64_t fil
     }
     if ((flags & data_descriptor_flag) != 0 && sizes.compressed_size == 0) {
       // The size follows the data (torch.save writes every record so): find it.
-      const auto end = descriptor_end(file, file_size, data);
+      const auto end = descriptor_end(file, data);
       if (!end) {
         std::string name(static_cast<std::size_t>(name_bytes), '\0');
         if (!file.read_at(pos + header.size(), std::as_writable_bytes(std::span(name)))) name.clear();

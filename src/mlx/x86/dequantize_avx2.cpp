@@ -13,7 +13,6 @@
 
 #include <cstring>
 
-#include "convert/kernels.h"
 #include "mlx/dequantize_rows.h"
 #include "mlx/kernels.h"
 
@@ -439,7 +438,8 @@ void fp_vector(const quantized_ref& q, std::byte* dst, std::uint64_t b, std::uin
 }  // namespace
 
 bool has_vector_dequantize() noexcept {
-  static const bool yes = safetensors::detail::has_avx2() && safetensors::detail::has_f16c();
+  // The compiler's probe, which also checks that the OS saves the AVX registers.
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
   return yes;
 }
 
