@@ -29,8 +29,9 @@ gguf::array_value head_of(const gguf::array_value& a) {
   gguf::array_value head;
   head.element_type = a.element_type;
   if (a.element_type == gguf::value_type::string) {
-    head.strings.assign(a.strings.begin(),
-                        a.strings.begin() + static_cast<std::ptrdiff_t>(std::min(a.strings.size(), shown_elements)));
+    const std::size_t n = std::min(a.strings.size(), shown_elements);
+    head.strings.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) head.strings.push_back(a.strings[i]);
   } else {
     const std::size_t bytes = std::min(a.packed.size(), shown_elements * gguf::value_type_size(a.element_type));
     head.packed.assign(a.packed.begin(), a.packed.begin() + static_cast<std::ptrdiff_t>(bytes));

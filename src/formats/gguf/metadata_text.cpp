@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // GGUF metadata values as text and back (gguf_metadata.h).
+#include <fmt/format.h>
 #include <simdjson.h>
 
 #include <algorithm>
@@ -99,8 +100,8 @@ decltype(auto) with_number_type(value_type t, F&& f) {
 }
 
 [[nodiscard]] error bad_text(std::string_view tag, std::string_view text) {
-  const std::string shown = text.size() > 60 ? std::string(text.substr(0, 60)) + "..." : std::string(text);
-  return make_error(error_code::invalid_argument, "'" + shown + "' is not a valid " + std::string(tag) + " value");
+  return make_error(error_code::invalid_argument, fmt::format("'{}{}' is not a valid {} value", text.substr(0, 60),
+                                                              text.size() > 60 ? "..." : "", tag));
 }
 
 template <class T>
@@ -264,7 +265,7 @@ result<std::vector<metadata_entry>> from_safetensors_metadata(const metadata_map
   std::set<std::string_view> typed;
   if (const auto it = metadata.find(types_key); it != metadata.end()) {
     auto bad_types = [&](std::string why) {
-      return make_error(error_code::invalid_argument, std::string(types_key) + " in __metadata__: " + why);
+      return make_error(error_code::invalid_argument, fmt::format("{} in __metadata__: {}", types_key, why));
     };
     simdjson::dom::parser parser;
     const simdjson::padded_string padded(it->second);
