@@ -53,6 +53,12 @@ status check_applicable(const convert_options& options, const input_kind& in, ou
   return {};
 }
 
+/// `from` is empty (any input format) or "safetensors".
+status check_from(const convert_options& options) {
+  if (options.from.empty() || options.from == "safetensors") return {};
+  return usage(fmt::format("from: unknown input format '{}' (supported: safetensors; empty for any)", options.from));
+}
+
 /// Keeps every warning for the summary and passes each on as it happens.
 warning_handler collecting(std::vector<std::string>& into, const warning_handler& also) {
   return [&into, also](std::string_view message) {
@@ -95,14 +101,11 @@ result<convert_summary> run(source_ptr source, const std::string& out, output_fo
   return summary;
 }
 
-/// A resolved input as a source, its format sniffed once (SafeTensors only with `from`).
+/// A resolved input as a source, its format sniffed once (SafeTensors only with `from`, checked).
 result<source_ptr> open_input(const convert_input& input, const convert_options& options, const source_options& read) {
   if (options.from.empty()) {
     return input.shape == convert_input::kind::safetensors_sharded ? open_checkpoint_source(input.path, read.on_warning)
                                                                    : open_source(input.path, read);
-  }
-  if (options.from != "safetensors") {
-    return usage(fmt::format("from: unknown input format '{}' (supported: safetensors; empty for any)", options.from));
   }
   switch (input.shape) {
     case convert_input::kind::safetensors_sharded: return open_checkpoint_source(input.path, read.on_warning);
@@ -134,6 +137,7 @@ result<output_format> checked_output(const std::string& out, std::span<const std
 result<convert_summary> convert(std::span<const std::string> ins, const std::string& out,
                                 const convert_options& options) {
   if (ins.empty()) return usage("nothing to convert: no input given");
+  if (auto s = check_from(options); !s) return std::move(s).err();
   std::vector<convert_input> inputs;
   std::vector<std::string> files;
   for (const auto& in : ins) {
@@ -167,6 +171,7 @@ result<convert_summary> convert(const std::string& in, const std::string& out, c
 
 result<convert_summary> convert(source_ptr source, const std::string& out, const convert_options& options,
                                 std::vector<std::string> inputs) {
+  if (auto s = check_from(options); !s) return std::move(s).err();
   auto format = checked_output(out, inputs, options);
   if (!format) return std::move(format).err();
   if (!options.from.empty() && !source->format().starts_with("SafeTensors")) {

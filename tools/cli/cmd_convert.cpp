@@ -48,7 +48,14 @@ st::result<input_kind> input_format(const std::string& in) {
 
 /// Options that do not apply to this input and output are refused, never ignored, naming the
 /// option as typed (the library refuses them too, but cannot tell a default from a choice).
-st::status check_options(const convert_args& args, const input_kind& in) {
+/// The input is looked at only when an option for some input formats was given.
+st::status check_options(const convert_args& args) {
+  input_kind in{"", true, true};
+  if (args.key_given || args.shared_given || args.strict || args.max_expanded_size_given || args.max_ratio_given) {
+    auto kind = input_format(args.in);
+    if (!kind) return std::move(kind).err().with_path(args.in);
+    in = std::move(kind).value();
+  }
   const auto pytorch_only = [&](bool given, std::string_view option) -> st::status {
     if (!given || in.pytorch) return {};
     return usage_error(fmt::format("{} applies to PyTorch input only (the input is {})", option, in.name));
@@ -86,9 +93,7 @@ void print_summary(const sp::convert_summary& s, const std::string& out_path) {
 }
 
 run_result run_convert(const convert_args& args) {
-  auto in = input_format(args.in);
-  if (!in) return std::move(in).err().with_path(args.in);
-  if (auto s = check_options(args, *in); !s) return std::move(s).err();
+  if (auto s = check_options(args); !s) return std::move(s).err();
   auto npz_limits = npz_limits_of(args);
   if (!npz_limits) return std::move(npz_limits).err().with_path(args.in);
 
