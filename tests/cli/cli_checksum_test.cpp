@@ -8,14 +8,11 @@
 #include "support/cli_run.h"
 #include "support/paths.h"
 #include "support/status_matchers.h"
+#include "support/tensor_values.h"
 
 namespace {
 
-std::string sha256_of(std::span<const std::byte> bytes) {
-  auto h = safetensors::sha256_hasher::create();
-  h->update(bytes);
-  return safetensors::to_hex(h->finish());
-}
+using st_test::sha256_of;
 
 TEST(CliChecksum, WholeFileEqualsSha256sum) {
   const std::string path = (st_test::conformance_dir() / "format" / "002-weights-bf16.safetensors").string();

@@ -13,33 +13,23 @@
 #include "safetensors/formats/gguf.h"
 #include "safetensors/writer.h"
 #include "support/cli_run.h"
+#include "support/gguf_fixtures.h"
 #include "support/paths.h"
 #include "support/status_matchers.h"
+#include "support/tensor_values.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 namespace gguf = safetensors::gguf;
+using st_test::floats_of;
+using st_test::gguf_fixture;
 using st_test::run_cli;
-
-std::string fixture(const char* name) {
-  return (fs::path(SAFETENSORS_SOURCE_DIR) / "tests/fixtures/gguf" / name).string();
-}
 
 safetensors::file open_st(const fs::path& p) {
   auto f = safetensors::file::open(p.string());
   EXPECT_OK(f) << (f.ok() ? "" : f.err().to_string());
   return std::move(f).value();
-}
-
-std::vector<float> floats_of(const safetensors::file& f, std::string_view name) {
-  const auto* t = f.find(name);
-  EXPECT_NE(t, nullptr) << name;
-  auto bytes = f.load(name);
-  EXPECT_OK(bytes);
-  std::vector<float> out(t->element_count());
-  EXPECT_OK(safetensors::decode_to_f32(t->type, *bytes, out));
-  return out;
 }
 
 std::vector<std::byte> gguf_tensor_bytes(const gguf::reader& r, const std::string& name) {
@@ -52,7 +42,7 @@ std::vector<std::byte> gguf_tensor_bytes(const gguf::reader& r, const std::strin
 
 TEST(CliConvertGguf, KeepsNamesTypesShapesAndMetadataAsText) {
   const auto out = st_test::scratch_dir() / "plain.safetensors";
-  const auto r = run_cli({"convert", fixture("plain.gguf"), out.string(), "-q"});
+  const auto r = run_cli({"convert", gguf_fixture("plain.gguf"), out.string(), "-q"});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto f = open_st(out);
   ASSERT_EQ(f.tensors().size(), 8U);
@@ -76,10 +66,10 @@ TEST(CliConvertGguf, KeepsNamesTypesShapesAndMetadataAsText) {
 
 TEST(CliConvertGguf, RoundTripRestoresTensorBytesAndTypedMetadata) {
   const auto dir = st_test::scratch_dir();
-  ASSERT_EQ(run_cli({"convert", fixture("plain.gguf"), (dir / "a.safetensors").string(), "-q"}).status, 0);
+  ASSERT_EQ(run_cli({"convert", gguf_fixture("plain.gguf"), (dir / "a.safetensors").string(), "-q"}).status, 0);
   const auto back = run_cli({"convert", (dir / "a.safetensors").string(), (dir / "b.gguf").string(), "-q"});
   ASSERT_EQ(back.status, 0) << back.err;
-  auto original = gguf::reader::open(fixture("plain.gguf"));
+  auto original = gguf::reader::open(gguf_fixture("plain.gguf"));
   auto round = gguf::reader::open((dir / "b.gguf").string());
   ASSERT_OK(original);
   ASSERT_OK(round);
@@ -106,7 +96,7 @@ TEST(CliConvertGguf, RoundTripRestoresTensorBytesAndTypedMetadata) {
 
 TEST(CliConvertGguf, DequantizesBlocksToF32ByDefault) {
   const auto out = st_test::scratch_dir() / "q.safetensors";
-  const auto r = run_cli({"convert", fixture("quantized.gguf"), out.string(), "-q"});
+  const auto r = run_cli({"convert", gguf_fixture("quantized.gguf"), out.string(), "-q"});
   ASSERT_EQ(r.status, 0) << r.err;
   const auto f = open_st(out);
   EXPECT_EQ(f.find("q8")->type, safetensors::dtype::F32);
@@ -125,15 +115,17 @@ TEST(CliConvertGguf, DequantizesBlocksToF32ByDefault) {
 
 TEST(CliConvertGguf, DtypeOptionConvertsFloatsButKeepsIntegers) {
   const auto dir = st_test::scratch_dir();
-  ASSERT_EQ(
-      run_cli({"convert", fixture("plain.gguf"), (dir / "b.safetensors").string(), "--dtype", "BF16", "-q"}).status, 0);
+  ASSERT_EQ(run_cli({"convert", gguf_fixture("plain.gguf"), (dir / "b.safetensors").string(), "--dtype", "BF16", "-q"})
+                .status,
+            0);
   const auto f = open_st(dir / "b.safetensors");
   EXPECT_EQ(f.find("blk.0.f32")->type, safetensors::dtype::BF16);
   EXPECT_EQ(f.find("f64")->type, safetensors::dtype::BF16);
   EXPECT_EQ(f.find("i32")->type, safetensors::dtype::I32);
   EXPECT_EQ(floats_of(f, "blk.0.f32")[0], -5.5F);
   ASSERT_EQ(
-      run_cli({"convert", fixture("quantized.gguf"), (dir / "h.safetensors").string(), "--dtype", "F16", "-q"}).status,
+      run_cli({"convert", gguf_fixture("quantized.gguf"), (dir / "h.safetensors").string(), "--dtype", "F16", "-q"})
+          .status,
       0);
   const auto h = open_st(dir / "h.safetensors");
   EXPECT_EQ(h.find("q8")->type, safetensors::dtype::F16);
@@ -142,7 +134,7 @@ TEST(CliConvertGguf, DtypeOptionConvertsFloatsButKeepsIntegers) {
 
 TEST(CliConvertGguf, UnsupportedQuantTypeIsNamedAndNothingIsWritten) {
   const auto out = st_test::scratch_dir() / "iq.safetensors";
-  const auto r = run_cli({"convert", fixture("iq2.gguf"), out.string(), "-q"});
+  const auto r = run_cli({"convert", gguf_fixture("iq2.gguf"), out.string(), "-q"});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("IQ2_XXS"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("'iq'"), std::string::npos) << r.err;
@@ -151,7 +143,7 @@ TEST(CliConvertGguf, UnsupportedQuantTypeIsNamedAndNothingIsWritten) {
 
 TEST(CliConvertGguf, MalformedInputReportsTheByteOffset) {
   const auto dir = st_test::scratch_dir();
-  auto bytes = st_test::read_bytes(fixture("plain.gguf"));
+  auto bytes = st_test::read_bytes(gguf_fixture("plain.gguf"));
   bytes.resize(100);
   st_test::write_bytes(dir / "cut.gguf", bytes);
   const auto r = run_cli({"convert", (dir / "cut.gguf").string(), (dir / "x.safetensors").string(), "-q"});
@@ -198,7 +190,7 @@ TEST(CliConvertGguf, DtypesWithoutAGgufTypeAreRefused) {
 }
 
 TEST(CliInspectGguf, PrintsMetadataAndTensorTable) {
-  const auto r = run_cli({"inspect", fixture("plain.gguf")});
+  const auto r = run_cli({"inspect", gguf_fixture("plain.gguf")});
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("GGUF v3, alignment 32, data starts at byte 1408"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("test.u32 (UINT32): 4000000000"), std::string::npos) << r.out;
@@ -210,7 +202,7 @@ TEST(CliInspectGguf, PrintsMetadataAndTensorTable) {
 }
 
 TEST(CliInspectGguf, JsonListsTypedMetadataAndTensors) {
-  const auto r = run_cli({"inspect", "--json", fixture("plain.gguf")});
+  const auto r = run_cli({"inspect", "--json", gguf_fixture("plain.gguf")});
   ASSERT_EQ(r.status, 0) << r.err;
   simdjson::dom::parser parser;
   simdjson::dom::element doc;

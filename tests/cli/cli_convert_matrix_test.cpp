@@ -13,6 +13,7 @@
 #include "safetensors/sniff.h"
 #include "safetensors/writer.h"
 #include "support/cli_run.h"
+#include "support/gguf_fixtures.h"
 #include "support/numpy_fixtures.h"
 #include "support/paths.h"
 #include "support/pytorch_fixtures.h"
@@ -23,10 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 namespace st = safetensors;
 using st::dtype;
-
-std::string gguf_fixture(const char* name) {
-  return (fs::path(SAFETENSORS_SOURCE_DIR) / "tests/fixtures/gguf" / name).string();
-}
+using st_test::gguf_fixture;
 
 struct tensor_value {
   std::string type;

@@ -15,10 +15,12 @@
 #include "safetensors/formats/gguf_writer.h"
 #include "safetensors/sniff.h"
 #include "support/cli_run.h"
+#include "support/gguf_fixtures.h"
 #include "support/numpy_fixtures.h"
 #include "support/paths.h"
 #include "support/pytorch_fixtures.h"
 #include "support/status_matchers.h"
+#include "support/tensor_values.h"
 
 namespace {
 
@@ -26,21 +28,8 @@ namespace fs = std::filesystem;
 namespace st = safetensors;
 namespace gguf = safetensors::gguf;
 using st::dtype;
-
-std::string gguf_fixture(const char* name) {
-  return (fs::path(SAFETENSORS_SOURCE_DIR) / "tests/fixtures/gguf" / name).string();
-}
-
-std::vector<float> floats_of(const st::file& f, std::string_view name) {
-  const auto* t = f.find(name);
-  EXPECT_NE(t, nullptr) << name;
-  if (t == nullptr) return {};
-  auto bytes = f.load(name);
-  EXPECT_OK(bytes);
-  std::vector<float> out(t->element_count());
-  EXPECT_OK(st::decode_to_f32(t->type, *bytes, out));
-  return out;
-}
+using st_test::floats_of;
+using st_test::gguf_fixture;
 
 std::size_t count_lines_starting(const std::string& text, const std::string& prefix) {
   std::size_t n = 0;

@@ -14,20 +14,16 @@
 #include "support/paths.h"
 #include "support/pytorch_fixtures.h"
 #include "support/status_matchers.h"
+#include "support/tensor_values.h"
 
 namespace st = safetensors;
 namespace fs = std::filesystem;
 
 namespace {
 
-const char* const sentinel = "/tmp/safetensors-pytorch-fixture-pwned";  // see make_pytorch_fixtures.py
+using st_test::sha256_of;
 
-std::string sha256_of(std::span<const std::byte> bytes) {
-  auto hash = st::sha256_hasher::create();
-  EXPECT_OK(hash);
-  hash->update(bytes);
-  return st::to_hex(hash->finish());
-}
+const char* const sentinel = "/tmp/safetensors-pytorch-fixture-pwned";  // see make_pytorch_fixtures.py
 
 // Every tensor of the converted file `out` against PyTorch's values for `fixture`.
 void expect_output_matches(const fs::path& out, const std::string& fixture, std::size_t dropped = 0) {

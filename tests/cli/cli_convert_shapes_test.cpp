@@ -15,17 +15,12 @@
 #include "support/paths.h"
 #include "support/pytorch_fixtures.h"
 #include "support/status_matchers.h"
+#include "support/tensor_values.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string sha256_of(std::span<const std::byte> bytes) {
-  auto hash = safetensors::sha256_hasher::create();
-  EXPECT_OK(hash);
-  hash->update(bytes);
-  return safetensors::to_hex(hash->finish());
-}
+using st_test::sha256_of;
 
 /// Every tensor of the "sharded" fixture, in `file`, with PyTorch's values.
 void expect_all_sharded_tensors(const fs::path& file) {

@@ -10,19 +10,19 @@
 
 namespace {
 
-std::string cli() { return st_test::shell_quote(st_test::cli_path()); }
-std::string corpus(const std::string& name) {
+std::string quoted_corpus(const std::string& name) {
   return st_test::shell_quote((st_test::conformance_dir() / "format" / name).string());
 }
 
 TEST(CliValidate, ValidFileExitsZero) {
-  auto r = st_test::run_command(cli() + " validate " + corpus("001-minimal-bf16.safetensors"));
+  auto r = st_test::run_command(st_test::cli_shell() + " validate " + quoted_corpus("001-minimal-bf16.safetensors"));
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find(": ok (3 tensors)"), std::string::npos) << r.out;
 }
 
 TEST(CliValidate, JsonLineHasEveryField) {
-  auto r = st_test::run_command(cli() + " validate --json " + corpus("035-f32-size-mismatch.safetensors"));
+  auto r = st_test::run_command(st_test::cli_shell() + " validate --json " +
+                                quoted_corpus("035-f32-size-mismatch.safetensors"));
   EXPECT_EQ(r.status, 1);
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
@@ -36,8 +36,8 @@ TEST(CliValidate, JsonLineHasEveryField) {
 }
 
 TEST(CliValidate, LenientReportsTrailingBytesAsWarnings) {
-  auto r = st_test::run_command(cli() + " validate --json --policy lenient " +
-                                corpus("064-trailing-polyglot-bytes.safetensors"));
+  auto r = st_test::run_command(st_test::cli_shell() + " validate --json --policy lenient " +
+                                quoted_corpus("064-trailing-polyglot-bytes.safetensors"));
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
   ASSERT_EQ(parser.parse(r.out).get(doc), simdjson::SUCCESS) << r.out;
@@ -47,17 +47,17 @@ TEST(CliValidate, LenientReportsTrailingBytesAsWarnings) {
 }
 
 TEST(CliValidate, MissingFileIsExitTwoAndUsageErrorsToo) {
-  auto missing = st_test::run_command(cli() + " validate /nonexistent/x.safetensors");
+  auto missing = st_test::run_command(st_test::cli_shell() + " validate /nonexistent/x.safetensors");
   EXPECT_EQ(missing.status, 2);
   EXPECT_NE(missing.out.find("IoError"), std::string::npos) << missing.out;
-  EXPECT_EQ(st_test::run_command(cli() + " validate --policy nope x 2>/dev/null").status, 2);
-  EXPECT_EQ(st_test::run_command(cli() + " validate 2>/dev/null").status, 2);
-  EXPECT_EQ(st_test::run_command(cli() + " frobnicate 2>/dev/null").status, 2);
-  EXPECT_EQ(st_test::run_command(cli() + " --help").status, 0);
+  EXPECT_EQ(st_test::run_command(st_test::cli_shell() + " validate --policy nope x 2>/dev/null").status, 2);
+  EXPECT_EQ(st_test::run_command(st_test::cli_shell() + " validate 2>/dev/null").status, 2);
+  EXPECT_EQ(st_test::run_command(st_test::cli_shell() + " frobnicate 2>/dev/null").status, 2);
+  EXPECT_EQ(st_test::run_command(st_test::cli_shell() + " --help").status, 0);
 }
 
 TEST(CliInspect, SummaryShowsCountsDtypesAndMetadata) {
-  auto r = st_test::run_command(cli() + " inspect " + corpus("001-minimal-bf16.safetensors"));
+  auto r = st_test::run_command(st_test::cli_shell() + " inspect " + quoted_corpus("001-minimal-bf16.safetensors"));
   EXPECT_EQ(r.status, 0);
   EXPECT_NE(r.out.find("tensors:     3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("format: pt"), std::string::npos) << r.out;
@@ -66,7 +66,8 @@ TEST(CliInspect, SummaryShowsCountsDtypesAndMetadata) {
 }
 
 TEST(CliInspect, JsonIsTheParsedHeader) {
-  auto r = st_test::run_command(cli() + " inspect --json " + corpus("001-minimal-bf16.safetensors"));
+  auto r =
+      st_test::run_command(st_test::cli_shell() + " inspect --json " + quoted_corpus("001-minimal-bf16.safetensors"));
   EXPECT_EQ(r.status, 0);
   simdjson::dom::parser parser;
   simdjson::dom::element doc;
@@ -77,7 +78,8 @@ TEST(CliInspect, JsonIsTheParsedHeader) {
 }
 
 TEST(CliInspect, InvalidFileIsOneErrorLineWithLocation) {
-  auto r = st_test::run_command(cli() + " inspect " + corpus("035-f32-size-mismatch.safetensors"), true);
+  auto r = st_test::run_command(st_test::cli_shell() + " inspect " + quoted_corpus("035-f32-size-mismatch.safetensors"),
+                                true);
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out.rfind("safetensors: error: ", 0), 0U) << r.out;
   EXPECT_NE(r.out.find("(at byte "), std::string::npos) << r.out;

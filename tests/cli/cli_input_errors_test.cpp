@@ -16,8 +16,6 @@ namespace {
 namespace fs = std::filesystem;
 using st_test::run_cli;
 
-std::string cli() { return st_test::shell_quote(st_test::cli_path()); }
-
 fs::path write_raw(const fs::path& path, const std::string& bytes) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
   return path;
@@ -72,7 +70,8 @@ TEST(CliInputErrors, EmptyFilesDevicesAndPipesAreNamed) {
   EXPECT_EQ(null.status, 1);
   EXPECT_EQ(null.err, "safetensors: error: /dev/null: not a SafeTensors file: this is a character device\n");
   const std::string model = (st_test::conformance_dir() / "format" / "001-minimal-bf16.safetensors").string();
-  auto piped = st_test::run_command("cat " + st_test::shell_quote(model) + " | " + cli() + " inspect /dev/stdin 2>&1");
+  auto piped = st_test::run_command("cat " + st_test::shell_quote(model) + " | " + st_test::cli_shell() +
+                                    " inspect /dev/stdin 2>&1");
   EXPECT_EQ(piped.status, 1);
   EXPECT_NE(piped.out.find("a pipe cannot be read as SafeTensors"), std::string::npos) << piped.out;
 }

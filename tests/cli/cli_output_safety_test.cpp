@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 using safetensors::dtype;
 
 /// Two quantizable linear weights and a norm, F32.
-fs::path write_model(const fs::path& path) {
+fs::path write_quantizable_model(const fs::path& path) {
   std::vector<float> w(4 * 64);
   for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(i % 17) * 0.01F;
   st_test::make_f32_file(path, {{"model.layers.0.mlp.weight", {4, 64}, w},
@@ -45,7 +45,7 @@ dtype type_of(const fs::path& file, std::string_view tensor) {
 
 TEST(CliPatterns, PatternMatchingNothingIsAnErrorOnEveryCommand) {
   const auto dir = st_test::scratch_dir();
-  const auto in = write_model(dir / "in.safetensors").string();
+  const auto in = write_quantizable_model(dir / "in.safetensors").string();
   const auto out = (dir / "out.safetensors").string();
   const std::vector<std::vector<std::string>> commands{
       {"extract", in, out, "--only", "nomatch*"},
@@ -71,7 +71,7 @@ TEST(CliPatterns, PatternMatchingNothingIsAnErrorOnEveryCommand) {
 
 TEST(CliPatterns, OneGlobSelectsTheSameTensorsEverywhere) {
   const auto dir = st_test::scratch_dir();
-  const auto in = write_model(dir / "in.safetensors").string();
+  const auto in = write_quantizable_model(dir / "in.safetensors").string();
   // A set: the MLX-only glob of quantize used to treat '[' literally and select nothing.
   const std::string pattern = "model.layers.[0].*";
   const auto sub = dir / "sub.safetensors";
@@ -90,7 +90,7 @@ TEST(CliPatterns, OneGlobSelectsTheSameTensorsEverywhere) {
 
 TEST(CliOutputs, RefusesAnOutputThatIsAnInput) {
   const auto dir = st_test::scratch_dir();
-  const auto in = write_model(dir / "model.safetensors");
+  const auto in = write_quantizable_model(dir / "model.safetensors");
   const auto ck = dir / "ck";
   ASSERT_EQ(st_test::run_cli({"shard", in.string(), ck.string(), "--max-shard-size", "1100"}).status, 0);
   const auto shard1 = ck / "model-00001-of-00003.safetensors";
@@ -122,7 +122,7 @@ TEST(CliOutputs, RefusesAnOutputThatIsAnInput) {
 
 TEST(CliOutputs, EveryOutputIsCheckedBeforeAnyIsWritten) {
   const auto dir = st_test::scratch_dir();
-  const auto in = write_model(dir / "in.safetensors").string();
+  const auto in = write_quantizable_model(dir / "in.safetensors").string();
   const auto out = dir / "out.safetensors";
   auto r = st_test::run_cli({"quantize", in, out.string(), "--config-out", (dir / "missing" / "q.json").string()});
   EXPECT_EQ(r.status, 2) << r.err;
@@ -147,7 +147,7 @@ TEST(CliOutputs, EveryOutputIsCheckedBeforeAnyIsWritten) {
 
 TEST(CliOutputs, InPlaceRewriteKeepsModeAndSymlink) {
   const auto dir = st_test::scratch_dir();
-  const auto in = write_model(dir / "in.safetensors");
+  const auto in = write_quantizable_model(dir / "in.safetensors");
   const auto secret = dir / "secret.safetensors";
   fs::copy_file(in, secret);
   fs::permissions(secret, fs::perms::owner_read | fs::perms::owner_write);

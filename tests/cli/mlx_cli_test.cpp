@@ -18,12 +18,9 @@ namespace {
 namespace mlx = safetensors::mlx;
 using safetensors::dtype;
 
-std::string cli(const std::string& args) { return st_test::shell_quote(st_test::cli_path()) + " " + args; }
-std::string q(const std::filesystem::path& p) { return st_test::shell_quote(p.string()); }
-
 /// A small BF16 model: two linear weights, an embedding, a norm, a bias, and a weight
 /// whose rows (100) no group size divides.
-std::filesystem::path write_model(const std::filesystem::path& dir) {
+std::filesystem::path write_bf16_model_with_odd_rows(const std::filesystem::path& dir) {
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.0F, 0.05F);
   auto bf16 = [&](std::size_t n) {
@@ -50,13 +47,14 @@ std::filesystem::path write_model(const std::filesystem::path& dir) {
 
 TEST(MlxCli, QuantizeThenDequantizeRoundTrip) {
   const auto dir = st_test::scratch_dir();
-  const auto model = write_model(dir);
+  const auto model = write_bf16_model_with_odd_rows(dir);
   const auto quant_dir = dir / "q";
   std::filesystem::create_directories(quant_dir);
   const auto quantized = quant_dir / "model.safetensors";
-  auto run = st_test::run_command(cli("quantize " + q(model) + " " + q(quantized) +
-                                      " --bits 4 --group-size 64 --config-out " + q(quant_dir / "config.json")),
-                                  true);
+  auto run = st_test::run_command(
+      st_test::cli_shell("quantize " + st_test::quoted_path(model) + " " + st_test::quoted_path(quantized) +
+                         " --bits 4 --group-size 64 --config-out " + st_test::quoted_path(quant_dir / "config.json")),
+      true);
   ASSERT_EQ(run.status, 0) << run.out;
 
   auto f = safetensors::file::open(quantized.string());
@@ -83,7 +81,8 @@ TEST(MlxCli, QuantizeThenDequantizeRoundTrip) {
 
   // Dequantize (config.json beside it is read) and compare with the library's kernel.
   const auto restored = dir / "restored.safetensors";
-  run = st_test::run_command(cli("dequantize " + q(quantized) + " " + q(restored)), true);
+  run = st_test::run_command(
+      st_test::cli_shell("dequantize " + st_test::quoted_path(quantized) + " " + st_test::quoted_path(restored)), true);
   ASSERT_EQ(run.status, 0) << run.out;
   auto r = safetensors::file::open(restored.string());
   ASSERT_TRUE(r);
@@ -118,14 +117,16 @@ TEST(MlxCli, QuantizeThenDequantizeRoundTrip) {
 
   // --dtype F32 widens.
   const auto wide = dir / "wide.safetensors";
-  run = st_test::run_command(cli("dequantize " + q(quantized) + " " + q(wide) + " --dtype F32"), true);
+  run = st_test::run_command(st_test::cli_shell("dequantize " + st_test::quoted_path(quantized) + " " +
+                                                st_test::quoted_path(wide) + " --dtype F32"),
+                             true);
   ASSERT_EQ(run.status, 0) << run.out;
   auto w = safetensors::file::open(wide.string());
   ASSERT_TRUE(w);
   EXPECT_EQ(w->find("model.embed_tokens.weight")->type, dtype::F32);
 
   // inspect lists the quantized layers with their parameters and bits per weight.
-  run = st_test::run_command(cli("inspect " + q(quantized)), true);
+  run = st_test::run_command(st_test::cli_shell("inspect " + st_test::quoted_path(quantized)), true);
   ASSERT_EQ(run.status, 0) << run.out;
   EXPECT_NE(run.out.find("model.layers.0.mlp.up_proj"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("affine"), std::string::npos) << run.out;
@@ -134,10 +135,12 @@ TEST(MlxCli, QuantizeThenDequantizeRoundTrip) {
 
 TEST(MlxCli, FpModesAndOnlyExclude) {
   const auto dir = st_test::scratch_dir();
-  const auto model = write_model(dir);
+  const auto model = write_bf16_model_with_odd_rows(dir);
   const auto out = dir / "fp.safetensors";
   auto run = st_test::run_command(
-      cli("quantize " + q(model) + " " + q(out) + " --mode mxfp4 --only '*proj*' --exclude '*q_proj*'"), true);
+      st_test::cli_shell("quantize " + st_test::quoted_path(model) + " " + st_test::quoted_path(out) +
+                         " --mode mxfp4 --only '*proj*' --exclude '*q_proj*'"),
+      true);
   ASSERT_EQ(run.status, 0) << run.out;
   auto f = safetensors::file::open(out.string());
   ASSERT_TRUE(f);
@@ -147,7 +150,8 @@ TEST(MlxCli, FpModesAndOnlyExclude) {
   EXPECT_EQ(f->find("model.layers.0.self_attn.q_proj.weight")->type, dtype::BF16);
   EXPECT_EQ(f->find("model.embed_tokens.weight")->type, dtype::BF16);
   const auto back = dir / "back.safetensors";
-  run = st_test::run_command(cli("dequantize " + q(out) + " " + q(back)), true);
+  run = st_test::run_command(
+      st_test::cli_shell("dequantize " + st_test::quoted_path(out) + " " + st_test::quoted_path(back)), true);
   ASSERT_EQ(run.status, 0) << run.out;
   auto b = safetensors::file::open(back.string());
   ASSERT_TRUE(b);
@@ -157,18 +161,24 @@ TEST(MlxCli, FpModesAndOnlyExclude) {
 
 TEST(MlxCli, ErrorsNameTheLayerAndLeaveNoOutput) {
   const auto dir = st_test::scratch_dir();
-  const auto model = write_model(dir);
+  const auto model = write_bf16_model_with_odd_rows(dir);
   const auto out = dir / "out.safetensors";
   // Asked for by name, but 100 is not a multiple of 64.
-  auto run = st_test::run_command(cli("quantize " + q(model) + " " + q(out) + " --only 'model.odd.*'"), true);
+  auto run = st_test::run_command(st_test::cli_shell("quantize " + st_test::quoted_path(model) + " " +
+                                                     st_test::quoted_path(out) + " --only 'model.odd.*'"),
+                                  true);
   EXPECT_EQ(run.status, 2) << run.out;
   EXPECT_NE(run.out.find("model.odd.weight"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("does not divide"), std::string::npos) << run.out;
   EXPECT_FALSE(std::filesystem::exists(out));
-  run = st_test::run_command(cli("quantize " + q(model) + " " + q(out) + " --mode int4"), true);
+  run = st_test::run_command(
+      st_test::cli_shell("quantize " + st_test::quoted_path(model) + " " + st_test::quoted_path(out) + " --mode int4"),
+      true);
   EXPECT_EQ(run.status, 2) << run.out;
   EXPECT_NE(run.out.find("int4"), std::string::npos) << run.out;
-  run = st_test::run_command(cli("quantize " + q(model) + " " + q(out) + " --bits 7"), true);
+  run = st_test::run_command(
+      st_test::cli_shell("quantize " + st_test::quoted_path(model) + " " + st_test::quoted_path(out) + " --bits 7"),
+      true);
   EXPECT_EQ(run.status, 2) << run.out;
 
   // A quantized file whose scales do not match its weight.
@@ -178,13 +188,15 @@ TEST(MlxCli, ErrorsNameTheLayerAndLeaveNoOutput) {
                                              {"m.q.biases", dtype::BF16, {8, 1}, b}};
   const auto broken = dir / "broken.safetensors";
   ASSERT_TRUE(safetensors::write_file(broken.string(), t));
-  run = st_test::run_command(cli("dequantize " + q(broken) + " " + q(out)), true);
+  run = st_test::run_command(
+      st_test::cli_shell("dequantize " + st_test::quoted_path(broken) + " " + st_test::quoted_path(out)), true);
   EXPECT_NE(run.status, 0) << run.out;
   EXPECT_NE(run.out.find("m.q"), std::string::npos) << run.out;
   EXPECT_FALSE(std::filesystem::exists(out));
   // Unknown mode in config.json.
   std::ofstream(dir / "config.json") << R"({"quantization": {"bits": 4, "mode": "int4"}})";
-  run = st_test::run_command(cli("dequantize " + q(model) + " " + q(out)), true);
+  run = st_test::run_command(
+      st_test::cli_shell("dequantize " + st_test::quoted_path(model) + " " + st_test::quoted_path(out)), true);
   EXPECT_NE(run.status, 0) << run.out;
   EXPECT_NE(run.out.find("unknown quantization mode 'int4'"), std::string::npos) << run.out;
 }

@@ -20,16 +20,13 @@ namespace {
 using safetensors::dtype;
 namespace fs = std::filesystem;
 
-std::string cli(const std::string& args) { return st_test::shell_quote(st_test::cli_path()) + " " + args; }
-std::string q(const fs::path& p) { return st_test::shell_quote(p.string()); }
-
 void run_ok(const std::string& args) {
-  auto run = st_test::run_command(cli(args), true);
+  auto run = st_test::run_command(st_test::cli_shell(args), true);
   ASSERT_EQ(run.status, 0) << args << "\n" << run.out;
 }
 
 /// A small BF16 model: linear weights, an embedding, a norm and a bias.
-fs::path write_model(const fs::path& dir) {
+fs::path write_bf16_model(const fs::path& dir) {
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.0F, 0.05F);
   static std::vector<std::vector<std::uint16_t>> keep;
@@ -90,12 +87,13 @@ void expect_same_tensors(const fs::path& single, const fs::path& sharded, std::s
 
 TEST(MlxSharded, DequantizeMatchesSingleFile) {
   const auto dir = st_test::scratch_dir();
-  const auto model = write_model(dir / "bf16");
+  const auto model = write_bf16_model(dir / "bf16");
   fs::create_directories(dir / "q");
-  run_ok("quantize " + q(model) + " " + q(dir / "q" / "model.safetensors") + " --config-out " +
-         q(dir / "q" / "config.json"));
+  run_ok("quantize " + st_test::quoted_path(model) + " " + st_test::quoted_path(dir / "q" / "model.safetensors") +
+         " --config-out " + st_test::quoted_path(dir / "q" / "config.json"));
   // Small shards, so some layers' codes and scales land in different shards.
-  run_ok("shard " + q(dir / "q" / "model.safetensors") + " " + q(dir / "qs") + " --max-shard-size 6KB");
+  run_ok("shard " + st_test::quoted_path(dir / "q" / "model.safetensors") + " " + st_test::quoted_path(dir / "qs") +
+         " --max-shard-size 6KB");
   fs::copy_file(dir / "q" / "config.json", dir / "qs" / "config.json");
   auto in = safetensors::checkpoint::open((dir / "qs").string());
   ASSERT_TRUE(in) << in.err().to_string();
@@ -105,31 +103,35 @@ TEST(MlxSharded, DequantizeMatchesSingleFile) {
   ASSERT_TRUE(w != nullptr && s != nullptr);
   EXPECT_NE(w->shard, s->shard);
 
-  run_ok("dequantize " + q(dir / "q" / "model.safetensors") + " " + q(dir / "single.safetensors"));
-  run_ok("dequantize " + q(dir / "qs") + " " + q(dir / "out") + " --max-shard-size 20KB");
+  run_ok("dequantize " + st_test::quoted_path(dir / "q" / "model.safetensors") + " " +
+         st_test::quoted_path(dir / "single.safetensors"));
+  run_ok("dequantize " + st_test::quoted_path(dir / "qs") + " " + st_test::quoted_path(dir / "out") +
+         " --max-shard-size 20KB");
   expect_same_tensors(dir / "single.safetensors", dir / "out", 3);
 
   // The index as input, and --dtype, work the same way.
-  run_ok("dequantize " + q(dir / "q" / "model.safetensors") + " " + q(dir / "single32.safetensors") + " --dtype F32");
-  run_ok("dequantize " + q(dir / "qs" / "model.safetensors.index.json") + " " + q(dir / "out32") +
-         " --dtype F32 --max-shard-size 40KB");
+  run_ok("dequantize " + st_test::quoted_path(dir / "q" / "model.safetensors") + " " +
+         st_test::quoted_path(dir / "single32.safetensors") + " --dtype F32");
+  run_ok("dequantize " + st_test::quoted_path(dir / "qs" / "model.safetensors.index.json") + " " +
+         st_test::quoted_path(dir / "out32") + " --dtype F32 --max-shard-size 40KB");
   expect_same_tensors(dir / "single32.safetensors", dir / "out32", 2);
 }
 
 TEST(MlxSharded, QuantizeMatchesSingleFile) {
   const auto dir = st_test::scratch_dir();
-  const auto model = write_model(dir / "bf16");
-  run_ok("shard " + q(model) + " " + q(dir / "s") + " --max-shard-size 20KB");
+  const auto model = write_bf16_model(dir / "bf16");
+  run_ok("shard " + st_test::quoted_path(model) + " " + st_test::quoted_path(dir / "s") + " --max-shard-size 20KB");
   for (const char* mode : {"affine", "mxfp4"}) {
     SCOPED_TRACE(mode);
     const std::string m = std::string(" --mode ") + mode;
-    run_ok("quantize " + q(model) + " " + q(dir / (std::string(mode) + ".safetensors")) + m);
-    run_ok("quantize " + q(dir / "s" / "model.safetensors.index.json") + " " + q(dir / mode) + m +
-           " --max-shard-size 3KB");
+    run_ok("quantize " + st_test::quoted_path(model) + " " +
+           st_test::quoted_path(dir / (std::string(mode) + ".safetensors")) + m);
+    run_ok("quantize " + st_test::quoted_path(dir / "s" / "model.safetensors.index.json") + " " +
+           st_test::quoted_path(dir / mode) + m + " --max-shard-size 3KB");
     expect_same_tensors(dir / (std::string(mode) + ".safetensors"), dir / mode, 3);
   }
   // A directory holding one file is a checkpoint too: OUT is a directory with one file.
-  run_ok("quantize " + q(dir / "bf16") + " " + q(dir / "one"));
+  run_ok("quantize " + st_test::quoted_path(dir / "bf16") + " " + st_test::quoted_path(dir / "one"));
   auto one = safetensors::file::open((dir / "one" / "model.safetensors").string());
   ASSERT_TRUE(one) << one.err().to_string();
   auto want = safetensors::file::open((dir / "affine.safetensors").string());
@@ -145,17 +147,21 @@ TEST(MlxSharded, QuantizeMatchesSingleFile) {
 
 TEST(MlxSharded, ConfigJsonOfTheCheckpointDirectoryIsRead) {
   const auto dir = st_test::scratch_dir();
-  const auto model = write_model(dir / "bf16");
-  run_ok("shard " + q(model) + " " + q(dir / "s") + " --max-shard-size 20KB");
+  const auto model = write_bf16_model(dir / "bf16");
+  run_ok("shard " + st_test::quoted_path(model) + " " + st_test::quoted_path(dir / "s") + " --max-shard-size 20KB");
   // Read from the checkpoint's directory (whether named directly or by its index), and
   // checked before anything is written.
   std::ofstream(dir / "s" / "config.json") << R"({"quantization": {"bits": 4, "mode": "int4"}})";
-  auto run = st_test::run_command(cli("dequantize " + q(dir / "s") + " " + q(dir / "out")), true);
+  auto run = st_test::run_command(
+      st_test::cli_shell("dequantize " + st_test::quoted_path(dir / "s") + " " + st_test::quoted_path(dir / "out")),
+      true);
   EXPECT_NE(run.status, 0) << run.out;
   EXPECT_NE(run.out.find("int4"), std::string::npos) << run.out;
   EXPECT_TRUE(!fs::exists(dir / "out") || fs::is_empty(dir / "out"));
-  run = st_test::run_command(cli("dequantize " + q(dir / "s" / "model.safetensors.index.json") + " " + q(dir / "out")),
-                             true);
+  run = st_test::run_command(
+      st_test::cli_shell("dequantize " + st_test::quoted_path(dir / "s" / "model.safetensors.index.json") + " " +
+                         st_test::quoted_path(dir / "out")),
+      true);
   EXPECT_NE(run.out.find("int4"), std::string::npos) << run.out;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "safetensors/formats/gguf.h"
+#include "support/gguf_fixtures.h"
 #include "support/paths.h"
 #include "support/status_matchers.h"
 
@@ -17,10 +18,7 @@ namespace {
 
 namespace gguf = safetensors::gguf;
 using safetensors::error_code;
-
-std::filesystem::path fixture(const char* name) {
-  return std::filesystem::path(SAFETENSORS_SOURCE_DIR) / "tests/fixtures/gguf" / name;
-}
+using st_test::gguf_fixture;
 
 // Little-endian GGUF bytes, field by field.
 class gguf_bytes {
@@ -71,7 +69,7 @@ void expect_error(const gguf_bytes& b, error_code code, std::uint64_t offset, co
 }
 
 TEST(GgufReader, ReadsEveryValueTypeAndTensorOfTheFixture) {
-  auto r = gguf::reader::open(fixture("plain.gguf").string());
+  auto r = gguf::reader::open(gguf_fixture("plain.gguf"));
   ASSERT_OK(r);
   const gguf::header& h = r->header();
   EXPECT_EQ(h.version, 3U);
@@ -111,10 +109,10 @@ TEST(GgufReader, ReadsEveryValueTypeAndTensorOfTheFixture) {
 }
 
 TEST(GgufReader, ReadsVersion2AndCustomAlignment) {
-  auto v2 = gguf::reader::open(fixture("v2.gguf").string());
+  auto v2 = gguf::reader::open(gguf_fixture("v2.gguf"));
   ASSERT_OK(v2);
   EXPECT_EQ(v2->header().version, 2U);
-  auto a64 = gguf::reader::open(fixture("align64.gguf").string());
+  auto a64 = gguf::reader::open(gguf_fixture("align64.gguf"));
   ASSERT_OK(a64);
   EXPECT_EQ(a64->header().alignment, 64U);
   EXPECT_EQ(a64->header().tensors[1].offset, 64U);
@@ -122,7 +120,7 @@ TEST(GgufReader, ReadsVersion2AndCustomAlignment) {
 }
 
 TEST(GgufReader, EveryTruncationIsAnErrorAndAPrefixAsksForMore) {
-  const auto bytes = st_test::read_bytes(fixture("plain.gguf"));
+  const auto bytes = st_test::read_bytes(gguf_fixture("plain.gguf"));
   for (std::size_t n = 0; n < 1408 + 96; n += 7) {
     const auto prefix = std::span(bytes).first(n);
     const auto h = gguf::parse_header(prefix, n);

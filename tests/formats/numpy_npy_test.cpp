@@ -6,8 +6,11 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "formats/numpy/py_literal.h"
 #include "safetensors/formats/npy.h"
+#include "support/byte_views.h"
 #include "support/numpy_fixtures.h"
 #include "support/paths.h"
 #include "support/status_matchers.h"
@@ -18,8 +21,7 @@ namespace numpy = safetensors::numpy;
 using safetensors::dtype;
 using safetensors::error_code;
 using safetensors::numpy::npy_header;
-
-std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes(std::span(s)); }
+using st_test::bytes_of;
 
 std::string npy_with_header(const std::string& dict, std::size_t data_bytes = 0) {
   std::string out("\x93NUMPY\x01\x00", 8);
@@ -138,7 +140,7 @@ TEST(NumpyNpy, MalformedHeadersAreClearErrors) {
       {"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (3,)}", error_code::unsupported, "structured"},
       {"{'descr': '|O', 'fortran_order': False, 'shape': (3,)}", error_code::unsupported, "object"},
       {"{1: 2}", error_code::invalid_format, "keys must be strings"},
-      {"[" + std::string(100, '(') + std::string(100, ')') + "]", error_code::invalid_format, "nesting"},
+      {fmt::format("[{}{}]", std::string(100, '('), std::string(100, ')')), error_code::invalid_format, "nesting"},
   };
   for (const auto& c : cases) {
     auto h = parse_dict(c.dict);
@@ -174,8 +176,8 @@ TEST(NumpyNpy, MalformedFixturesAreClearErrors) {
 }
 
 TEST(NumpyNpy, HeaderLengthLimit) {
-  std::string huge =
-      npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)}" + std::string(2000, ' '));
+  std::string huge = npy_with_header(
+      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': (1,)}}{}", std::string(2000, ' ')));
   safetensors::numpy::npy_options small_limit;
   small_limit.max_header_bytes = 1000;
   auto h = safetensors::numpy::parse_npy_header(bytes_of(huge), small_limit);

@@ -15,19 +15,14 @@
 #include "support/paths.h"
 #include "support/pytorch_fixtures.h"
 #include "support/status_matchers.h"
+#include "support/tensor_values.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 namespace st = safetensors;
 namespace sp = safetensors::pipeline;
-
-std::string sha256_of(std::span<const std::byte> bytes) {
-  auto hash = st::sha256_hasher::create();
-  EXPECT_OK(hash);
-  hash->update(bytes);
-  return st::to_hex(hash->finish());
-}
+using st_test::sha256_of;
 
 fs::path f32_file(const fs::path& dir, std::size_t elements, st::metadata_map metadata = {}) {
   std::vector<float> values(elements);

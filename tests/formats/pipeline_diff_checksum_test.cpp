@@ -104,8 +104,7 @@ TEST(PipelineDiff, RefusesBadTolerancesAndStopsWhenCancelled) {
 TEST(PipelineChecksum, WholeFileAsSha256sumAndEachTensorInOnePass) {
   const auto dir = st_test::scratch_dir();
   const auto path = write(dir / "m.safetensors", {1, 2, 3}, {{"k", "v"}});
-  std::ifstream in(path, std::ios::binary);
-  const std::string bytes{std::istreambuf_iterator<char>(in), {}};
+  const std::string bytes = st_test::read_text(path);
   const std::string want = sha256_hex(std::as_bytes(std::span(bytes)));
 
   auto plain = sp::checksum(path.string());

@@ -53,11 +53,6 @@ std::vector<float> floats_of(const st::file& f, std::string_view name) {
   return out;
 }
 
-std::string contents(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
 TEST(PipelineRewrite, SelectsRenamesAndEditsMetadata) {
   const auto dir = st_test::scratch_dir();
   const auto in = model(dir / "in.safetensors");
@@ -192,11 +187,11 @@ TEST(PipelineRewrite, FromSafeTensorsNamesAnyOtherFormat) {
 TEST(PipelineRewrite, WritesOverItsInputOnlyWhenAsked) {
   const auto dir = st_test::scratch_dir();
   const auto in = model(dir / "in.safetensors");
-  const std::string before = contents(in);
+  const std::string before = st_test::read_text(in);
   sp::convert_options options;
   options.cast = st::dtype::BF16;
   EXPECT_ERROR_SAYING(sp::convert(in.string(), in.string(), options), st::error_code::invalid_argument, "input");
-  EXPECT_EQ(contents(in), before);
+  EXPECT_EQ(st_test::read_text(in), before);
   options.replace_input = true;
   ASSERT_OK(sp::convert(in.string(), in.string(), options));
   auto f = st::file::open(in.string());

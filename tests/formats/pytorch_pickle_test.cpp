@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "safetensors/formats/pickle.h"
+#include "support/byte_views.h"
 #include "support/status_matchers.h"
 
 namespace st = safetensors;
@@ -16,9 +17,7 @@ using namespace std::string_literals;
 
 namespace {
 
-std::span<const std::byte> bytes_of(const std::string& s) {
-  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
-}
+using st_test::bytes_of;
 
 std::string u32(std::uint32_t v) {
   std::string s(4, '\0');

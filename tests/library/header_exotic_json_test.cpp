@@ -9,6 +9,7 @@
 #include "json/serde_number.h"
 #include "safetensors/header.h"
 #include "safetensors/json_text.h"
+#include "support/byte_views.h"
 #include "support/paths.h"
 #include "support/status_matchers.h"
 
@@ -17,8 +18,7 @@ namespace {
 using safetensors::error_code;
 using safetensors::detail::classify_serde_number;
 using safetensors::detail::serde_number;
-
-std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
+using st_test::bytes_of;
 
 /// The verdict on a one-byte U8 tensor `a` whose entry also has the field "x": `ignored`.
 std::string verdict_with_ignored(const std::string& ignored, const std::string& offsets = "[0,1]") {

@@ -15,13 +15,13 @@
 
 #include "header/header_builder.h"
 #include "safetensors/header.h"
+#include "support/byte_views.h"
 #include "support/status_matchers.h"
 
 namespace {
 
 using safetensors::error_code;
-
-std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
+using st_test::bytes_of;
 
 /// A header of `n` U8 tensors of one byte, named t<i>; `order` gives the JSON order of
 /// tensor i, `slot` where its byte lies.

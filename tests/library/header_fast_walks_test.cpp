@@ -15,13 +15,13 @@
 #include "header/ondemand_walk.h"
 #include "header/plain_scan.h"
 #include "safetensors/header.h"
+#include "support/byte_views.h"
 #include "support/status_matchers.h"
 
 namespace {
 
 using safetensors::detail::header_walk;
-
-std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
+using st_test::bytes_of;
 
 /// Whether the On-Demand walk takes `json`, followed by 64 bytes of `pad`.
 bool walk_takes(const std::string& json, char pad = ' ') {

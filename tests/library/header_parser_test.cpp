@@ -12,11 +12,12 @@
 #include "safetensors/header.h"
 #include "safetensors/json_text.h"
 #include "support/alloc_counter.h"
+#include "support/byte_views.h"
 #include "support/status_matchers.h"
 
 namespace {
 
-std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
+using st_test::bytes_of;
 
 /// `n` F32 tensors of 2 elements back to back: 8 bytes each. `name_width` pads the layer
 /// numbers with zeros, which puts the names in order.

@@ -9,20 +9,20 @@
 
 #include "safetensors/convert.h"
 #include "safetensors/mlx_quant.h"
+#include "support/byte_views.h"
 #include "support/status_matchers.h"
 
 namespace {
 
 namespace mlx = safetensors::mlx;
 using safetensors::dtype;
+using st_test::bytes_of;
 
 std::vector<std::uint32_t> words_of(const std::vector<std::byte>& bytes) {
   std::vector<std::uint32_t> w(bytes.size() / 4);
   std::memcpy(w.data(), bytes.data(), bytes.size());
   return w;
 }
-
-std::span<const std::byte> bytes_of(const std::vector<float>& v) { return std::as_bytes(std::span(v)); }
 
 // notes §5: one 32-element row with q[k] = k mod 2^bits.
 TEST(MlxPack, MatchesTheNotesTable) {

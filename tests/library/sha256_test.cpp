@@ -7,12 +7,13 @@
 
 #include "safetensors/checkpoint_verify.h"
 #include "safetensors/writer.h"
+#include "support/byte_views.h"
 #include "support/paths.h"
 #include "support/status_matchers.h"
 
 namespace {
 
-std::span<const std::byte> bytes_of(const std::string& s) { return std::as_bytes(std::span(s.data(), s.size())); }
+using st_test::bytes_of;
 
 TEST(Sha256, KnownVectors) {
   auto h = safetensors::sha256_hasher::create();

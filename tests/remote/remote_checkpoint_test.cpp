@@ -13,6 +13,7 @@
 #include "safetensors/checkpoint_write.h"
 #include "safetensors/remote/remote.h"
 #include "safetensors/sha256.h"
+#include "support/paths.h"
 #include "support/status_matchers.h"
 
 namespace {
@@ -54,11 +55,7 @@ TEST(RemoteCheckpoint, IndexUrlAndBaseUrlOpenAsOneNamespace) {
 TEST(RemoteCheckpoint, IndexLargerThanTheFirstGuessIsReadWhole) {
   ST_REMOTE_SERVERS(s);
   write_sharded(*s, "longindex");
-  std::string index;
-  {
-    std::ifstream in(s->root() / "longindex/model.safetensors.index.json");
-    index.assign(std::istreambuf_iterator<char>(in), {});
-  }
+  std::string index = st_test::read_text(s->root() / "longindex/model.safetensors.index.json");
   const auto at = index.find("\"metadata\": {") + 13;
   ASSERT_NE(at, std::string::npos + 13) << index;
   index.insert(at, R"("note": ")" + std::string(600'000, 'x') + "\",");

@@ -22,13 +22,9 @@ namespace {
 using st_test::remote_servers;
 using st_test::run_cli;
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using st_test::has;
 
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (std::size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size())
-    s.replace(at, from.size(), to);
-  return s;
-}
+using st_test::replace_all;
 
 std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

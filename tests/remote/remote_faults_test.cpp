@@ -17,7 +17,7 @@ namespace {
 using st_test::remote_servers;
 namespace remote = safetensors::remote;
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using st_test::has;
 
 /// Serves "<name>": a small tensor, then "big" (3 MB) past the first response.
 std::string serve(remote_servers& s, const std::string& name) {

@@ -22,7 +22,7 @@ namespace {
 using st_test::remote_servers;
 namespace remote = safetensors::remote;
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using st_test::has;
 
 constexpr std::uint64_t rows = 400;
 constexpr std::uint64_t cols = 1'000;

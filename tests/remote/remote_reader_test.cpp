@@ -17,7 +17,7 @@ namespace {
 using st_test::remote_servers;
 namespace remote = safetensors::remote;
 
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using st_test::has;
 
 /// A small tensor, padding, and a 3 MB one beyond the speculative head.
 void write_two_tensor_file(remote_servers& s, const std::string& name) {

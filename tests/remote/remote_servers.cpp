@@ -22,6 +22,13 @@
 extern char** environ;
 
 namespace st_test {
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  for (std::size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size())
+    s.replace(at, from.size(), to);
+  return s;
+}
+
 namespace {
 
 std::string& missing_reason() {
@@ -95,12 +102,6 @@ void stop(int& pid) {
   int status = 0;
   ::waitpid(pid, &status, 0);
   pid = -1;
-}
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (std::size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size())
-    s.replace(at, from.size(), to);
-  return s;
 }
 
 std::uint64_t file_size_or_zero(const std::filesystem::path& p) {

@@ -12,6 +12,11 @@
 
 namespace st_test {
 
+/// Whether `text` contains `part`.
+inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+/// `s` with every `from` replaced by `to`.
+std::string replace_all(std::string s, const std::string& from, const std::string& to);
+
 class remote_servers {
  public:
   /// The running servers, started on first use; null (with the reason in `why_missing`)

@@ -20,6 +20,12 @@ namespace st_test {
 
 std::string cli_path() { return SAFETENSORS_CLI_PATH; }
 
+std::string cli_shell(const std::string& args) {
+  return args.empty() ? shell_quote(cli_path()) : shell_quote(cli_path()) + " " + args;
+}
+
+std::string quoted_path(const std::filesystem::path& path) { return shell_quote(path.string()); }
+
 namespace {
 
 std::string drain(int fd) {

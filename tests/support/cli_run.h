@@ -17,6 +17,10 @@ namespace st_test {
 
 /// The built `safetensors` binary.
 std::string cli_path();
+/// A /bin/sh command line: the binary's path quoted, then `args` (quoted by the caller) when given.
+std::string cli_shell(const std::string& args = {});
+/// `path` quoted for /bin/sh.
+std::string quoted_path(const std::filesystem::path& path);
 
 struct cli_result {
   int status = -1;

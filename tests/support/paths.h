@@ -17,6 +17,8 @@ std::filesystem::path conformance_dir();
 std::filesystem::path scratch_dir();
 
 std::vector<std::byte> read_bytes(const std::filesystem::path& p);
+/// The whole file as text (empty when it cannot be read).
+std::string read_text(const std::filesystem::path& p);
 void write_bytes(const std::filesystem::path& p, const std::vector<std::byte>& bytes);
 
 /// Runs a shell command; returns the exit status and captured stdout (stderr merged if asked).
