@@ -16,6 +16,10 @@
 
 namespace st_python {
 
+/// Tensors bigger than this are read and written in pieces of it, with a check for Ctrl-C
+/// (the GIL taken back briefly) between them.
+inline constexpr std::size_t interrupt_chunk = std::size_t{64} << 20;
+
 /// A C-contiguous view of a Python buffer (numpy array, bytes, bytearray, memoryview),
 /// held until destruction, which needs the GIL. Non-contiguous input raises BufferError.
 class contiguous_buffer {

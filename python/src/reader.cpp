@@ -229,10 +229,6 @@ py::tuple info(const reader& r, const std::string& name) {
   return py::make_tuple(std::string(st::dtype_name(loc.info->type)), shape, loc.info->byte_size());
 }
 
-/// Bytes are read in pieces of this size when a tensor is bigger, with a check for Ctrl-C
-/// (the GIL taken back briefly) between them.
-constexpr std::size_t interrupt_chunk = std::size_t{64} << 20;
-
 void read_into(const reader& r, const std::string& name, const py::handle& out) {
   const auto s = r.state();
   const auto loc = locate(*s, name);

@@ -76,9 +76,6 @@ py::bytes serialize(const py::list& entries, const py::object& metadata, std::ui
   return {reinterpret_cast<const char*>(out.data()), out.size()};  // NOLINT: bytes as chars
 }
 
-/// Pieces of at most this many bytes are written between checks for Ctrl-C.
-constexpr std::size_t interrupt_chunk = std::size_t{64} << 20;
-
 /// Plans the file and checks every data length before anything is written.
 st::write_plan plan_for(const std::vector<st::tensor_data>& tensors, const st::write_options& options,
                         const std::string& path) {

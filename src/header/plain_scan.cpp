@@ -54,7 +54,7 @@ std::uint64_t digits_value(std::uint64_t w, int count) noexcept {
          32;
 }
 
-constexpr std::uint64_t powers_of_ten[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+constexpr std::uint64_t small_powers_of_ten[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
 
 class plain_scanner {
  public:
@@ -151,7 +151,7 @@ class plain_scanner {
         w = load_word(at_);
         count = leading_digits(w);
         if (count == 0) break;
-        value = value * powers_of_ten[count] + digits_value(w, count);  // wraps only past 19 digits: refused
+        value = value * small_powers_of_ten[count] + digits_value(w, count);  // wraps only past 19 digits: refused
         at_ += count;
         if (count < 8) break;
       }

@@ -6,11 +6,12 @@
 #include "safetensors/pipeline/convert_input.h"
 #include "safetensors/pipeline/output_check.h"
 #include "safetensors/sniff.h"
+#include "usage_error.h"
 
 namespace safetensors::pipeline {
 namespace {
 
-error usage(std::string message) { return make_error(error_code::invalid_argument, std::move(message)); }
+using detail::usage;
 
 /// What the option checks need to know about the inputs.
 struct input_kind {

@@ -6,11 +6,12 @@
 #include <fmt/format.h>
 
 #include "source_decorator.h"
+#include "usage_error.h"
 
 namespace safetensors::pipeline {
 namespace {
 
-error usage(std::string message) { return make_error(error_code::invalid_argument, std::move(message)); }
+using detail::usage;
 
 // The chosen tensors of the inner source, under their new names.
 class selected_source final : public source_decorator {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "safetensors/pipeline/output_check.h"
+#include "usage_error.h"
 
 namespace safetensors::pipeline {
 
@@ -31,9 +32,7 @@ std::string extension_of(const std::string& path) {
   return ext;
 }
 
-error usage(std::string message, const std::string& path) {
-  return make_error(error_code::invalid_argument, std::move(message)).with_path(path);
-}
+error usage(std::string message, const std::string& path) { return detail::usage(std::move(message)).with_path(path); }
 
 }  // namespace
 

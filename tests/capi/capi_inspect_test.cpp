@@ -12,17 +12,9 @@
 
 #include "safetensors/mlx_quant.h"
 #include "safetensors/safetensors_c.h"
+#include "serialized_writer.h"
 
 namespace {
-
-/// Serializes `w` into memory.
-std::vector<std::byte> serialized(const safetensors_writer* w) {
-  std::uint64_t size = 0;
-  EXPECT_EQ(safetensors_writer_file_size(w, &size), SAFETENSORS_OK);
-  std::vector<std::byte> bytes(size);
-  EXPECT_EQ(safetensors_writer_serialize(w, bytes.data(), bytes.size()), SAFETENSORS_OK);
-  return bytes;
-}
 
 /// A header-only handle over `bytes`, as a browser opens a file: the prefix, then 8 + N bytes.
 safetensors_file* open_header_only(const std::vector<std::byte>& bytes) {

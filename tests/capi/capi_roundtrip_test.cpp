@@ -11,6 +11,7 @@
 #include "safetensors/convert.h"
 #include "safetensors/safetensors_c.h"
 #include "safetensors/writer.h"
+#include "serialized_writer.h"
 #include "support/paths.h"
 #include "support/status_matchers.h"
 
@@ -35,14 +36,6 @@ safetensors_writer* make_writer(const sample& s) {
   EXPECT_EQ(safetensors_writer_set_metadata(w, "format", "pt"), SAFETENSORS_OK);
   EXPECT_EQ(safetensors_writer_set_metadata(w, "author", "c"), SAFETENSORS_OK);
   return w;
-}
-
-std::vector<std::byte> serialized(const safetensors_writer* w) {
-  std::uint64_t size = 0;
-  EXPECT_EQ(safetensors_writer_file_size(w, &size), SAFETENSORS_OK);
-  std::vector<std::byte> bytes(size);
-  EXPECT_EQ(safetensors_writer_serialize(w, bytes.data(), bytes.size()), SAFETENSORS_OK);
-  return bytes;
 }
 
 TEST(CApi, VersionMatchesTheHeader) {

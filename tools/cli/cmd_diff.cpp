@@ -30,8 +30,6 @@ struct diff_args {
   bool ignore_dtype = false;
 };
 
-std::string shape_text(std::span<const std::uint64_t> shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
-
 std::string opt_json(const std::optional<std::string>& s) {
   return s ? safetensors::json_quote(*s) : std::string("null");
 }

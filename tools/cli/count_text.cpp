@@ -2,6 +2,7 @@
 #include "count_text.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace st_cli {
 
@@ -18,5 +19,7 @@ std::string with_commas(std::uint64_t n) {
 std::string count_of(std::uint64_t n, std::string_view noun) {
   return fmt::format("{} {}{}", with_commas(n), noun, n == 1 ? "" : "s");
 }
+
+std::string shape_text(std::span<const std::uint64_t> shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
 
 }  // namespace st_cli

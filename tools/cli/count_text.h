@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Counts as people read them: "1 tensor", "3 tensors", "1,234,567".
+// Counts and shapes as people read them: "1 tensor", "3 tensors", "1,234,567", "[2, 3]".
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -14,5 +15,8 @@ namespace st_cli {
 /// "1 tensor", "2 tensors", "1,000 shards": the count with commas and the noun in the
 /// right number (plural by adding "s").
 [[nodiscard]] std::string count_of(std::uint64_t n, std::string_view noun);
+
+/// A shape as the tables print it: "[2, 3]", "[]" for a scalar.
+[[nodiscard]] std::string shape_text(std::span<const std::uint64_t> shape);
 
 }  // namespace st_cli

@@ -15,14 +15,14 @@
 namespace safetensors::gguf {
 namespace {
 
+using detail::alignment_key;
 using detail::cursor;
+using detail::max_dims;
 
-constexpr std::uint32_t gguf_magic = 0x46554747;  // "GGUF" read little-endian
-constexpr std::uint32_t max_dims = 4;
+constexpr std::uint32_t gguf_magic = 0x46554747;           // "GGUF" read little-endian
 constexpr std::uint64_t min_kv_bytes = 8 + 4 + 1;          // key length, type, smallest value
 constexpr std::uint64_t min_tensor_bytes = 8 + 4 + 4 + 8;  // name length, n_dims, type, offset
 constexpr std::uint64_t reserve_cap = 4096;                // counts are only trusted as far as they are parsed
-constexpr std::string_view alignment_key = "general.alignment";
 
 [[nodiscard]] error format_error(std::string message, std::uint64_t offset) {
   return make_error(error_code::invalid_format, std::move(message), offset);

@@ -1,14 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
-// Internal: a GGUF tensor's element count and byte size, shared by the reader and the
-// writer so that both accept exactly the same shapes.
+// Internal: a GGUF tensor's element count and byte size, and the limits on a file, shared
+// by the reader and the writer so that both accept exactly the same files.
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "safetensors/formats/gguf_types.h"
 
 namespace safetensors::gguf::detail {
+
+/// Dimensions a GGUF tensor may have (ggml's GGML_MAX_DIMS).
+inline constexpr std::uint32_t max_dims = 4;
+/// The metadata key of the data alignment (a UINT32 power of two; 32 when absent).
+inline constexpr std::string_view alignment_key = "general.alignment";
 
 enum class size_problem : std::uint8_t {
   none,

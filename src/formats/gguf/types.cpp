@@ -11,46 +11,47 @@
 namespace safetensors::gguf {
 namespace {
 
-using enum ggml_type;
-
 // In code order; lookups binary-search it.
-constexpr std::array type_table{
-    type_traits{f32, "F32", 1, 4, true},
-    type_traits{f16, "F16", 1, 2, true},
-    type_traits{q4_0, "Q4_0", 32, 18, true},
-    type_traits{q4_1, "Q4_1", 32, 20, true},
-    type_traits{q5_0, "Q5_0", 32, 22, true},
-    type_traits{q5_1, "Q5_1", 32, 24, true},
-    type_traits{q8_0, "Q8_0", 32, 34, true},
-    type_traits{q8_1, "Q8_1", 32, 36, true},
-    type_traits{q2_k, "Q2_K", 256, 84, true},
-    type_traits{q3_k, "Q3_K", 256, 110, true},
-    type_traits{q4_k, "Q4_K", 256, 144, true},
-    type_traits{q5_k, "Q5_K", 256, 176, true},
-    type_traits{q6_k, "Q6_K", 256, 210, true},
-    type_traits{q8_k, "Q8_K", 256, 292, true},
-    type_traits{iq2_xxs, "IQ2_XXS", 256, 66, false},
-    type_traits{iq2_xs, "IQ2_XS", 256, 74, false},
-    type_traits{iq3_xxs, "IQ3_XXS", 256, 98, false},
-    type_traits{iq1_s, "IQ1_S", 256, 50, false},
-    type_traits{iq4_nl, "IQ4_NL", 32, 18, false},
-    type_traits{iq3_s, "IQ3_S", 256, 110, false},
-    type_traits{iq2_s, "IQ2_S", 256, 82, false},
-    type_traits{iq4_xs, "IQ4_XS", 256, 136, false},
-    type_traits{i8, "I8", 1, 1, true},
-    type_traits{i16, "I16", 1, 2, true},
-    type_traits{i32, "I32", 1, 4, true},
-    type_traits{i64, "I64", 1, 8, true},
-    type_traits{f64, "F64", 1, 8, true},
-    type_traits{iq1_m, "IQ1_M", 256, 56, false},
-    type_traits{bf16, "BF16", 1, 2, true},
-    type_traits{tq1_0, "TQ1_0", 256, 54, false},
-    type_traits{tq2_0, "TQ2_0", 256, 66, false},
-    type_traits{mxfp4, "MXFP4", 32, 17, false},
-    type_traits{nvfp4, "NVFP4", 64, 36, false},
-    type_traits{q1_0, "Q1_0", 128, 18, false},
-    type_traits{q2_0, "Q2_0", 64, 18, false},
-};
+constexpr auto type_table = [] {
+  using enum ggml_type;  // here only: other files of a unity batch have functions named q4_0, ...
+  return std::array{
+      type_traits{f32, "F32", 1, 4, true},
+      type_traits{f16, "F16", 1, 2, true},
+      type_traits{q4_0, "Q4_0", 32, 18, true},
+      type_traits{q4_1, "Q4_1", 32, 20, true},
+      type_traits{q5_0, "Q5_0", 32, 22, true},
+      type_traits{q5_1, "Q5_1", 32, 24, true},
+      type_traits{q8_0, "Q8_0", 32, 34, true},
+      type_traits{q8_1, "Q8_1", 32, 36, true},
+      type_traits{q2_k, "Q2_K", 256, 84, true},
+      type_traits{q3_k, "Q3_K", 256, 110, true},
+      type_traits{q4_k, "Q4_K", 256, 144, true},
+      type_traits{q5_k, "Q5_K", 256, 176, true},
+      type_traits{q6_k, "Q6_K", 256, 210, true},
+      type_traits{q8_k, "Q8_K", 256, 292, true},
+      type_traits{iq2_xxs, "IQ2_XXS", 256, 66, false},
+      type_traits{iq2_xs, "IQ2_XS", 256, 74, false},
+      type_traits{iq3_xxs, "IQ3_XXS", 256, 98, false},
+      type_traits{iq1_s, "IQ1_S", 256, 50, false},
+      type_traits{iq4_nl, "IQ4_NL", 32, 18, false},
+      type_traits{iq3_s, "IQ3_S", 256, 110, false},
+      type_traits{iq2_s, "IQ2_S", 256, 82, false},
+      type_traits{iq4_xs, "IQ4_XS", 256, 136, false},
+      type_traits{i8, "I8", 1, 1, true},
+      type_traits{i16, "I16", 1, 2, true},
+      type_traits{i32, "I32", 1, 4, true},
+      type_traits{i64, "I64", 1, 8, true},
+      type_traits{f64, "F64", 1, 8, true},
+      type_traits{iq1_m, "IQ1_M", 256, 56, false},
+      type_traits{bf16, "BF16", 1, 2, true},
+      type_traits{tq1_0, "TQ1_0", 256, 54, false},
+      type_traits{tq2_0, "TQ2_0", 256, 66, false},
+      type_traits{mxfp4, "MXFP4", 32, 17, false},
+      type_traits{nvfp4, "NVFP4", 64, 36, false},
+      type_traits{q1_0, "Q1_0", 128, 18, false},
+      type_traits{q2_0, "Q2_0", 64, 18, false},
+  };
+}();
 
 static_assert(std::ranges::is_sorted(type_table, {}, &type_traits::type));
 
@@ -58,11 +59,14 @@ struct plain_pair {
   ggml_type gguf;
   dtype st;
 };
-constexpr std::array plain_types{
-    plain_pair{f32, dtype::F32}, plain_pair{f16, dtype::F16}, plain_pair{bf16, dtype::BF16},
-    plain_pair{f64, dtype::F64}, plain_pair{i8, dtype::I8},   plain_pair{i16, dtype::I16},
-    plain_pair{i32, dtype::I32}, plain_pair{i64, dtype::I64},
-};
+constexpr auto plain_types = [] {
+  using enum ggml_type;
+  return std::array{
+      plain_pair{f32, dtype::F32}, plain_pair{f16, dtype::F16}, plain_pair{bf16, dtype::BF16},
+      plain_pair{f64, dtype::F64}, plain_pair{i8, dtype::I8},   plain_pair{i16, dtype::I16},
+      plain_pair{i32, dtype::I32}, plain_pair{i64, dtype::I64},
+  };
+}();
 
 }  // namespace
 

@@ -17,8 +17,8 @@ namespace safetensors::gguf {
 namespace {
 
 constexpr std::size_t max_name_bytes = 63;
-constexpr std::size_t max_dims = 4;
-constexpr std::string_view alignment_key = "general.alignment";
+using detail::alignment_key;
+using detail::max_dims;
 
 class chunk_sink {
  public:

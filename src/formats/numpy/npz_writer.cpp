@@ -44,7 +44,7 @@ status npz_writer::begin_array(std::string_view name, dtype type, std::span<cons
     return s.fail(error_code::invalid_argument,
                   fmt::format("array started while '{}' still lacks {} bytes", s.current, s.remaining), tensor);
   }
-  if (!detail::is_confined_member_name(name)) {
+  if (!safetensors::detail::is_confined_member_name(name)) {
     return s.fail(error_code::unsafe_path, "the name cannot be an .npz member (empty, absolute, '..' or '\\')", tensor);
   }
   if (!s.names.insert(tensor).second) return s.fail(error_code::invalid_argument, "duplicate array name", tensor);
