@@ -9,6 +9,7 @@
 // outputs). Wider codes (affine 5, 6, 8-bit, mxfp8) are computed 8 lanes at a time with
 // the reference's operations in the same order (no FMA: this file is not built for it).
 // Groups the vector code does not take run the scalar reference (dequantize_rows.h).
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <cstring>
@@ -438,8 +439,12 @@ void fp_vector(const quantized_ref& q, std::byte* dst, std::uint64_t b, std::uin
 }  // namespace
 
 bool has_vector_dequantize() noexcept {
-  // The compiler's probe, which also checks that the OS saves the AVX registers.
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  // The compiler's probe for AVX2 also checks that the OS saves the AVX registers, which F16C
+  // needs too; clang 14's __builtin_cpu_supports does not know "f16c", so that is CPUID.1:ECX.
+  static const bool yes = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & bit_F16C) != 0;
+  }();
   return yes;
 }
 
