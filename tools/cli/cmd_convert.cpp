@@ -4,6 +4,7 @@
 // (SafeTensors, .npz, .npy for one tensor, GGUF; chosen by OUT's extension or --to). The
 // conversion is the library's pipeline (safetensors/pipeline/convert.h); this file maps
 // the options onto it and prints what happened.
+#include <algorithm>
 #include <memory>
 
 #include <fmt/format.h>
@@ -46,28 +47,34 @@ st::result<input_kind> input_format(const std::string& in) {
                     *format == st::file_format::npz};
 }
 
+/// An option that only some input formats take.
+struct input_option {
+  bool given;
+  std::string_view name;        ///< as typed: "--key"
+  bool input_kind::*applies;    ///< &input_kind::pytorch
+  std::string_view input_name;  ///< "PyTorch"
+};
+
 /// Options that do not apply to this input and output are refused, never ignored, naming the
 /// option as typed (the library refuses them too, but cannot tell a default from a choice).
-/// The input is looked at only when an option for some input formats was given.
+/// The input is sniffed only when one of the input-specific options was given.
 st::status check_options(const convert_args& args) {
-  input_kind in{"", true, true};
-  if (args.key_given || args.shared_given || args.strict || args.max_expanded_size_given || args.max_ratio_given) {
-    auto kind = input_format(args.in);
-    if (!kind) return std::move(kind).err().with_path(args.in);
-    in = std::move(kind).value();
-  }
-  const auto pytorch_only = [&](bool given, std::string_view option) -> st::status {
-    if (!given || in.pytorch) return {};
-    return usage_error(fmt::format("{} applies to PyTorch input only (the input is {})", option, in.name));
+  const input_option input_options[] = {
+      {args.key_given, "--key", &input_kind::pytorch, "PyTorch"},
+      {args.shared_given, "--shared", &input_kind::pytorch, "PyTorch"},
+      {args.strict, "--strict", &input_kind::pytorch, "PyTorch"},
+      {args.max_expanded_size_given, "--max-expanded-size", &input_kind::npz, ".npz"},
+      {args.max_ratio_given, "--max-ratio", &input_kind::npz, ".npz"},
   };
-  const auto npz_only = [&](bool given, std::string_view option) -> st::status {
-    if (!given || in.npz) return {};
-    return usage_error(fmt::format("{} applies to .npz input only (the input is {})", option, in.name));
-  };
-  for (auto s : {pytorch_only(args.key_given, "--key"), pytorch_only(args.shared_given, "--shared"),
-                 pytorch_only(args.strict, "--strict"), npz_only(args.max_expanded_size_given, "--max-expanded-size"),
-                 npz_only(args.max_ratio_given, "--max-ratio")}) {
-    if (!s) return s;
+  if (std::ranges::any_of(input_options, &input_option::given)) {
+    auto in = input_format(args.in);
+    if (!in) return std::move(in).err().with_path(args.in);
+    for (const auto& option : input_options) {
+      if (option.given && !((*in).*option.applies)) {
+        return usage_error(
+            fmt::format("{} applies to {} input only (the input is {})", option.name, option.input_name, in->name));
+      }
+    }
   }
   if (args.compress || !args.rename_long.empty()) {
     auto out = sp::output_format_for(args.out, args.to);
