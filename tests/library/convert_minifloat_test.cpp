@@ -181,34 +181,43 @@ TEST(MinifloatEncode, EveryCodeRoundTrips) {
   }
 }
 
-// Positive finite codes sorted by value (codes are monotonic in value for these formats).
-std::vector<unsigned> positive_codes(const format_spec& f) {
+// Positive finite codes sorted by value (codes are monotonic in value for these formats),
+// with their values by the formula: computed once per format, not once per probed input.
+struct positive_codes {
   std::vector<unsigned> codes;
-  for (unsigned c = 0; c < sign_bit(f); ++c) {
-    if (!is_nan_code(f, c) && !is_inf_code(f, c)) codes.push_back(c);
+  std::vector<double> values;
+
+  explicit positive_codes(const format_spec& f) {
+    for (unsigned c = 0; c < sign_bit(f); ++c) {
+      if (!is_nan_code(f, c) && !is_inf_code(f, c)) {
+        codes.push_back(c);
+        values.push_back(formula(f, c));
+      }
+    }
   }
-  return codes;
-}
+};
 
 // What the format's rules say x must encode to: the nearest finite code (ties to the
 // even code); beyond the largest code, an "overflow" code one step above competes too.
-unsigned reference_encode(const format_spec& f, float x, bool saturate) {
+unsigned reference_encode(const format_spec& f, const positive_codes& positive, float x, bool saturate) {
   const unsigned sign = std::signbit(x) ? sign_bit(f) : 0;
   if (std::isnan(x)) {
     if (f.rule == special::finite) return 0;
     if (f.rule == special::fnuz) return sign_bit(f);
     return sign | (sign_bit(f) - 1);
   }
-  const std::vector<unsigned> codes = positive_codes(f);
+  const std::vector<unsigned>& codes = positive.codes;
+  const std::vector<double>& values = positive.values;
   const unsigned max_code = codes.back();
-  const double max_value = formula(f, max_code);
-  const double over_value = max_value + (max_value - formula(f, codes[codes.size() - 2]));
+  const double max_value = values.back();
+  const double over_value = max_value + (max_value - values[values.size() - 2]);
   const double a = std::fabs(static_cast<double>(x));
   unsigned best = 0;
   double best_dist = INFINITY;
   bool overflow = false;
-  for (unsigned c : codes) {
-    const double d = std::fabs(a - formula(f, c));
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    const unsigned c = codes[i];
+    const double d = std::fabs(a - values[i]);
     if (d < best_dist || (d == best_dist && c % 2 == 0)) {
       best = c;
       best_dist = d;
@@ -229,11 +238,9 @@ unsigned reference_encode(const format_spec& f, float x, bool saturate) {
 // Inputs that probe every rounding decision: each value, each midpoint between neighbours
 // (including the one above the largest), one float ulp either side, zeros, Inf, NaN.
 std::vector<float> probe_inputs(const format_spec& f) {
-  std::vector<double> points;
-  const std::vector<unsigned> codes = positive_codes(f);
-  for (unsigned c : codes) points.push_back(formula(f, c));
-  const double max_value = formula(f, codes[codes.size() - 1]);
-  points.push_back(max_value + (max_value - formula(f, codes[codes.size() - 2])));
+  std::vector<double> points = positive_codes(f).values;
+  const double max_value = points.back();
+  points.push_back(max_value + (max_value - points[points.size() - 2]));
   const std::size_t n = points.size();
   for (std::size_t i = 0; i + 1 < n; ++i) points.push_back((points[i] + points[i + 1]) / 2);
   std::vector<float> out;
@@ -259,10 +266,11 @@ std::vector<float> probe_inputs(const format_spec& f) {
 
 TEST(MinifloatEncode, MatchesBruteForceNearest) {
   for (const auto& f : formats()) {
+    const positive_codes positive(f);
     for (bool saturate : {false, true}) {
       int failures = 0;
       for (float x : probe_inputs(f)) {
-        const unsigned want = reference_encode(f, x, saturate);
+        const unsigned want = reference_encode(f, positive, x, saturate);
         const unsigned got = f.encode(x, saturate);
         if (got != want && ++failures <= 10) {
           ADD_FAILURE() << f.name << (saturate ? " saturating" : "") << " x=" << x << " (" << std::hexfloat << x

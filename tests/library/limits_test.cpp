@@ -9,10 +9,12 @@
 // where N is the header length, measured by counting operator new (not by timing).
 // simdjson's DOM takes about 14.7 * N (tape, structural index, string buffer, padded
 // copy); the parsed entries and shape arenas add up to 12 * N for shapes like "1,1,1".
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <string>
 
 #include "safetensors/checkpoint_index.h"
@@ -95,8 +97,8 @@ TEST(Limits, OneMillionTensorsWithinBound) {
   std::string json = "{";
   json.reserve(count * 60);
   for (std::size_t i = 0; i < count; ++i) {
-    json += (i ? ",\"" : "\"") + std::to_string(i) + "\":{\"dtype\":\"U8\",\"shape\":[],\"data_offsets\":[" +
-            std::to_string(i) + "," + std::to_string(i + 1) + "]}";
+    fmt::format_to(std::back_inserter(json), R"({}"{}":{{"dtype":"U8","shape":[],"data_offsets":[{},{}]}})",
+                   i ? "," : "", i, i, i + 1);
   }
   json += "}";
   const auto bytes = make_file(json, count);
@@ -157,7 +159,7 @@ TEST(Limits, CheckpointIndexWithinBound) {
   REQUIRE_COUNTER();
   std::string json = "{\"metadata\":{\"total_size\":1},\"weight_map\":{";
   for (int i = 0; i < 1'000'000; ++i) {
-    json += (i ? ",\"" : "\"") + std::to_string(i) + "\":\"model-" + std::to_string(i % 7) + ".safetensors\"";
+    fmt::format_to(std::back_inserter(json), R"({}"{}":"model-{}.safetensors")", i ? "," : "", i, i % 7);
   }
   json += "}}";
   const auto bytes = std::as_bytes(std::span(json));
