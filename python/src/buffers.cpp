@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "buffers.h"
 
+#include <fmt/format.h>
+
 #include <utility>
 
 #include "errors.h"
@@ -33,7 +35,7 @@ std::vector<std::uint64_t> shape_from(const py::handle& sequence) {
   std::vector<std::uint64_t> shape;
   for (const py::handle item : sequence) {
     const auto d = py::cast<long long>(item);
-    if (d < 0) fail_argument("negative dimension " + std::to_string(d) + " in a shape");
+    if (d < 0) fail_argument(fmt::format("negative dimension {} in a shape", d));
     shape.push_back(static_cast<std::uint64_t>(d));
   }
   return shape;

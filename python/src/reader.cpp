@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include "bindings.h"
@@ -58,8 +59,7 @@ located locate(const source& s, const std::string& name) {
 
 void check_size(std::span<std::byte> destination, std::uint64_t expected) {
   if (destination.size() != expected) {
-    fail_argument("destination holds " + std::to_string(destination.size()) + " bytes, the tensor " +
-                  std::to_string(expected));
+    fail_argument(fmt::format("destination holds {} bytes, the tensor {}", destination.size(), expected));
   }
 }
 

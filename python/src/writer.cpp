@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include "bindings.h"
@@ -92,9 +93,8 @@ st::write_plan plan_for(const std::vector<st::tensor_data>& tensors, const st::w
     const auto* p = plan->find(t.name);
     if (t.data.size() != p->byte_size()) {
       throw python_error(st::make_error(st::error_code::invalid_argument,
-                                        "tensor '" + t.name + "' has " + std::to_string(t.data.size()) +
-                                            " bytes of data, its dtype and shape need " +
-                                            std::to_string(p->byte_size()),
+                                        fmt::format("tensor '{}' has {} bytes of data, its dtype and shape need {}",
+                                                    t.name, t.data.size(), p->byte_size()),
                                         std::nullopt, t.name));
     }
   }

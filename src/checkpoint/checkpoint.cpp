@@ -55,7 +55,7 @@ struct checkpoint_builder {
     for (const auto& s : c.shards_) files.push_back(&s.file);
     std::optional<error> first;
     detail::cross_check(*index, names, files, target.directory, [&](checkpoint_problem kind, error e) {
-      if (e.path.empty()) e.path = target.index_path;
+      e = std::move(e).with_path(target.index_path);
       // A stale total_size does not make the namespace ambiguous: readers go on, verify fails.
       if (kind == checkpoint_problem::total_size_mismatch) {
         c.warnings_.push_back(e.to_string());

@@ -103,8 +103,7 @@ result<verify_report> verify_checkpoint(const std::string& path, const verify_op
   std::vector<const file*> files;
   for (const auto& f : opened) files.push_back(f ? &f.value() : nullptr);
   detail::cross_check(*index, names, files, target->directory, [&](checkpoint_problem kind, error e) {
-    if (e.path.empty()) e.path = target->index_path;
-    report.issues.push_back({kind, std::move(e)});
+    report.issues.push_back({kind, std::move(e).with_path(target->index_path)});
     return true;
   });
   report.tensors = index->weight_map.size();

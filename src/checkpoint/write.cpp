@@ -122,10 +122,7 @@ result<shard_assignment> write_checkpoint(const std::string& directory, std::spa
 
 result<shard_assignment> write_checkpoint(const std::string& directory, std::span<const tensor_spec> specs,
                                           const tensor_producer& produce, const shard_write_options& options) {
-  auto located = [&](error e) {
-    if (e.path.empty()) e.path = directory;
-    return e;
-  };
+  auto located = [&](error e) { return std::move(e).with_path(directory); };
   {
     std::vector<std::string_view> names;
     for (const tensor_spec& t : specs) names.push_back(t.name);
@@ -174,8 +171,7 @@ result<shard_assignment> write_checkpoint(const std::string& directory, std::spa
       if (auto produced = produce(i, sink); !produced) {
         error e = std::move(produced).err();
         if (!e.tensor) e.tensor = specs[i].name;
-        if (e.path.empty()) e.path = path;
-        return e;
+        return std::move(e).with_path(path);
       }
       if (written != need) return wrong_size(written);
       weight_map.emplace_back(specs[i].name, file_name);

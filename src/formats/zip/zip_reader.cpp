@@ -78,8 +78,7 @@ result<zip_central_fields> read_central_fields(const readonly_file& file, std::u
 /// Puts the member's name in front of a format error's message (I/O errors name the file).
 error naming_entry(error e, const std::string& path, const zip_entry& entry) {
   if (e.code != error_code::io) e.message = fmt::format("{}: {}", entry.name, e.message);
-  if (e.path.empty()) e.path = path;
-  return e;
+  return std::move(e).with_path(path);
 }
 
 /// Raw-deflate decoding of one member whose compressed bytes are read from the archive as
