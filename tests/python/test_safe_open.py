@@ -229,8 +229,10 @@ def test_serialize_errors():
     with pytest.raises(SafetensorError, match="dtype float128 is not covered"):
         TensorSpec(dtype="float128", shape=[1], data_ptr=0, data_len=0)
     data = np.zeros(1, np.uint8)
-    with pytest.raises(SafetensorError):  # too few bytes
+    with pytest.raises(SafetensorError, match="tensor 'a' has 1 bytes of data, its dtype and shape need 2"):
         serialize({"a": TensorSpec(dtype="uint8", shape=[2], data_ptr=data.ctypes.data, data_len=1)})
+    with pytest.raises(SafetensorError, match="negative dimension -1 in a shape"):
+        serialize({"a": TensorSpec(dtype="uint8", shape=[-1], data_ptr=data.ctypes.data, data_len=1)})
     with pytest.raises(TypeError, match="'int' object cannot be converted to 'PyString'"):
         serialize({1: TensorSpec(dtype="uint8", shape=[1], data_ptr=data.ctypes.data, data_len=1)})
     with pytest.raises(TypeError, match="argument 'metadata'"):
