@@ -32,10 +32,7 @@ constexpr std::uint16_t method_stored = 0;
 constexpr std::uint16_t method_deflated = 8;
 constexpr std::size_t max_name_bytes = 65535;  // the field is 16 bits wide
 constexpr std::size_t max_extra_bytes = 65535;
-constexpr std::uint32_t central_signature = 0x02014b50;
 constexpr std::size_t central_fixed_bytes = 46;
-constexpr std::uint32_t local_signature = 0x04034b50;
-constexpr std::size_t local_fixed_bytes = 30;
 constexpr std::size_t max_chunk_bytes = std::size_t{64} << 20;  // bounds the buffer a caller can ask for
 constexpr std::size_t compressed_chunk_bytes = std::size_t{256} << 10;
 
@@ -55,7 +52,7 @@ result<zip_central_fields> read_central_fields(const readonly_file& file, std::u
   if (fits) {
     if (auto s = file.read_at(at, record); !s) return s.err();
   }
-  if (!fits || load_le(record, 0, 4) != central_signature || load_le(record, 28, 2) != info.size_filename ||
+  if (!fits || load_le(record, 0, 4) != zip_central_signature || load_le(record, 28, 2) != info.size_filename ||
       load_le(record, 30, 2) != info.size_file_extra) {
     return make_error(error_code::invalid_format,
                       fmt::format("zip directory entry is not at byte {} where minizip found it (data before the "
@@ -295,12 +292,12 @@ result<std::uint64_t> zip_reader::locate_data(const zip_entry& entry) {
   // The data follows the local header, whose name and extra field may differ from the
   // directory's; the directory's sizes are the ones trusted.
   const std::uint64_t local = state_->local_header_offsets[entry.index];
-  std::array<std::byte, local_fixed_bytes> header{};
+  std::array<std::byte, zip_local_fixed_bytes> header{};
   const bool fits = local <= state_->file.size() && state_->file.size() - local >= header.size();
   if (fits) {
     if (auto s = state_->file.read_at(local, header); !s) return s.err();
   }
-  if (!fits || load_le(header, 0, 4) != local_signature) {
+  if (!fits || load_le(header, 0, 4) != zip_local_signature) {
     error e = entry_error(error_code::invalid_format, entry, fmt::format("no zip local header at byte {}", local));
     e.offset = local;
     return e;

@@ -14,6 +14,11 @@
 
 namespace safetensors::detail {
 
+/// Record signatures and the sizes of the records' fixed parts (APPNOTE 4.3.7, 4.3.12).
+inline constexpr std::uint32_t zip_local_signature = 0x04034b50;
+inline constexpr std::uint32_t zip_central_signature = 0x02014b50;
+inline constexpr std::size_t zip_local_fixed_bytes = 30;
+
 /// The little-endian unsigned integer of `width` (at most 8) bytes at `at`; the caller
 /// has checked the bounds.
 [[nodiscard]] inline std::uint64_t load_le(std::span<const std::byte> bytes, std::size_t at, std::size_t width) {

@@ -15,13 +15,10 @@ namespace safetensors::detail {
 
 namespace {
 
-constexpr std::uint32_t local_signature = 0x04034b50;
-constexpr std::uint32_t central_signature = 0x02014b50;
 constexpr std::uint32_t end_signature = 0x06054b50;
 constexpr std::uint32_t zip64_end_signature = 0x06064b50;
 constexpr std::uint32_t descriptor_signature = 0x08074b50;
 constexpr std::byte local_prefix[] = {std::byte{'P'}, std::byte{'K'}, std::byte{3}, std::byte{4}};
-constexpr std::size_t local_fixed_bytes = 30;
 constexpr std::uint16_t data_descriptor_flag = 8;
 constexpr std::size_t max_members_walked = 1'000'000;  // bounds the walk on a hostile file
 constexpr std::string_view no_directory = "no readable central directory";
@@ -58,7 +55,7 @@ std::string describe_unreadable_zip(const readonly_file& file) {
   const std::uint64_t file_size = file.size();
   std::uint64_t pos = 0;
   std::size_t members = 0;
-  std::array<std::byte, local_fixed_bytes> header{};
+  std::array<std::byte, zip_local_fixed_bytes> header{};
   while (members < max_members_walked) {
     if (pos == file_size && members > 0) {
       return fmt::format(
@@ -75,11 +72,11 @@ std::string describe_unreadable_zip(const readonly_file& file) {
       break;
     }
     const auto signature = static_cast<std::uint32_t>(load_le(header, 0, 4));
-    if (signature == central_signature || signature == end_signature || signature == zip64_end_signature) {
+    if (signature == zip_central_signature || signature == end_signature || signature == zip64_end_signature) {
       return fmt::format("damaged or truncated zip archive: the central directory at byte {} of {} cannot be read", pos,
                          file_size);
     }
-    if (signature != local_signature) break;
+    if (signature != zip_local_signature) break;
     if (want < header.size()) return truncated(pos + header.size(), file_size);
     const auto flags = static_cast<std::uint16_t>(load_le(header, 6, 2));
     zip_central_fields sizes;
