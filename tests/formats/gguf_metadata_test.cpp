@@ -116,6 +116,14 @@ TEST(GgufWriter, StreamsOnlyCompleteFilesAndNamesTheTensorThatIsShortOrLong) {
   EXPECT_FALSE(long_a->append(2, eight).ok());  // no third tensor
   EXPECT_TRUE(std::filesystem::is_empty(dir)) << "a failed write leaves nothing behind";
 
+  auto abandoned = gguf::stream_writer::create(path, plan().value());
+  ASSERT_OK(abandoned);
+  ASSERT_OK(abandoned->append(0, eight));
+  EXPECT_FALSE(std::filesystem::is_empty(dir)) << "the temporary file";
+  abandoned->abort();
+  abandoned->abort();  // twice is safe
+  EXPECT_TRUE(std::filesystem::is_empty(dir)) << "an abandoned write leaves nothing behind";
+
   auto whole = gguf::stream_writer::create(path, plan().value());
   ASSERT_OK(whole);
   ASSERT_OK(whole->append(1, std::span(eight.data(), 4)));  // any order of tensors

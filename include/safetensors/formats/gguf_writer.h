@@ -65,6 +65,8 @@ class stream_writer {
   [[nodiscard]] status append(std::size_t index, std::span<const std::byte> chunk);
   /// Checks every tensor is complete, fsyncs, renames over the target.
   [[nodiscard]] status commit();
+  /// Abandons the write: removes the temporary file. Safe to call twice.
+  void abort() noexcept;
 
   [[nodiscard]] const write_plan& plan() const noexcept;
 

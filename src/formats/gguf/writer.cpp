@@ -206,6 +206,8 @@ status stream_writer::commit() {
   return state_->file.commit([&](std::size_t i) -> std::string_view { return state_->plan.tensors()[i].name; });
 }
 
+void stream_writer::abort() noexcept { state_->file.abort(); }
+
 const write_plan& stream_writer::plan() const noexcept { return state_->plan; }
 
 }  // namespace safetensors::gguf
