@@ -110,8 +110,10 @@ std::uint64_t file_size_or_zero(const std::filesystem::path& p) {
   return ec ? 0 : n;
 }
 
-std::vector<std::string> lines_from(const std::filesystem::path& p, std::uint64_t mark) {
-  // Servers log a request after answering it: wait until the log has been still a while.
+// The log's size once it has been still a while: servers log a request after answering it,
+// and an abandoned one when they notice the closed connection. Taken before a mark too, so
+// that an earlier test's late lines are not counted as the next one's.
+std::uint64_t settled_size(const std::filesystem::path& p) {
   std::uint64_t seen = file_size_or_zero(p);
   for (int still = 0, i = 0; still < 3 && i < 100; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -119,6 +121,11 @@ std::vector<std::string> lines_from(const std::filesystem::path& p, std::uint64_
     still = now == seen ? still + 1 : 0;
     seen = now;
   }
+  return seen;
+}
+
+std::vector<std::string> lines_from(const std::filesystem::path& p, std::uint64_t mark) {
+  settled_size(p);
   std::ifstream in(p, std::ios::binary);
   in.seekg(static_cast<std::streamoff>(mark));
   std::vector<std::string> out;
@@ -214,11 +221,11 @@ std::string remote_servers::faulty(const std::string& path) const {
   return fmt::format("http://127.0.0.1:{}/{}", fault_port_, path);
 }
 
-std::uint64_t remote_servers::access_mark() const { return file_size_or_zero(dir_ / "nginx/access.log"); }
+std::uint64_t remote_servers::access_mark() const { return settled_size(dir_ / "nginx/access.log"); }
 std::vector<std::string> remote_servers::access_since(std::uint64_t mark) const {
   return lines_from(dir_ / "nginx/access.log", mark);
 }
-std::uint64_t remote_servers::fault_mark() const { return file_size_or_zero(dir_ / "fault.log"); }
+std::uint64_t remote_servers::fault_mark() const { return settled_size(dir_ / "fault.log"); }
 std::vector<std::string> remote_servers::fault_since(std::uint64_t mark) const {
   return lines_from(dir_ / "fault.log", mark);
 }
