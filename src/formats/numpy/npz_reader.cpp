@@ -7,6 +7,7 @@
 #include <set>
 
 #include "formats/numpy/npy_descr.h"
+#include "formats/numpy/send_chunks.h"
 #include "formats/zip/zip_reader.h"
 #include "safetensors/formats/npz.h"
 #include "safetensors/readonly_file.h"
@@ -212,11 +213,7 @@ status npz_archive::stream(const npz_array& array, const chunk_sink& sink, std::
   if (h.needs_transpose()) {  // reordering needs the whole array
     std::vector<std::byte> whole(h.data_bytes);
     if (auto ok = read_into(array, whole); !ok) return ok;
-    for (std::size_t at = 0; at < whole.size(); at += chunk_bytes) {
-      if (auto ok = sink(std::span<const std::byte>(whole).subspan(at, std::min(chunk_bytes, whole.size() - at))); !ok)
-        return ok;
-    }
-    return {};
+    return detail::send_chunks(whole, chunk_bytes, sink);
   }
   aligned_emitter emit(h, chunk_bytes, sink);
   if (s.stored_at[index]) {

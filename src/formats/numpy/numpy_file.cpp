@@ -3,12 +3,12 @@
 // npz_archive held here, whose state lives behind a pointer, so they survive a move.
 #include "safetensors/formats/numpy_file.h"
 
-#include <algorithm>
 #include <cstddef>
 #include <filesystem>
 #include <span>
 #include <utility>
 
+#include "formats/numpy/send_chunks.h"
 #include "safetensors/sniff.h"
 
 namespace safetensors::numpy {
@@ -41,10 +41,7 @@ status numpy_file::read_chunks(const array& a, const chunk_sink& sink) const {
     if (auto s = npy_->read(converted); !s) return s;
     bytes = std::span<const std::byte>(converted);
   }
-  for (std::size_t at = 0; at < bytes->size(); at += chunk) {
-    if (auto s = sink(bytes->subspan(at, std::min(chunk, bytes->size() - at))); !s) return s;
-  }
-  return {};
+  return detail::send_chunks(*bytes, chunk, sink);
 }
 
 }  // namespace safetensors::numpy
