@@ -137,8 +137,10 @@ class header {
   std::vector<warning> warnings_;
 };
 
-/// Stages 1-3: reads N from the first bytes of a file of `file_size` bytes.
-/// Errors: HeaderTooSmall, HeaderTooLarge, InvalidHeaderLength.
+/// Stages 1-3: reads N from the first bytes of a file of `file_size` bytes. Errors:
+/// HeaderTooSmall, HeaderTooLarge, InvalidHeaderLength, in explain_framing_error's words
+/// (sniff.h) when `prefix` holds the first sniff_prefix_bytes (or the whole file): "file is
+/// truncated: ...", "this is a GGUF file, not SafeTensors", ... (8 bytes give the code alone).
 [[nodiscard]] result<std::uint64_t> read_header_length(std::span<const std::byte> prefix, std::uint64_t file_size,
                                                        const parse_options& options = {});
 

@@ -104,6 +104,12 @@ SAFETENSORS_C_API const char* safetensors_last_error_path(void);
 SAFETENSORS_C_API int safetensors_last_error_os_errno(void);
 /** The CLI's one-line report: "<path>: <message> (at byte N, tensor 'T')". */
 SAFETENSORS_C_API const char* safetensors_last_error_text(void);
+/** The byte lengths of the three strings above. A tensor name may contain NUL (U+0000), and
+ *  so may a message or report that names it: read `length` bytes, not up to the first NUL.
+ *  The tensor's length is 0 when safetensors_last_error_tensor() is NULL. */
+SAFETENSORS_C_API size_t safetensors_last_error_message_length(void);
+SAFETENSORS_C_API size_t safetensors_last_error_tensor_length(void);
+SAFETENSORS_C_API size_t safetensors_last_error_text_length(void);
 /** Forgets the last error (code back to SAFETENSORS_OK). */
 SAFETENSORS_C_API void safetensors_clear_error(void);
 

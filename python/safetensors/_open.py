@@ -463,9 +463,14 @@ class _StreamReader:
         self._lock = threading.Lock()
         f.seek(0, os.SEEK_END)
         size = f.tell()
-        prefix = self._read(0, min(8, size))
+        # 512 bytes: the length, often the whole header, and what a file that is not
+        # SafeTensors is ("this is a GGUF file, not SafeTensors"), as for paths and URLs.
+        prefix = self._read(0, min(512, size))
         n = HeaderReader.header_length(prefix, size)
-        self._header = HeaderReader.parse(self._read(8, n), size)
+        json = prefix[8 : 8 + n]
+        if len(json) < n:  # the rest of the header, past the prefix
+            json += self._read(len(prefix), 8 + n - len(prefix))
+        self._header = HeaderReader.parse(json, size)
 
     def _read(self, offset, n):
         out = bytearray(n)

@@ -77,6 +77,9 @@ const char* safetensors_last_error_tensor(void) { return last.tensor ? last.tens
 const char* safetensors_last_error_path(void) { return last.path.c_str(); }
 int safetensors_last_error_os_errno(void) { return last.os_errno; }
 const char* safetensors_last_error_text(void) { return last.text.c_str(); }
+size_t safetensors_last_error_message_length(void) { return last.message.size(); }
+size_t safetensors_last_error_tensor_length(void) { return last.tensor ? last.tensor->size() : 0; }
+size_t safetensors_last_error_text_length(void) { return last.text.size(); }
 void safetensors_clear_error(void) { last = {}; }
 
 }  // extern "C"

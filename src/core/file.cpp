@@ -18,6 +18,7 @@
 #include "core/shifted_copy.h"
 #include "header/header_builder.h"
 #include "platform/sys.h"
+#include "safetensors/sniff.h"
 
 namespace safetensors {
 namespace {
@@ -166,11 +167,11 @@ result<file> file::open(const std::string& path, const open_options& options) {
     return f;
   }
 
-  // pread: 8 + N bytes now, tensor bytes on request.
-  std::array<std::byte, 8> prefix{};
-  if (f.size_ >= 8) {
-    if (auto s = detail::sys::pread_exact(f.fd_, prefix.data(), 8, 0, path); !s) return std::move(s).err();
-  }
+  // pread: 8 + N bytes now, tensor bytes on request. The first bytes are enough to say what a
+  // file that is not SafeTensors is (read_header_length).
+  std::array<std::byte, sniff_prefix_bytes> first{};
+  const auto prefix = std::span(first).first(static_cast<std::size_t>(std::min<std::uint64_t>(f.size_, first.size())));
+  if (auto s = detail::sys::pread_exact(f.fd_, prefix.data(), prefix.size(), 0, path); !s) return std::move(s).err();
   auto n = read_header_length(prefix, f.size_, options.parse);
   if (!n) return f.with_path(std::move(n).err());
   // Spare bytes after the JSON let the parser read it in place (see parse_header_padded).
@@ -191,10 +192,9 @@ result<file> file::open_reader(std::shared_ptr<const range_reader> source, const
   f.backend_ = io_backend::reader;
   f.size_ = source->size();
   f.reader_ = std::move(source);
-  std::array<std::byte, 8> prefix{};
-  if (f.size_ >= 8) {
-    if (auto s = f.reader_->read(0, prefix); !s) return f.with_path(std::move(s).err());
-  }
+  std::array<std::byte, sniff_prefix_bytes> first{};
+  const auto prefix = std::span(first).first(static_cast<std::size_t>(std::min<std::uint64_t>(f.size_, first.size())));
+  if (auto s = f.reader_->read(0, prefix); !s) return f.with_path(std::move(s).err());
   auto n = read_header_length(prefix, f.size_, options.parse);
   if (!n) return f.with_path(std::move(n).err());
   const auto json_size = static_cast<std::size_t>(*n);

@@ -15,10 +15,14 @@
 #include "header/ondemand_walk.h"
 #include "header/parser_pool.h"
 #include "header/plain_scan.h"
+#include "safetensors/sniff.h"
 
 namespace safetensors {
 
-result<std::uint64_t> read_header_length(std::span<const std::byte> prefix, std::uint64_t file_size,
+namespace {
+
+/// Stages 1-3 in the reference's terms; read_header_length words the errors for the user.
+result<std::uint64_t> read_length_prefix(std::span<const std::byte> prefix, std::uint64_t file_size,
                                          const parse_options& options) {
   if (file_size < 8 || prefix.size() < 8) {
     return make_error(error_code::header_too_small,
@@ -36,6 +40,15 @@ result<std::uint64_t> read_header_length(std::span<const std::byte> prefix, std:
         error_code::invalid_header_length,
         fmt::format("invalid header length: {} header bytes do not fit in a file of {} bytes", n, file_size), 0);
   }
+  return n;
+}
+
+}  // namespace
+
+result<std::uint64_t> read_header_length(std::span<const std::byte> prefix, std::uint64_t file_size,
+                                         const parse_options& options) {
+  auto n = read_length_prefix(prefix, file_size, options);
+  if (!n) return explain_framing_error(std::move(n).err(), prefix, file_size);
   return n;
 }
 

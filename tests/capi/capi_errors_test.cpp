@@ -249,3 +249,36 @@ TEST(CApiErrors, AllocationFailuresBecomeOutOfMemory) {
 }
 
 }  // namespace
+
+namespace {
+
+/// A file whose header is `json` followed by `data_bytes` zero bytes.
+std::vector<std::byte> file_with_header(const std::string& json, std::size_t data_bytes) {
+  std::vector<std::byte> bytes(8 + json.size() + data_bytes);
+  for (std::size_t i = 0; i < 8; ++i) bytes[i] = static_cast<std::byte>((json.size() >> (8 * i)) & 0xff);
+  std::memcpy(bytes.data() + 8, json.data(), json.size());
+  return bytes;
+}
+
+TEST(CApiErrors, LengthsKeepWhatFollowsANulInATensorName) {
+  // The second tensor, named "mlp\0o_proj", overlaps the first: InvalidOffset names it.
+  const auto bytes = file_with_header(R"({"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},)"
+                                      R"("mlp\u0000o_proj":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}})",
+                                      3);
+  safetensors_file* f = nullptr;
+  ASSERT_EQ(safetensors_open_buffer(bytes.data(), bytes.size(), nullptr, &f), SAFETENSORS_ERR_INVALID_OFFSET);
+  const std::string name("mlp\0o_proj", 10);
+  ASSERT_NE(safetensors_last_error_tensor(), nullptr);
+  EXPECT_EQ(std::string(safetensors_last_error_tensor(), safetensors_last_error_tensor_length()), name);
+  const std::string message(safetensors_last_error_message(), safetensors_last_error_message_length());
+  EXPECT_EQ(message, "invalid offset for tensor '" + name + "': data_offsets [1, 3], expected begin 2");
+  const std::string text(safetensors_last_error_text(), safetensors_last_error_text_length());
+  EXPECT_NE(text.find(name), std::string::npos) << "the report names the whole tensor";
+
+  safetensors_clear_error();
+  EXPECT_EQ(safetensors_last_error_tensor_length(), 0U);
+  EXPECT_EQ(safetensors_last_error_message_length(), 0U);
+  EXPECT_EQ(safetensors_last_error_text_length(), 0U);
+}
+
+}  // namespace

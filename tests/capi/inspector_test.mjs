@@ -54,6 +54,26 @@ for (const policy of ['reference', 'strict', 'lenient']) {
   }
 }
 
+// U+0000 inside names: the error's tensor, a tensor's name and a metadata key keep what follows it.
+{
+  const header = (json) => {
+    const bytes = Buffer.alloc(8 + Buffer.byteLength(json) + 3);
+    bytes.writeBigUInt64LE(BigInt(Buffer.byteLength(json)));
+    bytes.write(json, 8);
+    return new Uint8Array(bytes);
+  };
+  const read = (bytes) => async (offset, length) => bytes.subarray(offset, Math.min(offset + length, bytes.length));
+  const overlap = header('{"a":{"dtype":"U8","shape":[2],"data_offsets":[0,2]},' +
+    '"mlp\\u0000o_proj":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}}');
+  const bad = (await inspect(a, read(overlap), overlap.length, 'reference')).verdict;
+  if (bad.code !== 'InvalidOffset' || bad.tensor !== 'mlp\u0000o_proj') failures.push(`NUL name in an error: ${JSON.stringify(bad)}`);
+  const good = header('{"__metadata__":{"k\\u0000ey":"v\\u0000al"},"mlp\\u0000o_proj":{"dtype":"U8","shape":[3],"data_offsets":[0,3]}}');
+  const ok = await inspect(a, read(good), good.length, 'reference');
+  if (!ok.verdict.ok || ok.tensors[0]?.name !== 'mlp\u0000o_proj' || ok.metadata['k\u0000ey'] !== 'v\u0000al') {
+    failures.push(`NUL names: ${JSON.stringify(ok.verdict)} ${JSON.stringify(ok.tensors.map((t) => t.name))} ${JSON.stringify(ok.metadata)}`);
+  }
+}
+
 // A 2 GB file: one U8 tensor of 2^31 - 8 bytes after a real header, sparse on disk.
 mkdirSync(scratch, { recursive: true });
 const big = path.join(scratch, 'two-gigabytes.safetensors');

@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
 #include "safetensors/file.h"
+#include "safetensors/header.h"
 #include "safetensors/writer.h"
 #include "support/paths.h"
 #include "support/status_matchers.h"
@@ -98,6 +100,52 @@ TEST(Sniff, ExplainsLengthPrefixErrorsByWhatTheFileReallyIs) {
   auto other = safetensors::make_error(error_code::invalid_header_deserialization, "bad");
   other.path = (st_test::scratch_dir() / "model.gguf").string();
   EXPECT_EQ(safetensors::explain_format_error(other).message, "bad");
+}
+
+/// What opening `bytes` reports through `how`: "mmap", "pread", "buffer" or "header".
+safetensors::error framing_error(const std::string& how, const std::string& bytes) {
+  const auto raw = std::as_bytes(std::span<const char>(bytes.data(), bytes.size()));
+  if (how == "buffer") {
+    auto f = safetensors::file::from_buffer(raw);
+    EXPECT_FALSE(f.ok());
+    return f ? safetensors::error{} : f.err();
+  }
+  if (how == "header") {
+    auto n = safetensors::read_header_length(raw.first(std::min<std::size_t>(raw.size(), 512)), raw.size());
+    EXPECT_FALSE(n.ok());
+    return n ? safetensors::error{} : n.err();
+  }
+  const auto path = st_test::scratch_dir() / "framing.safetensors";
+  std::ofstream(path, std::ios::binary) << bytes;
+  safetensors::open_options o;
+  o.backend = how == "mmap" ? safetensors::io_backend::mmap : safetensors::io_backend::pread;
+  auto f = safetensors::file::open(path.string(), o);
+  EXPECT_FALSE(f.ok());
+  return f ? safetensors::error{} : f.err();
+}
+
+TEST(Sniff, EverySourceWordsAFramingErrorTheSameWay) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"", "empty file (0 bytes), not a SafeTensors file"},
+      {"x", "not a SafeTensors file: 1 byte, shorter than the 8-byte length prefix"},
+      // A header length equal to the file's size, and one more.
+      {std::string("\x48\0\0\0\0\0\0\0", 8) + "{" + std::string(63, ' '),
+       "file is truncated: the header needs 72 bytes after the length prefix, the file has 64"},
+      {std::string("\x49\0\0\0\0\0\0\0", 8) + "{" + std::string(63, ' '),
+       "file is truncated: the header needs 73 bytes after the length prefix, the file has 64"},
+      {std::string("GGUF\x03\0\0\0", 8) + std::string(64, '\0'), "this is a GGUF file, not SafeTensors"},
+  };
+  for (const auto& [bytes, words] : cases) {
+    for (const std::string how : {"mmap", "pread", "buffer", "header"}) {
+      EXPECT_EQ(framing_error(how, bytes).message, words) << how << " of " << bytes.size() << " bytes";
+    }
+  }
+  // Eight bytes of a longer file cannot tell a SafeTensors start from anything else: the
+  // reference's words stay.
+  const std::string cut = std::string("\x49\0\0\0\0\0\0\0", 8) + "{" + std::string(63, ' ');
+  auto n = safetensors::read_header_length(std::as_bytes(std::span<const char>(cut.data(), 8)), cut.size());
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.err().message, "invalid header length: 73 header bytes do not fit in a file of 72 bytes");
 }
 
 }  // namespace

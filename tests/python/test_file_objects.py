@@ -4,6 +4,7 @@ descriptor), fsspec's local and memory files, BytesIO and bare read/seek objects
 read only in the bytes asked for."""
 
 import io
+import re
 
 import numpy as np
 import pytest
@@ -77,6 +78,26 @@ def test_a_truncated_stream_raises_safetensor_error():
         _safe_open_handle(io.BytesIO(data[:-10]), framework="np")
     with pytest.raises(SafetensorError):
         _safe_open_handle(io.BytesIO(data[:5]), framework="np")
+
+
+@pytest.mark.parametrize(
+    "data, words",
+    [
+        (b"", "empty file (0 bytes), not a SafeTensors file"),
+        (b"GGUF\x03\0\0\0" + bytes(64), "this is a GGUF file, not SafeTensors"),
+        ((72).to_bytes(8, "little") + b"{" + b" " * 63,
+         "file is truncated: the header needs 72 bytes after the length prefix, the file has 64"),
+    ],
+)
+def test_a_stream_gets_the_framing_words_a_path_gets(data, words, tmp_path):
+    path = tmp_path / "framing.safetensors"
+    path.write_bytes(data)
+    for source in (io.BytesIO(data), CountingReader(data, readinto=False)):
+        with pytest.raises(SafetensorError, match=re.escape(words)):
+            _safe_open_handle(source, framework="np")
+    with pytest.raises(SafetensorError, match=re.escape(words)):
+        with open(path, "rb") as f:
+            _safe_open_handle(f, framework="np")
 
 
 def test_torch_tensors_from_a_stream():

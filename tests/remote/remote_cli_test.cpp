@@ -87,6 +87,36 @@ TEST(RemoteCli, EveryReadingCommandTakesAUrl) {
   EXPECT_EQ(slurp(out / "u.npz"), slurp(out / "l.npz"));
 }
 
+TEST(RemoteCli, FramingErrorsReadAsTheyDoLocally) {
+  ST_REMOTE_SERVERS(s);
+  // Length-prefix verdicts, words included: empty, 1 byte, a header one past the file (equal to
+  // the file's size, and one more), a length of 100,000,000, and a GGUF file.
+  const auto prefixed = [](std::uint64_t n, std::size_t body) {
+    std::string bytes(8, '\0');
+    for (std::size_t i = 0; i < 8; ++i) bytes[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+    return bytes + "{" + std::string(body - 1, ' ');
+  };
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"empty", ""},
+      {"one-byte", "x"},
+      {"header-equal", prefixed(72, 64)},
+      {"header-past", prefixed(73, 64)},
+      {"header-huge", prefixed(100'000'000, 64)},
+      {"gguf", std::string("GGUF\3\0\0\0", 8) + std::string(64, '\0')},
+  };
+  for (const auto& [name, bytes] : files) {
+    const auto local = s->root() / "framing" / (name + ".safetensors");
+    std::filesystem::create_directories(local.parent_path());
+    std::ofstream(local, std::ios::binary) << bytes;
+    const std::string url = s->http("framing/" + name + ".safetensors");
+    const auto on_file = run_cli({"validate", "--json", local.string()});
+    const auto on_url = run_cli({"validate", "--json", url});
+    EXPECT_EQ(on_file.status, 1) << name << ": " << on_file.out;
+    EXPECT_EQ(on_url.status, on_file.status) << name;
+    EXPECT_EQ(replace_all(on_url.out, url, "@"), replace_all(on_file.out, local.string(), "@")) << name;
+  }
+}
+
 TEST(RemoteCli, ShardedCheckpointByIndexUrl) {
   ST_REMOTE_SERVERS(s);
   std::filesystem::create_directories(s->root() / "clisharded");

@@ -24,14 +24,17 @@ export function api(m) {
   const u64 = (p) => m.HEAPU32[p >>> 2] + m.HEAPU32[(p >>> 2) + 1] * 4294967296; // exact below 2^53
   const f64 = (p) => m.getValue(p, 'double');
   const text = (p) => (p === 0 ? null : m.UTF8ToString(p));
+  // Strings that may hold U+0000 (tensor names, and messages naming them) are read by length.
+  const decoder = new TextDecoder();
+  const bytesText = (p, length) => (p === 0 ? null : decoder.decode(m.HEAPU8.subarray(p, p + length)));
   const lastError = (status) => {
     const hasOffset = m._safetensors_last_error_offset(scratch);
     return {
       ok: false,
       code: text(m._safetensors_status_name(status)),
-      message: text(m._safetensors_last_error_message()),
+      message: bytesText(m._safetensors_last_error_message(), m._safetensors_last_error_message_length()),
       offset: hasOffset ? u64(scratch) : null,
-      tensor: text(m._safetensors_last_error_tensor()),
+      tensor: bytesText(m._safetensors_last_error_tensor(), m._safetensors_last_error_tensor_length()),
     };
   };
   /** Copies `bytes` into the module's memory for the duration of `fn(pointer)`. */
@@ -41,7 +44,7 @@ export function api(m) {
     try { return fn(p); } finally { m._free(p); }
   };
   const version = text(m._safetensors_version());
-  return { m, scratch, u32, u64, f64, text, lastError, withBytes, version };
+  return { m, scratch, u32, u64, f64, text, bytesText, lastError, withBytes, version };
 }
 
 function newOptions(a, policy) {
@@ -49,34 +52,6 @@ function newOptions(a, policy) {
   const options = a.u32(a.scratch);
   a.m._safetensors_options_set_policy(options, POLICIES[policy] ?? 0);
   return options;
-}
-
-/**
- * The CLI's wording for a length-prefix error on a file that is not SafeTensors (the port of
- * tools/cli/input_diagnosis.cpp for a regular file): the format it is, empty, too short, or
- * truncated. `prefix` holds the file's first bytes (up to 512).
- */
-export function explain(a, verdict, prefix, size) {
-  const lengthPrefixCodes = ['HeaderTooSmall', 'HeaderTooLarge', 'InvalidHeaderLength'];
-  if (verdict.ok || !lengthPrefixCodes.includes(verdict.code)) return verdict;
-  const v = { ...verdict };
-  if (size === 0) return { ...v, message: 'empty file (0 bytes), not a SafeTensors file', offset: null };
-  const format = sniff(a, prefix);
-  if (format !== 'SafeTensors' && format !== 'unknown') {
-    return { ...v, message: `this is a ${format} file, not SafeTensors`, offset: null, tensor: null, format };
-  }
-  if (prefix.length < 8) {
-    return { ...v, message: `not a SafeTensors file: ${size} byte${size === 1 ? '' : 's'}, shorter than the 8-byte length prefix`, offset: null };
-  }
-  const n = new DataView(prefix.buffer, prefix.byteOffset, 8).getBigUint64(0, true);
-  if (format === 'unknown') {
-    const why = v.code === 'HeaderTooLarge' ? 'over the header size limit' : `more than the file's ${size} bytes`;
-    return { ...v, message: `not a SafeTensors file: its first 8 bytes read as a header length of ${n} bytes, ${why}`, offset: null };
-  }
-  if (v.code === 'InvalidHeaderLength') {
-    v.message = `file is truncated: the header needs ${n} bytes after the length prefix, the file has ${size - 8}`;
-  }
-  return v;
 }
 
 /** The format's name from a file's first bytes (safetensors_sniff_format). */
@@ -98,13 +73,14 @@ export async function inspect(a, read, size, policy = 'reference') {
     const prefix = await read(0, Math.min(SNIFF_BYTES, size));
     const format = sniff(a, prefix);
     const fileSize = BigInt(size);
-    const first = prefix.subarray(0, Math.min(8, prefix.length));
-    let status = a.withBytes(first, (p) => m._safetensors_header_length(p, first.length, fileSize, options, scratch));
-    if (status !== 0) return { ...empty, format, verdict: explain(a, a.lastError(status), prefix, size) };
+    // The whole prefix, not only the length: the core words a framing error from it ("this is
+    // a GGUF file, not SafeTensors", "file is truncated: ...") as it does for the CLI.
+    let status = a.withBytes(prefix, (p) => m._safetensors_header_length(p, prefix.length, fileSize, options, scratch));
+    if (status !== 0) return { ...empty, format, verdict: a.lastError(status) };
     const n = a.u64(scratch);
     const head = 8 + n <= prefix.length ? prefix.slice(0, 8 + n) : await read(0, 8 + n);
     status = a.withBytes(head, (p) => m._safetensors_open_header(p, head.length, fileSize, options, scratch));
-    if (status !== 0) return { ...empty, format, verdict: explain(a, a.lastError(status), prefix, size) };
+    if (status !== 0) return { ...empty, format, verdict: a.lastError(status) };
     const file = a.u32(scratch);
     try {
       const verdict = { ok: true, code: 'ok', message: null, offset: null, tensor: null };
@@ -167,8 +143,8 @@ function describe(a, file, size) {
   const metadata = {};
   m._safetensors_metadata_count(file, scratch);
   for (let i = 0, count = a.u32(scratch); i < count; ++i) {
-    m._safetensors_metadata_at(file, i, scratch, 0, scratch + 4, 0);
-    metadata[a.text(a.u32(scratch))] = a.text(a.u32(scratch + 4));
+    m._safetensors_metadata_at(file, i, scratch, scratch + 4, scratch + 8, scratch + 12);
+    metadata[a.bytesText(a.u32(scratch), a.u32(scratch + 4))] = a.bytesText(a.u32(scratch + 8), a.u32(scratch + 12));
   }
   const warnings = [];
   m._safetensors_warning_count(file, scratch);
