@@ -156,7 +156,8 @@ inspect_summary summary_of(const sp::tensor_source& source) {
 /// the converter reads them (their tensors listed, no data read).
 st::result<inspect_summary> inspect_local(const std::string& path, const st::parse_options& parse) {
   auto format = st::sniff_file(path);
-  const bool checkpoint_like = !format || *format == st::file_format::safetensors;
+  // An index (JSON) or a directory is a SafeTensors checkpoint; sniffing a directory fails.
+  const bool checkpoint_like = !format || *format == st::file_format::safetensors || path.ends_with(".json");
   if (checkpoint_like) {
     st::checkpoint_options options;
     options.shard.parse = parse;

@@ -49,6 +49,8 @@ class Cluster:
     def __init__(self, workdir):
         self.address = f"tcp://{HOST}:{free_port()}"
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        # The workers run in `workdir`: they import this build's package by absolute path.
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)
         self.log = open(os.path.join(workdir, "cluster.log"), "w")  # noqa: SIM115 (closed in stop)
         common = dict(env=env, stdout=self.log, stderr=subprocess.STDOUT, cwd=workdir)
         self.scheduler = subprocess.Popen(
@@ -129,7 +131,7 @@ def test_validate_verdicts_match_the_cli_on_the_conformance_corpus(cluster, tmp_
     assert len(files) > 100
     cli = subprocess.run([os.environ["SAFETENSORS_CLI"], "validate", "--json", *files], capture_output=True,
                          text=True, timeout=120)
-    expected = {row["file"]: row["code"] for row in map(json.loads, cli.stdout.splitlines())}
+    expected = {os.path.realpath(row["file"]): row["code"] for row in map(json.loads, cli.stdout.splitlines())}
     assert len(expected) == len(files)
     assert any(code is None for code in expected.values()) and any(expected.values())
 
@@ -137,7 +139,7 @@ def test_validate_verdicts_match_the_cli_on_the_conformance_corpus(cluster, tmp_
     done = run_cli("validate", "--scheduler", cluster.address, "--report", str(report), corpus)
     assert done.returncode == EXIT_INVALID, done.stderr
     rows = read_report(report)
-    assert {row["input"]: row["code"] for row in rows} == expected
+    assert {os.path.realpath(row["input"]): row["code"] for row in rows} == expected
     assert all(row["status"] == ("ok" if row["code"] is None else "error") for row in rows)
     assert all(set(row) >= {"input", "status", "code", "message", "seconds"} for row in rows)
     assert f"{len(files)} inputs" in done.stderr
@@ -161,6 +163,8 @@ def test_convert_survives_a_killed_worker_then_skips_what_is_up_to_date(cluster,
     killed = []
 
     def kill_a_writer():
+        if job.poll() is not None:
+            raise AssertionError(f"the job ended before a worker was killed: {job.communicate()}")
         for temp in glob.glob(str(out / "**" / ".*.tmp-*"), recursive=True):
             pid = int(os.path.basename(temp).rsplit(".tmp-", 1)[1].split("-")[0])
             if pid in ours:
@@ -246,6 +250,12 @@ def test_inspect_checksum_manifests_urls_and_bad_inputs(cluster, tmp_path):
         assert row["sha256"] == hashlib.sha256(data).hexdigest() and row["bytes"] == len(data)
     assert rows[url]["tensor_sha256"] == cxx.checksum(files / "one.safetensors", per_tensor=True)["tensors"]
     assert "tensor_sha256" not in rows[str(files / "array.npy")]
+
+    # convert of a URL: the same file as the path's conversion.
+    result = cxx.batch("convert", [url], out=tmp_path / "from-url", scheduler=cluster.address, to="npz")
+    assert [row["status"] for row in result.rows] == ["ok"], result.rows
+    cxx.convert(files / "one.safetensors", tmp_path / "local.npz")
+    assert (tmp_path / "from-url" / "one.npz").read_bytes() == (tmp_path / "local.npz").read_bytes()
 
     # validate of a URL gets the same verdict as of the path; a missing file is a row, not the end.
     result = cxx.batch("validate", ["file://" + str(files / "broken.safetensors"), str(files / "missing.safetensors"),
