@@ -78,7 +78,7 @@ class BatchResult:
     def summary(self):
         return (f"{self.command}: {len(self.rows)} inputs, {self.ok} ok, {self.skipped} skipped, "
                 f"{self.errors} errors in {self.seconds:.2f} s ({self.files_per_second:.1f} files/s, "
-                f"{self.workers} workers)")
+                f"{self.workers} worker{'' if self.workers == 1 else 's'})")
 
 
 def _is_url(text):
@@ -480,6 +480,8 @@ def batch(command, inputs, *, out=None, scheduler=None, workers=None, threads_pe
         items = [{"input": source} for source, _ in found]
 
     result = BatchResult(command)
+    show_progress = sys.stdout.isatty() if progress_bar is None else progress_bar
+    held = []  # error lines wait for the progress bar to finish
     report_file = open(report, "w", encoding="utf-8") if report else None  # noqa: SIM115 (closed below)
     start = time.perf_counter()
 
@@ -489,7 +491,8 @@ def batch(command, inputs, *, out=None, scheduler=None, workers=None, threads_pe
             report_file.write(json.dumps(row, sort_keys=True) + "\n")
             report_file.flush()
         if row["status"] == "error":
-            log(f"{row['input']}: {row['code']}: {row['message']}")
+            line = f"{row['input']}: {row['code']}: {row['message']}"
+            held.append(line) if show_progress else log(line)
 
     cluster = None
     try:
@@ -504,8 +507,7 @@ def batch(command, inputs, *, out=None, scheduler=None, workers=None, threads_pe
                 result.dashboard = _dashboard(client)
                 if result.dashboard:
                     log(f"dashboard: {result.dashboard}")
-                _gather(client, job, items, retries, manifest, emit, options_key,
-                        sys.stdout.isatty() if progress_bar is None else progress_bar)
+                _gather(client, job, items, retries, manifest, emit, options_key, show_progress)
             finally:
                 if own_client:
                     client.close()
@@ -520,19 +522,19 @@ def batch(command, inputs, *, out=None, scheduler=None, workers=None, threads_pe
         if report_file:
             report_file.close()
     result.seconds = time.perf_counter() - start
+    for line in held:
+        log(line)
     return result
 
 
 def _gather(client, job, items, retries, manifest, emit, options_key, show_progress):
     from distributed import as_completed
 
-    futures = {}
-    for n, item in enumerate(items):
-        future = client.submit(run_task, job, item, key=f"safetensors-{job['command']}-{n}-{os.getpid()}-{time.time_ns()}",
-                               retries=retries, pure=False)
-        futures[future] = item
-    if show_progress:
-        _progress_bar(list(futures))
+    # One message for every task (client.map), each keyed by its position.
+    stamp = f"{os.getpid()}-{time.time_ns()}"
+    keys = [f"safetensors-{job['command']}-{stamp}-{n}" for n in range(len(items))]
+    futures = dict(zip(client.map(run_task, [job] * len(items), items, key=keys, retries=retries, pure=False), items))
+    bar = _progress_bar(list(futures)) if show_progress else None
     last_save = time.monotonic()
     for future in as_completed(list(futures)):
         item = futures[future]
@@ -549,6 +551,9 @@ def _gather(client, job, items, retries, manifest, emit, options_key, show_progr
         if manifest and time.monotonic() - last_save > 2:
             manifest.save()
             last_save = time.monotonic()
+    if bar is not None:
+        bar.join(timeout=5)  # its last update, before the summary
+        print(file=sys.stdout, flush=True)
 
 
 # ---------------------------------------------------------------------------------------------
