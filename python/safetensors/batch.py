@@ -105,12 +105,12 @@ def _index_shards(index_path):
         return set()
 
 
-def _walk(directory, command):
+def _walk(directory, command, skip=None):
     """(path, relative name) of the inputs under `directory`, sorted; for `inspect` a
-    SafeTensors index stands for its shards."""
+    SafeTensors index stands for its shards. `skip` (convert's --out) is not entered."""
     found = []
     for root, dirs, files in os.walk(directory):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and os.path.abspath(os.path.join(root, d)) != skip)
         names = sorted(files)
         shards = set()
         if command == "inspect":
@@ -134,8 +134,9 @@ def _glob_root(pattern):
     return os.sep.join(fixed) or ("." if not pattern.startswith(os.sep) else os.sep)
 
 
-def expand_inputs(items, command="validate"):
-    """Every input named by `items` as (input, relative name), in order, each once."""
+def expand_inputs(items, command="validate", skip=None):
+    """Every input named by `items` as (input, relative name), in order, each once; the
+    directory `skip` (convert's --out, when inside an input directory) is not read."""
     out, seen = [], set()
 
     def add(path, rel):
@@ -168,13 +169,13 @@ def expand_inputs(items, command="validate"):
             root = _glob_root(path)
             for match in matches:
                 if os.path.isdir(match):
-                    for p, rel in _walk(match, command):
+                    for p, rel in _walk(match, command, skip):
                         add(p, os.path.join(os.path.relpath(match, root), rel))
                 elif _wanted(os.path.basename(match)) or match.endswith(INDEX_SUFFIX):
                     add(match, os.path.relpath(match, root))
             return
         if os.path.isdir(path):
-            for p, rel in _walk(path, command):
+            for p, rel in _walk(path, command, skip):
                 add(p, rel)
             return
         add(path, os.path.basename(path))  # a missing file is the task's error row
@@ -459,14 +460,14 @@ def batch(command, inputs, *, out=None, scheduler=None, workers=None, threads_pe
     job = {"command": command, "policy": policy,
            "remote": {"token": token, "ca_file": None if ca_file is None else os.fsdecode(ca_file),
                       "insecure": insecure, "timeout": timeout}}
-    found = expand_inputs(inputs, command)
+    if command == "convert" and out is None:
+        raise UsageError("convert needs --out DIR")
+    found = expand_inputs(inputs, command, os.path.abspath(os.fsdecode(out)) if out is not None else None)
     if not found:
         raise UsageError("the inputs name no checkpoint files")
     manifest = options_key = None
     decided = []
     if command == "convert":
-        if out is None:
-            raise UsageError("convert needs --out DIR")
         to = to or "safetensors"
         if to not in OUTPUT_SUFFIXES:
             raise UsageError(f"unknown output format '{to}' (expected {', '.join(OUTPUT_SUFFIXES)})")
@@ -482,7 +483,10 @@ def batch(command, inputs, *, out=None, scheduler=None, workers=None, threads_pe
     result = BatchResult(command)
     show_progress = sys.stdout.isatty() if progress_bar is None else progress_bar
     held = []  # error lines wait for the progress bar to finish
-    report_file = open(report, "w", encoding="utf-8") if report else None  # noqa: SIM115 (closed below)
+    try:
+        report_file = open(report, "w", encoding="utf-8") if report else None  # noqa: SIM115 (closed below)
+    except OSError as e:
+        raise UsageError(f"cannot write the report {report}: {e.strerror}") from e
     start = time.perf_counter()
 
     def emit(row):

@@ -270,6 +270,8 @@ def test_usage_errors_exit_2(tmp_path):
     done = run_cli("validate", str(tmp_path / "nothing-*.safetensors"))
     assert done.returncode == EXIT_USAGE and "no file matches" in done.stderr
     assert run_cli("frobnicate", str(tmp_path)).returncode == EXIT_USAGE
+    done = run_cli("validate", "--report", str(tmp_path / "no" / "dir.jsonl"), str(tmp_path / "x.safetensors"))
+    assert done.returncode == EXIT_USAGE and "cannot write the report" in done.stderr
 
 
 def test_relative_names_of_directories_globs_and_manifests(tmp_path):
@@ -280,6 +282,9 @@ def test_relative_names_of_directories_globs_and_manifests(tmp_path):
     assert [rel for _, rel in expand_inputs([str(tmp_path / "d")])] == ["x.safetensors", os.path.join("sub", "y.bin")]
     assert [rel for _, rel in expand_inputs([str(tmp_path / "*" / "sub" / "*.bin")])] == [
         os.path.join("d", "sub", "y.bin")]
+    # convert's --out inside an input directory is not an input on the next run.
+    assert [rel for _, rel in expand_inputs([str(tmp_path / "d")], "convert", str(tmp_path / "d" / "sub"))] == [
+        "x.safetensors"]
     assert expand_inputs(["@" + str(tmp_path / "m.txt")]) == [
         (str(tmp_path / "d" / "x.safetensors"), "x.safetensors"), ("https://host/repo/z.gguf?download=1", "z.gguf")]
 
