@@ -302,8 +302,12 @@ def _convert_task(job, item):
     if summary["warnings"]:
         row["warnings"] = list(summary["warnings"])
     if local:
+        digest = _file_sha256(source)
         after = os.stat(source)
-        row.update(input_size=after.st_size, input_mtime_ns=after.st_mtime_ns, input_sha256=_file_sha256(source))
+        if (after.st_size, after.st_mtime_ns) == (stat.st_size, stat.st_mtime_ns):
+            row.update(input_size=after.st_size, input_mtime_ns=after.st_mtime_ns, input_sha256=digest)
+        else:  # not recorded: the next run converts it again
+            row.setdefault("warnings", []).append("the input changed while it was converted")
     return row
 
 
