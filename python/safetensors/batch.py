@@ -411,6 +411,61 @@ def _plan_convert(inputs, out_dir, to, options_key, manifest, force):
     return items, rows
 
 
+_INDEX_SUFFIXES = (".bin.index.json", ".pt.index.json", ".pth.index.json", INDEX_SUFFIX)
+
+
+def _sharded_groups(found):
+    """{index path: [(shard path, relative name)]} for each index beside the inputs whose every
+    shard is an input: a sharded checkpoint converted shard by shard."""
+    by_path = {path: rel for path, rel in found if not _is_url(path)}
+    groups = {}
+    for directory in sorted({os.path.dirname(path) for path in by_path}):
+        try:
+            names = sorted(os.listdir(directory))
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith(_INDEX_SUFFIXES):
+                continue
+            shards = sorted(_index_shards(os.path.join(directory, name)))
+            if shards and all(shard in by_path for shard in shards):
+                groups[os.path.join(directory, name)] = [(shard, by_path[shard]) for shard in shards]
+    return groups
+
+
+def _write_indexes(found, out_dir, rows):
+    """After a convert to SafeTensors: beside the converted shards of each sharded input, its
+    index (`NAME.safetensors.index.json`: weight_map from the outputs' headers, total_size),
+    written atomically once every shard is ok or up to date. Returns lines for the log."""
+    from ._open import safe_open
+
+    status = {row["input"]: row for row in rows}
+    lines = []
+    for index, shards in _sharded_groups(found).items():
+        outputs = [os.path.join(out_dir, _output_name(rel, "safetensors")) for _, rel in shards]
+        if any(status.get(shard, {}).get("status") not in ("ok", "skipped") for shard, _ in shards):
+            lines.append(f"{index}: not every shard converted: no index written")
+            continue
+        weight_map = {}
+        for output in outputs:
+            with safe_open(output, "np") as f:
+                weight_map.update((name, os.path.basename(output)) for name in f.keys())
+        total = sum(status[shard].get("bytes") or 0 for shard, _ in shards)  # tensor bytes, as total_size counts
+        name = os.path.basename(index)
+        for suffix in _INDEX_SUFFIXES:
+            if name.endswith(suffix):
+                name = name[: -len(suffix)] + INDEX_SUFFIX
+                break
+        target = os.path.join(os.path.dirname(outputs[0]), name)
+        temp = f"{target}.tmp-{os.getpid()}"
+        with open(temp, "w", encoding="utf-8") as f:
+            json.dump({"metadata": {"total_size": total}, "weight_map": dict(sorted(weight_map.items()))}, f, indent=2)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temp, target)
+    return lines
+
+
 def _connect(scheduler, workers, threads_per_worker):
     """A Client of the scheduler at `scheduler`, or of a LocalCluster sized to the machine."""
     from distributed import Client, LocalCluster
@@ -524,6 +579,9 @@ def batch(command, inputs, *, out=None, scheduler=None, workers=None, threads_pe
         if manifest:
             for item in items:
                 _remove_stale_temporaries(item["output"])
+            if to == "safetensors":
+                for line in _write_indexes(found, out, result.rows):
+                    log(line)
     finally:
         if manifest:
             manifest.save()

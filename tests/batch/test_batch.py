@@ -257,6 +257,29 @@ def test_inspect_checksum_manifests_urls_and_bad_inputs(cluster, tmp_path):
     cxx.convert(files / "one.safetensors", tmp_path / "local.npz")
     assert (tmp_path / "from-url" / "one.npz").read_bytes() == (tmp_path / "local.npz").read_bytes()
 
+    # A sharded PyTorch checkpoint: a task per shard, then its index beside the converted shards.
+    import torch
+
+    ckpt = tmp_path / "sharded-pt" / "ckpt"
+    ckpt.mkdir(parents=True)
+    parts = [{"a.weight": torch.ones(2, 3), "a.bias": torch.zeros(3)}, {"b.weight": torch.full((4,), 2.0)}]
+    weight_map = {}
+    for n, part in enumerate(parts):
+        name = f"pytorch_model-0000{n + 1}-of-00002.bin"
+        torch.save(part, ckpt / name)
+        weight_map.update((key, name) for key in part)
+    (ckpt / "pytorch_model.bin.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
+    out = tmp_path / "sharded-out"
+    result = cxx.batch("convert", [str(tmp_path / "sharded-pt")], out=out, scheduler=cluster.address)
+    assert [row["status"] for row in result.rows] == ["ok", "ok"], result.rows
+    index = json.loads((out / "ckpt" / "pytorch_model.safetensors.index.json").read_text())
+    assert index == {"metadata": {"total_size": 52}, "weight_map": {
+        "a.bias": "pytorch_model-00001-of-00002.safetensors", "a.weight": "pytorch_model-00001-of-00002.safetensors",
+        "b.weight": "pytorch_model-00002-of-00002.safetensors"}}
+    with cxx.open_checkpoint(out / "ckpt") as f:
+        assert sorted(f.keys()) == ["a.bias", "a.weight", "b.weight"]
+        assert (f.get_tensor("b.weight") == 2.0).all()
+
     # validate of a URL gets the same verdict as of the path; a missing file is a row, not the end.
     result = cxx.batch("validate", ["file://" + str(files / "broken.safetensors"), str(files / "missing.safetensors"),
                                     str(files / "one.safetensors")], scheduler=cluster.address)
