@@ -50,7 +50,8 @@ class Cluster:
         self.address = f"tcp://{HOST}:{free_port()}"
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
         # The workers run in `workdir`: they import this build's package by absolute path.
-        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p)
+        paths = env.get("PYTHONPATH", "").split(os.pathsep)
+        env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in paths if p)
         self.log = open(os.path.join(workdir, "cluster.log"), "w")  # noqa: SIM115 (closed in stop)
         common = dict(env=env, stdout=self.log, stderr=subprocess.STDOUT, cwd=workdir)
         self.scheduler = subprocess.Popen(
