@@ -3,8 +3,10 @@
 // bindings do not cover: a validation verdict as the CLI's `validate --json` gives it, an
 // inspect summary of any input format, and checksum/convert of a URL. Each runs without the
 // GIL, so a Dask worker's threads run them in parallel; a bad input is a verdict, never an exception.
+#include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
