@@ -21,7 +21,7 @@ from ._tp_load import load_sharded  # noqa: F401
 
 __all__ = ["ValidationResult", "validate", "writer", "open_checkpoint", "mlx_layers", "dequantize", "quantize",
            "convert", "cast", "extract", "merge", "shard", "diff", "checksum", "quantize_checkpoint", "dequantize_checkpoint", "load_sharded",
-           "SafetensorError"]
+           "SafetensorError", "batch"]
 
 
 @dataclass(frozen=True)
@@ -182,3 +182,12 @@ def quantize(array, mode="affine", bits=None, group_size=None):
     biases = np.empty_like(scales) if mode == "affine" else None
     _mlx_quantize_into(code, array, rows, cols, mode, bits, group_size, weight, scales, biases)
     return {"weight": weight, "scales": scales, "biases": biases}
+
+
+def batch(command, inputs, **options):
+    """Runs "validate", "convert", "checksum" or "inspect" on many checkpoints as Dask tasks
+    (safetensors.batch.batch: `scheduler`, `out`, `report`, ...; docs/batch.md). Returns a
+    BatchResult: one row per input, the counts and exit_code. Needs dask.distributed."""
+    from .batch import batch as _batch
+
+    return _batch(command, inputs, **options)

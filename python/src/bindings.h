@@ -13,5 +13,6 @@ void bind_mlx(pybind11::module_& m);
 void bind_tp_load(pybind11::module_& m);
 void bind_header_reader(pybind11::module_& m);
 void bind_pipelines(pybind11::module_& m);
+void bind_batch(pybind11::module_& m);
 
 }  // namespace st_python

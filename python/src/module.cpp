@@ -18,5 +18,6 @@ PYBIND11_MODULE(_safetensors_cxx, m) {
   st_python::bind_header_reader(m);
 #if defined(SAFETENSORS_PYTHON_PIPELINES)
   st_python::bind_pipelines(m);
+  st_python::bind_batch(m);
 #endif
 }

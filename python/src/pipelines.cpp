@@ -12,6 +12,7 @@
 #include <pybind11/stl.h>
 
 #include "bindings.h"
+#include "convert_options.h"
 #include "errors.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/checkpoint_write.h"
@@ -31,6 +32,8 @@ safetensors::dtype dtype_named(const std::string& name) {
   if (!parsed) fail_argument("unknown dtype '" + name + "'");
   return *parsed;
 }
+
+}  // namespace
 
 /// The options a Python call spells as keyword arguments, gathered in a dict by _pipelines.py,
 /// set by name as the C API sets them (set_option: one mapping of names to fields). None
@@ -60,6 +63,8 @@ sp::convert_options convert_options_from(const py::dict& given) {
   }
   return options;
 }
+
+namespace {
 
 /// Runs `work` without the GIL, with `progress` (and Ctrl-C) consulted between chunks. An
 /// exception raised there is kept and raised again once the pipeline has cleaned up.
