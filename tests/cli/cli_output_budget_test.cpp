@@ -83,7 +83,7 @@ TEST(CliOutputSymlink, NoWritingCommandFollowsAPlantedLink) {
     ASSERT_EQ(::lchown(link.c_str(), 65534, static_cast<gid_t>(-1)), 0);
     const std::string out = link.string() + (command.output_name.ends_with('/') ? "/" : "");
     const auto r = st_test::run_cli(command.argv(out));
-    EXPECT_EQ(r.status, 1) << command.label << ": " << r.err;
+    EXPECT_EQ(r.status, 2) << command.label << ": " << r.err;  // IoError, as every unusable output
     EXPECT_TRUE(contains(r.err, "refusing to follow the symlink")) << command.label << ": " << r.err;
     EXPECT_TRUE(contains(r.err, "protected_symlinks")) << command.label << ": " << r.err;
     EXPECT_EQ(st_test::read_text(victim), "vvvv") << command.label;

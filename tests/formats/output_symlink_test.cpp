@@ -91,10 +91,12 @@ TEST_F(OutputSymlink, ForeignLinkInAStickyWorldWritableDirectoryIsNotFollowed) {
 
 TEST_F(OutputSymlink, LinksTheRuleAllowsAreWrittenThrough) {
   // The caller's own link, the directory owner's link, and any link outside a sticky directory.
+  int n = 0;
   for (const auto& [mode, dir_owner, link_owner] :
        {std::tuple{mode_t{01777}, uid_t{0}, uid_t{0}}, std::tuple{mode_t{01777}, nobody, nobody},
         std::tuple{mode_t{0777}, uid_t{0}, nobody}, std::tuple{mode_t{01775}, uid_t{0}, nobody}}) {
-    const fs::path scratch = st_test::scratch_dir();
+    const fs::path scratch = scratch_ / std::to_string(n++);
+    fs::create_directory(scratch);
     const planted p = plant(scratch, mode, dir_owner, link_owner);
     ASSERT_OK(sp::convert(in_.string(), p.link.string()));
     EXPECT_TRUE(fs::is_symlink(p.link)) << "the link stays a link";

@@ -43,7 +43,7 @@ std::string pickled_global(const std::string& module, const std::string& name) {
 
 /// {"t0": _rebuild_tensor_v2(storage, offset, (length,), (1,), False, OrderedDict()), ...}
 std::string aliasing_pickle(std::uint64_t elements, std::size_t tensors, bool partial) {
-  std::string p = "\x80\x02}q\x00(";
+  std::string p("\x80\x02}q\x00(", 6);
   const std::uint64_t length = partial ? elements / 2 : elements;
   for (std::size_t i = 0; i < tensors; ++i) {
     const std::uint64_t offset = partial ? i % (elements - length + 1) : 0;
