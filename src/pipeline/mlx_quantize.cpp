@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <map>
+#include <span>
 
 #include <fmt/format.h>
 

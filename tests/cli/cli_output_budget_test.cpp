@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <initializer_list>
+#include <iterator>
 #include <string>
 #include <vector>
 

@@ -4,6 +4,7 @@
 // view one storage, and the output budget every conversion and rewrite plans against.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>

@@ -7,10 +7,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
+#include <iterator>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "safetensors/file.h"
 #include "safetensors/output_path.h"
 #include "safetensors/pipeline/convert.h"
 #include "safetensors/writer.h"
