@@ -5,8 +5,8 @@
 /// target's directory; commit() fsyncs it, renames it over the target and fsyncs the
 /// directory. Destroying it uncommitted removes the temporary, and so does a signal (the
 /// temporary is registered for safetensors/cleanup.h). A target that is a symlink is written
-/// through (the link stays a link), under the protected_symlinks rule (output_path.h); a replaced file keeps its
-/// permission bits; a new file gets 0666 less the umask, as `cp` gives.
+/// through (the link stays a link), under the protected_symlinks rule (output_path.h); a
+/// replaced file keeps its permission bits; a new file gets 0666 less the umask, as `cp` gives.
 #pragma once
 
 #include <cstdint>

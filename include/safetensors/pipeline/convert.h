@@ -49,11 +49,12 @@ struct convert_options {
   source_options read;
   bool compress = false;         ///< .npz output: deflate members (refused for other outputs)
   bool hash_long_names = false;  ///< GGUF output: shorten names over 63 bytes (refused for others)
+  progress_callback progress;    ///< bytes done / total; returning false cancels (error_code::cancelled)
+  warning_handler on_warning;    ///< each warning as it happens; they are in the summary too
   /// The output budget (output_check.h): the most tensor bytes the output may hold; 0: the
-  /// default, output_budget(input size). A plan above it is refused before anything is written.
+  /// default, default_output_budget(the input's size). A plan above it is refused
+  /// (LimitExceeded) before anything is written.
   std::uint64_t max_output_bytes = 0;
-  progress_callback progress;  ///< bytes done / total; returning false cancels (error_code::cancelled)
-  warning_handler on_warning;  ///< each warning as it happens; they are in the summary too
 };
 
 /// Sets one option from text, for bindings that pass options by name (the C API): "to", "from",

@@ -28,8 +28,10 @@ enum class in_place : bool { refuse, allow };
 ///   gets written); a directory, device, FIFO or socket is refused, naming what it is;
 /// - it is not the same file (st_dev and st_ino: also through symlinks and hard links) as
 ///   any of `inputs`, unless `in_place::allow`;
-/// - the directory it lands in exists and the caller may write there (access(2)).
-/// Errors: IoError for the first two and the directory (with the system's reason),
+/// - the directory it lands in exists and the caller may write there (access(2));
+/// - no symlink on the way is one the protected_symlinks rule forbids following
+///   (resolve_output_path, output_path.h: a link planted in a sticky directory).
+/// Errors: IoError for the first two, the directory and a refused link (with the reason),
 /// InvalidArgument for an output that is an input. The error's path is `path`.
 [[nodiscard]] safetensors::status check_output(const std::string& path, std::span<const std::string> inputs,
                                                in_place rule = in_place::refuse);
