@@ -5,8 +5,8 @@
 /// target's directory; commit() fsyncs it, renames it over the target and fsyncs the
 /// directory. Destroying it uncommitted removes the temporary, and so does a signal (the
 /// temporary is registered for safetensors/cleanup.h). A target that is a symlink is written
-/// through (the link stays a link); a replaced file keeps its permission bits; a new file gets
-/// 0666 less the umask, as `cp` gives.
+/// through (the link stays a link), under the protected_symlinks rule (output_path.h); a
+/// replaced file keeps its permission bits; a new file gets 0666 less the umask, as `cp` gives.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,8 @@ class atomic_file {
  public:
   /// Creates the temporary file; sync() gives it its final size of `size` bytes (0: the size
   /// of what was written, for writers that cannot know it up front). `target()` is then the
-  /// path that will be replaced (a symlink's final target).
+  /// path that will be replaced (a symlink's final target: resolve_output_path, whose IoError
+  /// refusing a planted symlink is returned as it is).
   [[nodiscard]] static result<atomic_file> create(const std::string& target, std::uint64_t size);
 
   atomic_file(atomic_file&& other) noexcept;

@@ -27,6 +27,7 @@
 #include "safetensors/loader.h"              // IWYU pragma: export
 #include "safetensors/minifloat.h"           // IWYU pragma: export
 #include "safetensors/multi_range_reader.h"  // IWYU pragma: export
+#include "safetensors/output_path.h"         // IWYU pragma: export
 #include "safetensors/policy.h"              // IWYU pragma: export
 #include "safetensors/range_reader.h"        // IWYU pragma: export
 #include "safetensors/readonly_file.h"       // IWYU pragma: export

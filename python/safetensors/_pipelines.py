@@ -31,12 +31,22 @@ def _run(inputs, output, progress, **options):
     return _convert(_paths(inputs), os.fsdecode(output), options, progress)
 
 
+def _size(value):
+    """A byte size for the C++ side: "" (the default) for None, else its text ("20GB" or bytes)."""
+    return "" if value is None else str(value)
+
+
+# Every writing function takes `max_output_size`: the most tensor bytes the output may hold
+# (bytes, or "20GB", "16GiB"). A plan above it is refused before anything is written; by default
+# 64 times the input's size, at least 1 GiB (docs/reliability.md, "Output budget").
+
+
 # The rewrites read SafeTensors only: another format is named ("this is a GGUF file, not SafeTensors").
 _SAFETENSORS_IN = {"from": "safetensors"}
 
 
 def convert(input, output, *, to=None, dtype=None, key=None, shared="keep", strict=False, compress=False,
-            hash_long_names=False, only=None, exclude=None, progress=None):
+            hash_long_names=False, only=None, exclude=None, max_output_size=None, progress=None):
     """Converts a checkpoint between formats without running any code from it: SafeTensors (a
     file or a sharded directory/index), PyTorch .pt/.bin (zip or legacy; a sharded directory),
     NumPy .npy/.npz and GGUF in; SafeTensors (a file, or a sharded directory when `output`
@@ -46,21 +56,22 @@ def convert(input, output, *, to=None, dtype=None, key=None, shared="keep", stri
     Returns a dict: input_format, output_format, tensors, parameters, bytes, notes, warnings, files."""
     return _run(input, output, progress, to=to, dtype=dtype, key=key, shared=shared, strict=strict,
                 compress=compress, hash_long_names=hash_long_names, only=_patterns(only),
-                exclude=_patterns(exclude))
+                exclude=_patterns(exclude), max_output_size=max_output_size)
 
 
-def cast(input, output, dtype, *, only=None, exclude=None, saturate=False, progress=None):
+def cast(input, output, dtype, *, only=None, exclude=None, saturate=False, max_output_size=None, progress=None):
     """Writes `input` (a SafeTensors file) to `output` with its floating tensors (those matching
     `only` and not `exclude`, all by default) cast to `dtype` (F64, F32, F16, BF16, F8_*, F6_*,
     F4; round to nearest even); other tensors are copied. `saturate`: F8 values out of range
     become the largest finite value instead of NaN/Inf. `output` may be `input`: it is replaced
     atomically once complete."""
     return _run(input, output, progress, to="safetensors", dtype=dtype, cast_only=_patterns(only),
-                cast_exclude=_patterns(exclude), saturate=saturate, replace_input=True, **_SAFETENSORS_IN)
+                cast_exclude=_patterns(exclude), saturate=saturate, replace_input=True,
+                max_output_size=max_output_size, **_SAFETENSORS_IN)
 
 
 def extract(input, output, *, only=None, exclude=None, rename=None, set_metadata=None, remove_metadata=None,
-            alignment=8, progress=None):
+            alignment=8, max_output_size=None, progress=None):
     """Writes the tensors of `input` matching `only` and not `exclude` to `output`, renamed by
     `rename` ({"old": "new"}, or {"model.*": "base.*"} for a prefix), with `__metadata__` keys
     set and removed. A pattern or rename that matches nothing is an error. `output` may be
@@ -68,21 +79,21 @@ def extract(input, output, *, only=None, exclude=None, rename=None, set_metadata
     return _run(input, output, progress, to="safetensors", only=_patterns(only), exclude=_patterns(exclude),
                 rename=list((rename or {}).items()), set_metadata=set_metadata,
                 remove_metadata=_patterns(remove_metadata), alignment=alignment, replace_input=True,
-                **_SAFETENSORS_IN)
+                max_output_size=max_output_size, **_SAFETENSORS_IN)
 
 
-def merge(input, output, *, progress=None):
+def merge(input, output, *, max_output_size=None, progress=None):
     """Joins a sharded checkpoint (its directory or index) into the one file `output`."""
-    return _run(input, output, progress, to="safetensors", **_SAFETENSORS_IN)
+    return _run(input, output, progress, to="safetensors", max_output_size=max_output_size, **_SAFETENSORS_IN)
 
 
-def shard(inputs, output_dir, *, max_shard_size="5GB", prefix="model", progress=None):
+def shard(inputs, output_dir, *, max_shard_size="5GB", prefix="model", max_output_size=None, progress=None):
     """Splits files or checkpoints (one path or a list) into `output_dir`: shards of at most
     `max_shard_size` (bytes, or "5GB", "500MB", "2GiB") named "<prefix>-00001-of-00003.safetensors",
     plus "<prefix>.safetensors.index.json" when there are several. `__metadata__` is what the
     inputs share. The dict returned lists the files written under "files"."""
     return _run(inputs, output_dir, progress, to="sharded", max_shard_size=str(max_shard_size), prefix=prefix,
-                **_SAFETENSORS_IN)
+                max_output_size=max_output_size, **_SAFETENSORS_IN)
 
 
 def diff(a, b, *, rtol=0.0, atol=0.0, ignore_dtype=False, progress=None):
@@ -102,7 +113,7 @@ def checksum(path, *, per_tensor=False, progress=None):
 
 
 def quantize_checkpoint(input, output, *, mode="affine", bits=None, group_size=None, only=None, exclude=None,
-                        config_out=None, max_shard_size="5GB", progress=None):
+                        config_out=None, max_shard_size="5GB", max_output_size=None, progress=None):
     """Quantizes the float `*.weight` tensors (rank >= 2; those matching `only` and not `exclude`)
     of a file or sharded checkpoint into MLX's layout (P.weight as uint32 codes, P.scales,
     P.biases), bit-identical to MLX's CPU quantizer, streamed in row chunks. A sharded input
@@ -110,11 +121,13 @@ def quantize_checkpoint(input, output, *, mode="affine", bits=None, group_size=N
     layers, tensors, sharded, warnings."""
     return _quantize_checkpoint(os.fsdecode(input), os.fsdecode(output), mode, bits or 0, group_size or 0,
                                 _patterns(only) or [], _patterns(exclude) or [],
-                                os.fsdecode(config_out) if config_out else "", str(max_shard_size), progress)
+                                os.fsdecode(config_out) if config_out else "", str(max_shard_size),
+                                _size(max_output_size), progress)
 
 
-def dequantize_checkpoint(input, output, *, dtype=None, max_shard_size="5GB", progress=None):
+def dequantize_checkpoint(input, output, *, dtype=None, max_shard_size="5GB", max_output_size=None, progress=None):
     """Turns every quantized MLX layer of a file or sharded checkpoint into a plain P.weight of
     `dtype` ("F32", "F16", "BF16"; default MLX's choice) and copies the rest, streamed in row
     chunks (config.json beside the input is read). Returns a dict: layers, tensors, sharded, warnings."""
-    return _dequantize_checkpoint(os.fsdecode(input), os.fsdecode(output), dtype, str(max_shard_size), progress)
+    return _dequantize_checkpoint(os.fsdecode(input), os.fsdecode(output), dtype, str(max_shard_size),
+                                  _size(max_output_size), progress)

@@ -177,6 +177,11 @@ py::dict checksum(const std::string& path, bool per_tensor, const py::object& pr
   return out;
 }
 
+/// max_output_size as bytes: "" keeps the default budget (0).
+std::uint64_t output_budget(const std::string& text) {
+  return text.empty() ? 0 : unwrap(safetensors::parse_byte_size(text));
+}
+
 py::dict mlx_summary_dict(const sp::mlx_rewrite_summary& s) {
   py::dict d;
   d["layers"] = s.layers;
@@ -189,7 +194,8 @@ py::dict mlx_summary_dict(const sp::mlx_rewrite_summary& s) {
 py::dict quantize_checkpoint(const std::string& in, const std::string& out, const std::string& mode, unsigned bits,
                              unsigned group_size, const std::vector<std::string>& only,
                              const std::vector<std::string>& exclude, const std::string& config_out,
-                             const std::string& max_shard_size, const py::object& progress) {
+                             const std::string& max_shard_size, const std::string& max_output_size,
+                             const py::object& progress) {
   sp::quantize_options options;
   const auto parsed = safetensors::mlx::parse_mode(mode);
   if (!parsed) fail_argument("unknown mode '" + mode + "': use affine, mxfp4, mxfp8 or nvfp4");
@@ -199,6 +205,7 @@ py::dict quantize_checkpoint(const std::string& in, const std::string& out, cons
   options.select = {only, exclude};
   options.config_out = config_out;
   options.max_shard_bytes = unwrap(safetensors::parse_byte_size(max_shard_size));
+  options.max_output_bytes = output_budget(max_output_size);
   auto summary = run_released(progress, [&](sp::progress_callback callback) {
     options.progress = std::move(callback);
     return sp::quantize(in, out, options);
@@ -207,10 +214,12 @@ py::dict quantize_checkpoint(const std::string& in, const std::string& out, cons
 }
 
 py::dict dequantize_checkpoint(const std::string& in, const std::string& out, const std::optional<std::string>& dtype,
-                               const std::string& max_shard_size, const py::object& progress) {
+                               const std::string& max_shard_size, const std::string& max_output_size,
+                               const py::object& progress) {
   sp::dequantize_options options;
   if (dtype) options.to = dtype_named(*dtype);
   options.max_shard_bytes = unwrap(safetensors::parse_byte_size(max_shard_size));
+  options.max_output_bytes = output_budget(max_output_size);
   auto summary = run_released(progress, [&](sp::progress_callback callback) {
     options.progress = std::move(callback);
     return sp::dequantize(in, out, options);
@@ -223,9 +232,9 @@ py::dict dequantize_checkpoint(const std::string& in, const std::string& out, co
 void bind_pipelines(py::module_& m) {
   m.def("quantize_checkpoint", &quantize_checkpoint, py::arg("input"), py::arg("output"), py::arg("mode"),
         py::arg("bits"), py::arg("group_size"), py::arg("only"), py::arg("exclude"), py::arg("config_out"),
-        py::arg("max_shard_size"), py::arg("progress"));
+        py::arg("max_shard_size"), py::arg("max_output_size"), py::arg("progress"));
   m.def("dequantize_checkpoint", &dequantize_checkpoint, py::arg("input"), py::arg("output"), py::arg("dtype"),
-        py::arg("max_shard_size"), py::arg("progress"));
+        py::arg("max_shard_size"), py::arg("max_output_size"), py::arg("progress"));
   m.def("convert", &convert, py::arg("inputs"), py::arg("output"), py::arg("options"), py::arg("progress"));
   m.def("diff", &diff, py::arg("a"), py::arg("b"), py::arg("rtol"), py::arg("atol"), py::arg("ignore_dtype"),
         py::arg("progress"));

@@ -85,6 +85,10 @@ result<convert_summary> run(source_ptr source, const std::string& out, output_fo
     if (!cast) return std::move(cast).err();
     source = std::move(cast).value();
   }
+  // The plan is complete: refuse an amplifying one before the sink creates anything.
+  if (auto s = check_output_budget(total_bytes(*source), source->input_bytes(), options.max_output_bytes); !s) {
+    return std::move(s).err().with_path(out);
+  }
   source = observed_source(std::move(source), options.progress);
   auto sink = make_sink(format, out,
                         {.compress = options.compress,

@@ -94,6 +94,12 @@ status set_option(convert_options& o, std::string_view name, std::string_view va
     o.layout.max_shard_bytes = *bytes;
     return {};
   }
+  if (name == "max_output_size") {
+    auto bytes = parse_byte_size(value);
+    if (!bytes) return std::move(bytes).err();
+    o.max_output_bytes = *bytes;
+    return {};
+  }
   if (name == "rename" || name == "set_metadata") {
     auto kv = pair_of(value);
     if (!kv) return bad(name, value, name == "rename" ? "FROM=TO" : "KEY=VALUE");

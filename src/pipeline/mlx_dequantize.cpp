@@ -108,6 +108,7 @@ result<mlx_rewrite_summary> dequantize(checkpoint c, const std::string& in_path,
   if (!in.directory_output()) {
     if (auto s = check_output(out, input_files(in.source())); !s) return std::move(s).err();
   }
+  if (auto s = detail::check_budget(in, specs, options.max_output_bytes, out); !s) return std::move(s).err();
   byte_progress done(options.progress, in.header().data_size());
   auto produce = [&](std::string_view name, dtype type, const chunk_sink& sink) -> status {
     if (const auto* layer = info.find_weight(name)) return write_layer(in, *layer, type, sink, done);

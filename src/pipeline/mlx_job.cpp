@@ -109,4 +109,14 @@ chunk_sink append_to(stream_writer& out, std::string name) {
   return [&out, name = std::move(name)](std::span<const std::byte> chunk) { return out.append(name, chunk); };
 }
 
+status check_budget(const mlx_input& in, std::span<const tensor_spec> specs, std::uint64_t max_output_bytes,
+                    const std::string& out) {
+  std::uint64_t input = 0;
+  for (const auto& shard : in.source().shards()) input += shard.file.file_size();
+  std::uint64_t planned = 0;
+  for (const auto& spec : specs) planned += byte_size(spec.type, spec.shape).bytes;
+  if (auto s = check_output_budget(planned, input, max_output_bytes); !s) return std::move(s).err().with_path(out);
+  return {};
+}
+
 }  // namespace safetensors::pipeline::detail

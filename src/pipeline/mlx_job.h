@@ -63,6 +63,11 @@ struct mlx_job {
                                    const tensor_producer& produce, std::uint64_t max_shard_bytes,
                                    const std::optional<metadata_map>& metadata);
 
+/// The output budget (output_check.h) on the tensors `specs` plan, against the size of the
+/// input's shards: LimitExceeded before anything is written.
+[[nodiscard]] status check_budget(const mlx_input& in, std::span<const tensor_spec> specs,
+                                  std::uint64_t max_output_bytes, const std::string& out);
+
 /// Counts input bytes consumed against `total`; advance() is false once `progress` cancels.
 class byte_progress {
  public:

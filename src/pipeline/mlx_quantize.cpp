@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Quantizing a checkpoint into the MLX layout: each chosen layer a chunk of rows at a time.
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <map>
+#include <span>
 
 #include <fmt/format.h>
 
 #include "mlx_job.h"
+#include "safetensors/atomic_file.h"
 #include "safetensors/checkpoint_write.h"
 #include "safetensors/json_text.h"
 #include "safetensors/pipeline/mlx_rewrite.h"
@@ -77,25 +76,13 @@ std::string config_fragment(const mlx::quant_params& p) {
   return fmt::format("{{\n  \"quantization\": {},\n  \"quantization_config\": {}\n}}\n", body, body);
 }
 
-/// Writes the config fragment atomically enough for a few hundred bytes: a temporary
-/// beside it, renamed over it; errors carry the system's reason.
+/// Writes the config fragment as every output is written (atomic_file.h: a fresh temporary
+/// renamed over it, symlinks resolved under the protected_symlinks rule).
 status write_config_fragment(const std::string& path, const std::string& text) {
-  const std::string temp = fmt::format("{}.tmp-{}", path, ::getpid());
-  std::FILE* f = std::fopen(temp.c_str(), "w");
-  if (f == nullptr) return os_failure("cannot write the config fragment", errno, path);
-  const bool written = std::fputs(text.c_str(), f) >= 0;
-  const int write_errno = errno;
-  if (std::fclose(f) != 0 || !written) {
-    const int e = written ? errno : write_errno;
-    std::remove(temp.c_str());
-    return os_failure("cannot write the config fragment", e, path);
-  }
-  if (std::rename(temp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    std::remove(temp.c_str());
-    return os_failure("cannot write the config fragment", e, path);
-  }
-  return {};
+  auto file = atomic_file::create(path, text.size());
+  if (!file) return std::move(file).err();
+  if (auto s = file->write_at(0, std::as_bytes(std::span(text))); !s) return s;
+  return file->commit();
 }
 
 /// The layers `p` and `select` choose in `in`, and the output's tensor list.
@@ -226,6 +213,7 @@ result<mlx_rewrite_summary> quantize(checkpoint c, const std::string& in_path, c
   if (!in.directory_output()) {
     if (auto s = check_output(out, inputs); !s) return std::move(s).err();
   }
+  if (auto s = detail::check_budget(in, plan.specs, options.max_output_bytes, out); !s) return std::move(s).err();
   metadata_map metadata = in.header().metadata().value_or(metadata_map{});
   metadata["format"] = "mlx";
   metadata["quantization_bits"] = std::to_string(p.bits);

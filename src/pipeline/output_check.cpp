@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "safetensors/pipeline/output_check.h"
 #include "safetensors/checkpoint_write.h"
+#include "safetensors/output_path.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
 
@@ -74,7 +77,10 @@ std::string without_trailing_slashes(std::string path) {
 
 safetensors::status check_output(const std::string& path, std::span<const std::string> inputs, in_place rule) {
   if (path.empty()) return os_failure("empty output path", ENOENT, path);
-  std::string landing = path;  // the temporary is made beside the file a symlink leads to
+  // The temporary is made beside the file a symlink leads to; a link planted in a sticky
+  // directory is refused here, before anything is written.
+  auto landing = safetensors::resolve_output_path(path);
+  if (!landing) return std::move(landing).err();
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) return os_failure("cannot write the output", EISDIR, path);
@@ -87,19 +93,17 @@ safetensors::status check_output(const std::string& path, std::span<const std::s
     if (rule == in_place::refuse) {
       if (auto s = check_not_an_input(path, st, inputs); !s) return s;
     }
-    std::error_code ec;
-    const auto resolved = std::filesystem::canonical(path, ec);
-    if (!ec) landing = resolved.string();
   } else if (errno != ENOENT) {
     return os_failure("cannot check the output path", errno, path);
   } else if (path.back() == '/') {
     return os_failure("cannot write the output", EISDIR, path);
   }
-  return check_writable_dir(parent_of(landing), path);
+  return check_writable_dir(parent_of(*landing), path);
 }
 
 safetensors::status check_output_dir(const std::string& path) {
   std::filesystem::path p(path.empty() ? "." : without_trailing_slashes(path));
+  if (auto landing = safetensors::resolve_output_path(p.string()); !landing) return std::move(landing).err();
   struct stat st {};
   if (::stat(p.c_str(), &st) == 0) {
     if (!S_ISDIR(st.st_mode)) return os_failure("cannot write the output directory", ENOTDIR, path);
@@ -113,6 +117,28 @@ safetensors::status check_output_dir(const std::string& path) {
     if (p == p.root_path()) break;
   }
   return check_writable_dir(".", path);
+}
+
+std::uint64_t default_output_budget(std::uint64_t input_bytes) noexcept {
+  std::uint64_t budget = 0;
+  if (__builtin_mul_overflow(input_bytes, output_budget_ratio, &budget)) return UINT64_MAX;
+  return std::max(budget, output_budget_floor);
+}
+
+safetensors::status check_output_budget(std::uint64_t planned, std::uint64_t input_bytes,
+                                        std::uint64_t max_output_bytes) {
+  const std::uint64_t limit = max_output_bytes != 0 ? max_output_bytes : default_output_budget(input_bytes);
+  if (planned <= limit) return {};
+  const std::string why = max_output_bytes != 0
+                              ? std::string("as max_output_size sets it")
+                              : fmt::format("the default: {} times the {}-byte input, at least {} bytes",
+                                            output_budget_ratio, input_bytes, output_budget_floor);
+  return safetensors::make_error(
+      safetensors::error_code::limit_exceeded,
+      fmt::format("the output would hold {} bytes of tensor data, over the output budget of {} bytes ({}): refusing "
+                  "a likely amplification (tensors sharing one storage or overlapping data, each written in full); "
+                  "raise the budget with max_output_size (--max-output-size) if this output is expected",
+                  planned, limit, why));
 }
 
 bool is_directory_path(const std::string& path) {

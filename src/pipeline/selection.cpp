@@ -54,6 +54,7 @@ class concatenated final : public tensor_source {
       }
       notes_.insert(notes_.end(), in.notes().begin(), in.notes().end());
       shard_bytes_ = std::max(shard_bytes_, in.shard_bytes());
+      input_bytes_ += in.input_bytes();
       all.push_back(in.metadata());
     }
     format_ = inputs_.empty() ? "SafeTensors" : inputs_.front()->format();

@@ -16,6 +16,7 @@ class source_decorator : public tensor_source {
     metadata_ = inner_->metadata();
     notes_ = inner_->notes();
     shard_bytes_ = inner_->shard_bytes();
+    input_bytes_ = inner_->input_bytes();
   }
 
  protected:

@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "input_size.h"
 #include "safetensors/formats/gguf.h"
 #include "safetensors/formats/gguf_dequantize.h"
 #include "safetensors/formats/gguf_metadata.h"
@@ -27,6 +28,7 @@ class gguf_source final : public tensor_source {
     format_ = "GGUF";
     metadata_ = std::move(metadata);
     path_ = in_.path();
+    input_bytes_ = safetensors::pipeline::detail::file_bytes(path_);
     std::size_t dequantized = 0;
     for (const gguf::tensor_info& t : in_.header().tensors) {
       const std::optional<dtype> plain = gguf::plain_dtype(t.type);

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // NumPy files (.npy, .npz) as a tensor_source. Names map 1:1 (an .npz member `w.npy` is
 // tensor `w`; a lone .npy takes its file's stem).
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
 
+#include "input_size.h"
 #include "safetensors/formats/numpy_file.h"
 #include "safetensors/pipeline/tensor_source.h"
 
@@ -17,6 +19,9 @@ class numpy_source final : public tensor_source {
     format_ = in_.is_npz() ? "NumPy .npz" : "NumPy .npy";
     path_ = path;
     for (const auto& a : in_.arrays()) tensors_.push_back({a.name, a.header->type, a.header->shape});
+    // Members do not overlap (the zip reader refuses it), so the arrays hold no more than
+    // the file, or than its deflated members inflate to, which the zip-bomb limits bound.
+    input_bytes_ = std::max(detail::file_bytes(path), total_bytes(*this));
   }
 
   // Chunk by chunk: an .npz member is inflated as it is read (within the zip-bomb limits

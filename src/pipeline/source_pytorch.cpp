@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "input_size.h"
 #include "safetensors/formats/pytorch.h"
 #include "safetensors/pipeline/tensor_source.h"
 #include "safetensors/writer.h"
@@ -30,6 +31,7 @@ struct conversion {
   metadata_map metadata{{"format", "pt"}};
   std::vector<std::string> notes;  // shared storages, skipped values: printed after writing
   std::uint64_t total_bytes = 0;
+  std::uint64_t input_bytes = 0;  // of the files read
 };
 
 // --shared dedup: a tensor that is exactly the same view as an earlier one (tied weights)
@@ -66,6 +68,7 @@ status add_checkpoint(const std::string& path, const source_options& options, co
   auto opened = torch::checkpoint::open(path, open_options);
   if (!opened) return std::move(opened).err();
   out.inputs.push_back(std::make_unique<torch::checkpoint>(std::move(opened).value()));
+  out.input_bytes += detail::file_bytes(path);
   const torch::checkpoint& c = *out.inputs.back();
   const auto dropped = plan_shared(c, options.shared == shared_tensors::dedup, out);
   for (std::size_t i = 0; i < c.tensors().size(); ++i) {
@@ -96,6 +99,7 @@ class pytorch_source final : public tensor_source {
     metadata_ = c_.metadata;
     notes_ = c_.notes;
     shard_bytes_ = shard_bytes;
+    input_bytes_ = c_.input_bytes;
   }
 
   status read(std::size_t index, const chunk_sink& consume) const override {

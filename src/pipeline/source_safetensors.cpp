@@ -16,6 +16,7 @@ class safetensors_reader final : public tensor_source {
   explicit safetensors_reader(file f) : file_(std::move(f)) {
     format_ = "SafeTensors";
     path_ = file_.path();
+    input_bytes_ = file_.file_size();
     for (const auto& t : file_.tensors()) {
       tensors_.push_back({std::string(t.name), t.type, std::vector<std::uint64_t>(t.shape.begin(), t.shape.end())});
     }
@@ -46,6 +47,7 @@ class checkpoint_reader final : public tensor_source {
         shard_total += t.byte_size();
       }
       shard_bytes_ = std::max(shard_bytes_, shard_total);
+      input_bytes_ += shard.file.file_size();
     }
     shard_bytes_ = std::max<std::uint64_t>(shard_bytes_, 1);
     std::vector<std::optional<metadata_map>> all;

@@ -71,9 +71,6 @@ class unique_fd {
   int fd_;
 };
 
-/// Where writing `path` should land: the file a symlink finally leads to when `path` is
-/// one (so replacing it keeps the link), else `path` itself.
-[[nodiscard]] std::string write_target(const std::string& path);
 /// Permission bits (with setuid/setgid/sticky) of the regular file at `path`; nullopt
 /// when there is none.
 [[nodiscard]] std::optional<mode_t> permissions_of(const std::string& path);

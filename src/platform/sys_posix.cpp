@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -48,16 +47,6 @@ result<int> open_file(const std::string& path, int flags, mode_t mode) {
 
 void close_quietly(int fd) noexcept {
   if (fd >= 0) (void)current().close(fd);
-}
-
-std::string write_target(const std::string& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return path;
-  char* resolved = ::realpath(path.c_str(), nullptr);
-  if (resolved == nullptr) return path;  // a dangling link is replaced like a file
-  std::string target(resolved);
-  std::free(resolved);
-  return target;
 }
 
 std::optional<mode_t> permissions_of(const std::string& path) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Temporary file + fsync + rename.
 #include "safetensors/atomic_file.h"
+#include "safetensors/output_path.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -37,8 +38,10 @@ result<atomic_file> atomic_file::create(const std::string& target, std::uint64_t
   if (target.empty() || target.back() == '/') {
     return detail::sys::io_error("cannot write to a directory path", EISDIR, target);
   }
+  auto landing = resolve_output_path(target);
+  if (!landing) return std::move(landing).err();
   atomic_file f;
-  f.target_ = detail::sys::write_target(target);
+  f.target_ = std::move(landing).value();
   const std::string dir = directory_of(f.target_);
   const std::optional<mode_t> kept_mode = detail::sys::permissions_of(f.target_);
   for (int attempt = 0;; ++attempt) {

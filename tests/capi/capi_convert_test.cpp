@@ -99,4 +99,24 @@ TEST(CApiConvert, ProgressCancelsAndBadOptionsAreNamed) {
   EXPECT_EQ(safetensors_convert(nullptr, 1, out.c_str(), nullptr), SAFETENSORS_ERR_INVALID_ARGUMENT);
 }
 
+// The output budget by name, as Python and the CLI set it: a plan above it is refused before
+// anything is written, naming both sizes and the option.
+TEST(CApiConvert, MaxOutputSizeRefusesABiggerPlan) {
+  SKIP_WITHOUT_CONVERTERS();
+  const auto dir = st_test::scratch_dir();
+  const std::string in = model(dir / "m.safetensors").string();
+  const std::string out = (dir / "out.safetensors").string();
+  const char* inputs[] = {in.c_str()};
+  options_handle o;
+  ASSERT_EQ(o.set("max_output_size", "10"), SAFETENSORS_OK);
+  EXPECT_EQ(safetensors_convert(inputs, 1, out.c_str(), o.p), SAFETENSORS_ERR_LIMIT_EXCEEDED);
+  const std::string message = safetensors_last_error_message();
+  EXPECT_NE(message.find("over the output budget of 10 bytes"), std::string::npos) << message;
+  EXPECT_NE(message.find("max_output_size"), std::string::npos) << message;
+  EXPECT_FALSE(fs::exists(out));
+  ASSERT_EQ(o.set("max_output_size", "1GB"), SAFETENSORS_OK);
+  EXPECT_EQ(safetensors_convert(inputs, 1, out.c_str(), o.p), SAFETENSORS_OK) << safetensors_last_error_message();
+  EXPECT_EQ(o.set("max_output_size", "much"), SAFETENSORS_ERR_INVALID_ARGUMENT);
+}
+
 }  // namespace

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "formats/zip/zip_reader.h"
+#include "support/amplification_fixtures.h"
 #include "support/numpy_fixtures.h"
 #include "support/paths.h"
 #include "support/status_matchers.h"
@@ -195,6 +196,41 @@ TEST(ZipReader, RefusesDeflatedDataLongerOrShorterThanDeclared) {
     ASSERT_ERROR(read, error_code::invalid_format) << declared;
     EXPECT_NE(read.err().message.find(expected), std::string::npos) << read.err().message;
   }
+}
+
+// An overlap bomb: many directory entries pointing at one member's bytes, which would expand
+// without any compression. Refused on opening, naming two members and where they lie.
+TEST(ZipReader, RefusesMembersThatOverlap) {
+  const auto path = st_test::scratch_dir() / "overlap.zip";
+  write_zip(path, {{"m00", "first"}, {"m01", std::string(1000, 'x')}});
+  const auto original = st_test::read_bytes(path);
+  std::uint64_t m01_local = 0;  // where m01's local header starts
+  for (std::size_t i = 4; i-- > 0;) {
+    m01_local = (m01_local << 8) | std::to_integer<std::uint64_t>(original[central_record(original, "m01") + 42 + i]);
+  }
+  ASSERT_TRUE(zip_reader::open(path));
+  st_test::write_bytes(
+      path, st_test::overlap_bomb(original, "m01", 5, [](std::size_t i) { return "c" + std::to_string(i) + "x"; }));
+  auto z = zip_reader::open(path);
+  ASSERT_ERROR(z, error_code::unsafe_content);
+  const std::string& message = z.err().message;
+  EXPECT_NE(message.find("zip members 'm01' "), std::string::npos) << message;
+  EXPECT_NE(message.find("and 'c1x' (bytes " + std::to_string(m01_local) + " to "), std::string::npos) << message;
+  EXPECT_NE(message.find("overlap"), std::string::npos) << message;
+  EXPECT_EQ(z.err().offset, m01_local);
+  EXPECT_EQ(z.err().path, path.string());
+
+  // A member whose data runs into the next member's local header overlaps too.
+  auto longer = original;
+  const auto m00 = central_record(longer, "m00");
+  put_le(longer, m00 + 20, 200, 4);  // compressed and uncompressed size: 200 bytes, not 5
+  put_le(longer, m00 + 24, 200, 4);
+  st_test::write_bytes(path, longer);
+  auto into = zip_reader::open(path);
+  ASSERT_ERROR(into, error_code::unsafe_content);
+  EXPECT_NE(into.err().message.find("'m00' (bytes 0 to "), std::string::npos) << into.err().message;
+  EXPECT_NE(into.err().message.find("and 'm01' (bytes " + std::to_string(m01_local)), std::string::npos)
+      << into.err().message;
 }
 
 }  // namespace

@@ -194,3 +194,39 @@ def test_quantize_checkpoint_then_dequantize_matches_the_array_functions(tmp_pat
     with pytest.raises(SafetensorError, match="no tensor to quantize"):
         quantize_checkpoint(tmp_path / "m.safetensors", tmp_path / "x.safetensors", only="norm.*")
     assert not (tmp_path / "x.safetensors").exists()
+
+
+def test_max_output_size_bounds_every_writing_function(model, tmp_path):
+    """The output budget (SECURITY.md): torch.save of many names over one storage is refused
+    above max_output_size, before anything is written; every writing function takes it."""
+    base = torch.zeros(1024)
+    aliases = tmp_path / "aliases.pt"
+    torch.save({f"t{i}": base.view(-1) for i in range(300)}, aliases)  # 300 x 4 KiB out of 4 KiB
+    convert(aliases, tmp_path / "default.safetensors")  # under the default's 1 GiB floor
+    out = tmp_path / "out.safetensors"
+    with pytest.raises(SafetensorError, match="would hold 1228800 bytes of tensor data, over the output budget "
+                                              "of 1000000 bytes"):
+        convert(aliases, out, max_output_size="1MB")
+    assert not out.exists()
+    assert convert(aliases, out, max_output_size=1228800)["bytes"] == 1228800
+
+    path, _ = model
+    shard(path, tmp_path / "ck", max_shard_size=40)
+    weight = np.ones((4, 64), np.float32)
+    from safetensors.numpy import save_file
+    save_file({"layer.weight": weight}, tmp_path / "m.safetensors")
+    quantize_checkpoint(tmp_path / "m.safetensors", tmp_path / "q.safetensors")
+    small = {"max_output_size": 10}
+    for name, write in [("convert", lambda: convert(path, tmp_path / "x.npz", **small)),
+                        ("cast", lambda: cast(path, tmp_path / "x.safetensors", "F64", **small)),
+                        ("extract", lambda: extract(path, tmp_path / "x.safetensors", **small)),
+                        ("merge", lambda: merge(tmp_path / "ck", tmp_path / "x.safetensors", **small)),
+                        ("shard", lambda: shard(path, tmp_path / "xdir", **small)),
+                        ("quantize", lambda: quantize_checkpoint(tmp_path / "m.safetensors", tmp_path / "x.safetensors",
+                                                                 **small)),
+                        ("dequantize", lambda: dequantize_checkpoint(tmp_path / "q.safetensors",
+                                                                     tmp_path / "x.safetensors", **small))]:
+        with pytest.raises(SafetensorError, match="over the output budget of 10 bytes"):
+            write()
+        assert not (tmp_path / "x.safetensors").exists() and not (tmp_path / "x.npz").exists(), name
+        assert not (tmp_path / "xdir").exists(), name

@@ -22,6 +22,7 @@ struct cast_args {
   std::vector<std::string> exclude;
   bool quiet = false;
   bool saturate = false;
+  std::string max_output_size;  ///< --max-output-size; empty: the default budget
 };
 
 run_result run_cast(const cast_args& args) {
@@ -41,6 +42,9 @@ run_result run_cast(const cast_args& args) {
   options.cast_only = {args.only, args.exclude};
   options.saturate = args.saturate;
   options.replace_input = true;  // cast in place: the input is replaced once the output is complete
+  auto budget = max_output_bytes(args.max_output_size);
+  if (!budget) return std::move(budget).err();
+  options.max_output_bytes = *budget;
   auto done = run_pipeline(std::span(&args.in, 1), args.out, std::move(options), "cast", args.quiet,
                            {.safetensors_only = true, .one_input_file = true, .file_output = true});
   if (!done) return std::move(done).err();
@@ -57,6 +61,7 @@ const command_registrar cast_registrar{
                     "Leave tensors matching this glob or name unchanged");
       app.add_flag("--saturate", args->saturate,
                    "F8 targets: values beyond the range become the largest finite value, not NaN/Inf");
+      add_max_output_size(app, args->max_output_size);
       add_quiet(app, args->quiet);
       return [args] { return run_cast(*args); };
     }};

@@ -113,6 +113,9 @@ run_result run_convert(const convert_args& args) {
   options.read.npz = *npz_limits;
   options.compress = args.compress;
   options.hash_long_names = args.rename_long == "hash";
+  auto budget = max_output_bytes(args.max_output_size);
+  if (!budget) return std::move(budget).err();
+  options.max_output_bytes = *budget;
   auto summary = run_pipeline(std::span(&args.in, 1), args.out, std::move(options), "convert", args.quiet);
   if (!summary) return std::move(summary).err();
   if (!args.quiet) print_summary(*summary, args.out);
@@ -157,6 +160,7 @@ const command_registrar convert_registrar{
                          ".npz input: highest compression ratio of a deflated member over 1 MiB (zip-bomb limit)")
               ->check(CLI::PositiveNumber)
               ->capture_default_str();
+      add_max_output_size(app, args->max_output_size);
       add_quiet(app, args->quiet, "No progress bar and no summary line");
       return [args, key, shared, max_expanded, max_ratio] {
         args->key_given = key->count() > 0;

@@ -7,6 +7,7 @@
 
 #include "checkpoint_tensors.h"
 #include "command.h"
+#include "pipeline_run.h"
 #include "progress.h"
 #include "report.h"
 #include "safetensors/checkpoint_write.h"
@@ -23,6 +24,7 @@ struct dequantize_args {
   std::string out;
   std::string dtype_name;
   std::string max_shard_size = "5GB";
+  std::string max_output_size;  ///< --max-output-size; empty: the default budget
   bool quiet = false;
 };
 
@@ -37,6 +39,9 @@ run_result run_dequantize(const dequantize_args& args) {
   auto max = safetensors::parse_byte_size(args.max_shard_size);
   if (!max) return std::move(max).err();
   options.max_shard_bytes = *max;
+  auto budget = max_output_bytes(args.max_output_size);
+  if (!budget) return std::move(budget).err();
+  options.max_output_bytes = *budget;
   options.on_warning = print_warning;
   auto in = open_checkpoint_input(args.in);
   if (!in) return std::move(in).err().with_path(args.in);
@@ -63,6 +68,7 @@ const command_registrar dequantize_registrar{
       app.add_option("--max-shard-size", args->max_shard_size,
                      "Sharded input only: largest output shard, decimal (5GB) or binary (2GiB) units")
           ->capture_default_str();
+      add_max_output_size(app, args->max_output_size);
       add_quiet(app, args->quiet);
       return [args] { return run_dequantize(*args); };
     }};

@@ -23,6 +23,7 @@ struct extract_args {
   std::vector<std::string> del_meta;
   std::uint64_t align = 8;
   bool quiet = false;
+  std::string max_output_size;  ///< --max-output-size; empty: the default budget
 };
 
 /// Splits "K=V" at the first '='; false without one (or with an empty K).
@@ -55,6 +56,9 @@ run_result run_extract(const extract_args& args) {
   options.to = "safetensors";
   options.select = {args.only, args.exclude};
   options.layout.alignment = args.align;
+  auto budget = max_output_bytes(args.max_output_size);
+  if (!budget) return std::move(budget).err();
+  options.max_output_bytes = *budget;
   options.replace_input = true;  // extract in place: the input is replaced once the output is complete
   auto done = run_pipeline(std::span(&args.in, 1), args.out, std::move(options), "extract", args.quiet,
                            {.safetensors_only = true, .one_input_file = true, .file_output = true});
@@ -75,6 +79,7 @@ const command_registrar extract_registrar{
       app.add_option("--set-meta", args->set_meta, "KEY=VALUE sets a metadata entry (repeatable)")
           ->allow_extra_args(false);
       app.add_option("--del-meta", args->del_meta, "Removes a metadata key (repeatable)")->allow_extra_args(false);
+      add_max_output_size(app, args->max_output_size);
       app.add_option("--align", args->align, "Data alignment of the output: a power of two >= 8 (default 8)");
       add_quiet(app, args->quiet);
       return [args] { return run_extract(*args); };

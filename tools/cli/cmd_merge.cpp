@@ -14,11 +14,15 @@ struct merge_args {
   std::string input;
   std::string output;
   bool quiet = false;
+  std::string max_output_size;  ///< --max-output-size; empty: the default budget
 };
 
 run_result run_merge(const merge_args& args) {
   safetensors::pipeline::convert_options options;
   options.to = "safetensors";  // one file, whatever its name
+  auto budget = max_output_bytes(args.max_output_size);
+  if (!budget) return std::move(budget).err();
+  options.max_output_bytes = *budget;
   auto done = run_pipeline(std::span(&args.input, 1), args.output, std::move(options), "merge", args.quiet,
                            {.safetensors_only = true, .file_output = true});
   if (!done) return std::move(done).err();
@@ -31,6 +35,7 @@ const command_registrar merge_registrar{
       auto args = std::make_shared<merge_args>();
       app.add_option("input", args->input, "Checkpoint directory or index")->required();
       app.add_option("output", args->output, "Output .safetensors file")->required();
+      add_max_output_size(app, args->max_output_size);
       add_quiet(app, args->quiet);
       return [args] { return run_merge(*args); };
     }};

@@ -8,6 +8,7 @@
 
 #include "checkpoint_tensors.h"
 #include "command.h"
+#include "pipeline_run.h"
 #include "progress.h"
 #include "report.h"
 #include "safetensors/checkpoint_write.h"
@@ -30,6 +31,7 @@ struct quantize_args {
   std::vector<std::string> exclude;
   std::string config_out;
   std::string max_shard_size = "5GB";
+  std::string max_output_size;  ///< --max-output-size; empty: the default budget
   bool quiet = false;
 };
 
@@ -48,6 +50,9 @@ run_result run_quantize(const quantize_args& args) {
   options.max_shard_bytes = *max;
   options.select = {args.only, args.exclude};
   options.config_out = args.config_out;
+  auto budget = max_output_bytes(args.max_output_size);
+  if (!budget) return std::move(budget).err();
+  options.max_output_bytes = *budget;
   auto in = open_checkpoint_input(args.in);
   if (!in) return std::move(in).err().with_path(args.in);
   pipeline_progress bar("quantize", args.quiet);
@@ -71,6 +76,7 @@ const command_registrar quantize_registrar{
       app.add_option("--mode", args->mode, "affine (default), mxfp4, mxfp8 or nvfp4");
       add_selection(app, args->only, args->exclude, "Quantize only tensors matching this glob or name",
                     "Leave tensors matching this glob or name unquantized");
+      add_max_output_size(app, args->max_output_size);
       add_quiet(app, args->quiet);
       app.add_option("--config-out", args->config_out, "Write an mlx-lm style quantization config fragment here");
       app.add_option("--max-shard-size", args->max_shard_size,

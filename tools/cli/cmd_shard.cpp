@@ -16,6 +16,7 @@ struct shard_args {
   std::vector<std::string> paths;  // inputs then OUTDIR
   std::string max_size = "5GB";
   std::string prefix = "model";
+  std::string max_output_size;  ///< --max-output-size; empty: the default budget
   bool quiet = false;
 };
 
@@ -33,6 +34,9 @@ run_result run_shard(const shard_args& args) {
   options.to = "sharded";
   options.layout.max_shard_bytes = *max;
   options.layout.prefix = args.prefix;
+  auto budget = max_output_bytes(args.max_output_size);
+  if (!budget) return std::move(budget).err();
+  options.max_output_bytes = *budget;
   auto done = run_pipeline(std::span(args.paths).first(args.paths.size() - 1), out_dir, std::move(options), "shard",
                            args.quiet, {.safetensors_only = true});
   if (!done) return std::move(done).err().with_path(out_dir);
@@ -54,6 +58,7 @@ const command_registrar shard_registrar{
                      "Largest shard: decimal (5GB = 5,000,000,000 bytes, 500MB) or binary (2GiB) units")
           ->capture_default_str();
       app.add_option("--prefix", args->prefix, "File name prefix")->capture_default_str();
+      add_max_output_size(app, args->max_output_size);
       add_quiet(app, args->quiet);
       return [args] { return run_shard(*args); };
     }};

@@ -33,6 +33,13 @@ std::vector<command>& registry();
 inline void add_quiet(CLI::App& app, bool& quiet, const std::string& help = "No progress bar") {
   app.add_flag("-q,--quiet", quiet, help);
 }
+/// `--max-output-size SIZE` on every writing command: the output budget
+/// (safetensors/pipeline/output_check.h), read by max_output_bytes() (pipeline_run.h).
+inline void add_max_output_size(CLI::App& app, std::string& size) {
+  app.add_option("--max-output-size", size,
+                 "Most tensor bytes the output may hold, decimal (20GB) or binary (16GiB) units; a bigger plan is "
+                 "refused before anything is written (default: 64 times the input's size, at least 1 GiB)");
+}
 /// `--json`: machine-readable output, as `help` describes it.
 inline void add_json(CLI::App& app, bool& json, const std::string& help) { app.add_flag("--json", json, help); }
 /// `--only GLOB` and `--exclude GLOB`, repeatable (safetensors/pipeline/tensor_filter.h).

@@ -31,6 +31,7 @@ struct convert_args {
   std::uint64_t max_ratio = 200;           ///< .npz input: compression ratio of a member over 1 MiB
   bool max_expanded_size_given = false;    ///< --max-expanded-size was on the command line
   bool max_ratio_given = false;            ///< --max-ratio was on the command line
+  std::string max_output_size;             ///< --max-output-size; empty: the default budget
 };
 
 /// A non-SafeTensors file as inspect's table and tree show it (tensor_table.h).

@@ -5,11 +5,22 @@
 #include "progress.h"
 #include "remote_input.h"
 #include "report.h"
+#include "safetensors/checkpoint_write.h"
 #include "safetensors/pipeline/output_check.h"
 
 namespace st_cli {
 
 namespace sp = safetensors::pipeline;
+
+safetensors::result<std::uint64_t> max_output_bytes(const std::string& text) {
+  if (text.empty()) return std::uint64_t{0};
+  auto bytes = safetensors::parse_byte_size(text);
+  if (!bytes) return std::move(bytes).err();
+  if (*bytes == 0)
+    return safetensors::make_error(safetensors::error_code::invalid_argument,
+                                   "--max-output-size: the budget must be more than 0 bytes");
+  return bytes;
+}
 
 safetensors::result<sp::convert_summary> run_pipeline(std::span<const std::string> ins, const std::string& out,
                                                       sp::convert_options options, std::string_view label, bool quiet,

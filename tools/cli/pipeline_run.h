@@ -19,6 +19,9 @@ struct command_io {
   bool file_output = false;       ///< one output file: a directory there is an error, not a sharded output
 };
 
+/// The value of --max-output-size as bytes; 0 (the default budget) when it was not given.
+[[nodiscard]] safetensors::result<std::uint64_t> max_output_bytes(const std::string& text);
+
 /// pipeline::convert of `ins` into `out`. A URL (one input) is read over HTTP as SafeTensors.
 /// `options.progress` and `options.on_warning` are set here: a bar labelled `label`, warnings
 /// on stderr.

@@ -51,12 +51,17 @@ struct convert_options {
   bool hash_long_names = false;  ///< GGUF output: shorten names over 63 bytes (refused for others)
   progress_callback progress;    ///< bytes done / total; returning false cancels (error_code::cancelled)
   warning_handler on_warning;    ///< each warning as it happens; they are in the summary too
+  /// The output budget (output_check.h): the most tensor bytes the output may hold; 0: the
+  /// default, default_output_budget(the input's size). A plan above it is refused
+  /// (LimitExceeded) before anything is written.
+  std::uint64_t max_output_bytes = 0;
 };
 
 /// Sets one option from text, for bindings that pass options by name (the C API): "to", "from",
 /// "dtype", "saturate", "alignment", "max_shard_size" ("5GB"), "prefix", "replace_input", "key",
 /// "shared" ("keep"/"dedup"), "strict", "compress", "hash_long_names" (booleans "1"/"0",
-/// "true"/"false"), and the repeatable "only", "exclude", "cast_only", "cast_exclude",
+/// "true"/"false"), "max_output_size" (the output budget: bytes or "20GB"; "0": the
+/// default), and the repeatable "only", "exclude", "cast_only", "cast_exclude",
 /// "remove_metadata", "rename" ("FROM=TO") and "set_metadata" ("KEY=VALUE").
 /// InvalidArgument naming the option for an unknown name or a bad value.
 [[nodiscard]] status set_option(convert_options& options, std::string_view name, std::string_view value);

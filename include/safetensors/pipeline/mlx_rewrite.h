@@ -25,6 +25,7 @@ struct dequantize_options {
   /// F32, F16 or BF16; nullopt: MLX's choice (the scales' dtype for affine layers, BF16 for fp modes).
   std::optional<dtype> to;
   std::uint64_t max_shard_bytes = default_max_shard_bytes;  ///< sharded input: largest output shard
+  std::uint64_t max_output_bytes = 0;                       ///< the output budget (output_check.h); 0: the default
   progress_callback progress;                               ///< input bytes consumed / total; returning false cancels
   warning_handler on_warning;                               ///< what describing the layers found questionable
 };
@@ -34,6 +35,7 @@ struct quantize_options {
   tensor_filter select;    ///< which float `*.weight` tensors are quantized (all that can be, by default)
   std::string config_out;  ///< when set: an mlx-lm style config.json fragment is written there
   std::uint64_t max_shard_bytes = default_max_shard_bytes;
+  std::uint64_t max_output_bytes = 0;  ///< the output budget (output_check.h); 0: the default
   progress_callback progress;
 };
 

@@ -5,6 +5,7 @@
 // failed command created are removed again.
 #pragma once
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -27,8 +28,10 @@ enum class in_place : bool { refuse, allow };
 ///   gets written); a directory, device, FIFO or socket is refused, naming what it is;
 /// - it is not the same file (st_dev and st_ino: also through symlinks and hard links) as
 ///   any of `inputs`, unless `in_place::allow`;
-/// - the directory it lands in exists and the caller may write there (access(2)).
-/// Errors: IoError for the first two and the directory (with the system's reason),
+/// - the directory it lands in exists and the caller may write there (access(2));
+/// - no symlink on the way is one the protected_symlinks rule forbids following
+///   (resolve_output_path, output_path.h: a link planted in a sticky directory).
+/// Errors: IoError for the first two, the directory and a refused link (with the reason),
 /// InvalidArgument for an output that is an input. The error's path is `path`.
 [[nodiscard]] safetensors::status check_output(const std::string& path, std::span<const std::string> inputs,
                                                in_place rule = in_place::refuse);
@@ -36,6 +39,27 @@ enum class in_place : bool { refuse, allow };
 /// The same for an output directory: an existing writable directory, or a path whose
 /// nearest existing ancestor is a writable directory (the rest is created).
 [[nodiscard]] safetensors::status check_output_dir(const std::string& path);
+
+/// The output budget: the most tensor bytes a conversion or rewrite may write, checked on its
+/// plan before any byte is written, so that a small input cannot fill the disk (tensors that
+/// alias one storage, each written out in full). By default `output_budget_ratio` times the
+/// input's size (tensor_source::input_bytes), and at least `output_budget_floor`. The ratio
+/// is above the largest expansion a legitimate conversion makes: GGUF's most compact types,
+/// Q1_0 (128 weights in 18 bytes: 1.125 bits each) and IQ1_S (256 in 50: 1.5625 bits),
+/// dequantized to F32 grow 28.4 and 20.5 times, cast on to F64 56.9 and 41 times; 64 is the
+/// next power of two. SafeTensors' sub-byte F4 to F64 grows 16 times, MLX's affine layers of
+/// 1-bit codes to F32 less than 32 times. The floor lets small files convert whatever they hold.
+inline constexpr std::uint64_t output_budget_ratio = 64;
+inline constexpr std::uint64_t output_budget_floor = std::uint64_t{1} << 30;  // 1 GiB
+
+/// max(input_bytes * output_budget_ratio, output_budget_floor), saturating.
+[[nodiscard]] std::uint64_t default_output_budget(std::uint64_t input_bytes) noexcept;
+
+/// LimitExceeded when `planned` output bytes exceed `max_output_bytes` (0: the default
+/// budget for `input_bytes`); the message names both sizes and the option that raises the
+/// limit (max_output_size; the CLI's --max-output-size).
+[[nodiscard]] safetensors::status check_output_budget(std::uint64_t planned, std::uint64_t input_bytes,
+                                                      std::uint64_t max_output_bytes);
 
 /// True when `path` names a directory: an existing one, or a path ending in '/'.
 [[nodiscard]] bool is_directory_path(const std::string& path);

@@ -58,6 +58,10 @@ class tensor_source {
   [[nodiscard]] const std::vector<std::string>& notes() const noexcept { return notes_; }
   /// A sharded input: the size of its largest shard, so a sharded output mirrors it; 0 otherwise.
   [[nodiscard]] std::uint64_t shard_bytes() const noexcept { return shard_bytes_; }
+  /// The size of what the source reads: its files' sizes, an .npz's deflated members counted
+  /// at their inflated size (the zip-bomb limits bound it). What the output budget
+  /// (output_check.h) is measured against.
+  [[nodiscard]] std::uint64_t input_bytes() const noexcept { return input_bytes_; }
 
   /// Passes tensor `index`'s bytes to `consume`, in order, in chunks of at most a few MiB.
   /// Chunks need not end on element boundaries. Stops at the first error.
@@ -70,6 +74,7 @@ class tensor_source {
   std::optional<metadata_map> metadata_;
   std::vector<std::string> notes_;
   std::uint64_t shard_bytes_ = 0;
+  std::uint64_t input_bytes_ = 0;
 };
 
 using source_ptr = std::unique_ptr<tensor_source>;

@@ -163,6 +163,57 @@ status check_expansion(const zip_entry& entry, const zip_limits& limits, std::ui
   return {};
 }
 
+/// The bytes a member occupies: its local header through the end of its data.
+struct member_span {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  std::size_t entry = 0;
+};
+
+/// The span of each member whose local header can be read; the others fail when read.
+std::vector<member_span> member_spans(const readonly_file& file, std::span<const zip_entry> entries,
+                                      std::span<const std::uint64_t> local_offsets) {
+  std::vector<member_span> spans;
+  spans.reserve(entries.size());
+  std::array<std::byte, zip_local_fixed_bytes> header{};
+  for (const zip_entry& entry : entries) {
+    const std::uint64_t local = local_offsets[entry.index];
+    if (local > file.size() || file.size() - local < header.size() || !file.read_at(local, header) ||
+        load_le(header, 0, 4) != zip_local_signature) {
+      continue;
+    }
+    const std::uint64_t data = local + header.size() + load_le(header, 26, 2) + load_le(header, 28, 2);
+    spans.push_back({local, std::min(data + entry.compressed_size, file.size()), entry.index});
+  }
+  return spans;
+}
+
+/// Members must not share bytes: an archive whose directory points many entries at one
+/// member (an overlap bomb) expands without any compression. Info-ZIP's unzip and
+/// CPython's zipfile refuse it too.
+status check_no_overlap(const readonly_file& file, std::span<const zip_entry> entries,
+                        std::span<const std::uint64_t> local_offsets) {
+  std::vector<member_span> spans = member_spans(file, entries, local_offsets);
+  std::sort(spans.begin(), spans.end(), [](const member_span& a, const member_span& b) {
+    return a.begin != b.begin ? a.begin < b.begin : a.entry < b.entry;
+  });
+  const member_span* furthest = nullptr;  // of the spans so far, the one reaching furthest
+  for (const member_span& span : spans) {
+    if (furthest != nullptr && span.begin < furthest->end) {
+      const zip_entry& a = entries[furthest->entry];
+      const zip_entry& b = entries[span.entry];
+      return make_error(error_code::unsafe_content,
+                        fmt::format("zip members '{}' (bytes {} to {}) and '{}' (bytes {} to {}) overlap: refusing "
+                                    "an archive whose members share bytes (a likely zip bomb)",
+                                    a.name, furthest->begin, furthest->end, b.name, span.begin, span.end),
+                        span.begin)
+          .with_path(file.path());
+    }
+    if (furthest == nullptr || span.end > furthest->end) furthest = &span;
+  }
+  return {};
+}
+
 }  // namespace
 
 bool is_confined_member_name(std::string_view name) noexcept {
@@ -270,6 +321,10 @@ result<zip_reader> zip_reader::open(const std::string& path, const zip_limits& l
   if (rc != UNZ_END_OF_LIST_OF_FILE) {
     return archive_error(error_code::invalid_format, path,
                          fmt::format("zip central directory is truncated after {} entries", reader.entries_.size()));
+  }
+  if (auto disjoint = check_no_overlap(reader.state_->file, reader.entries_, reader.state_->local_header_offsets);
+      !disjoint) {
+    return std::move(disjoint).err();
   }
   return reader;
 }

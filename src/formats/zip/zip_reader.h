@@ -47,9 +47,11 @@ class zip_reader {
   /// InvalidFormat (not a zip, or truncated: the message says so and gives the size the
   /// archive's own records imply; encrypted or unknown-method entries), UnsafePath (an
   /// entry name leaves the archive), UnsafeContent (entry count or total size over the
-  /// limits), LimitExceeded (a deflated entry over the expanded-size or ratio limit).
-  /// Entries are never inflated past their declared size, so these up-front checks bound
-  /// what reading can produce even when the sizes in the archive lie.
+  /// limits; two members whose local header and data overlap, naming both and their byte
+  /// ranges: an overlap bomb expands without compression), LimitExceeded (a deflated entry
+  /// over the expanded-size or ratio limit). Entries are never inflated past their declared
+  /// size, so these up-front checks bound what reading can produce even when the sizes in
+  /// the archive lie.
   [[nodiscard]] static result<zip_reader> open(const std::string& path, const zip_limits& limits = {});
 
   zip_reader(zip_reader&&) noexcept;
