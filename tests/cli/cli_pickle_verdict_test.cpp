@@ -98,7 +98,9 @@ TEST(CliPickleVerdict, InertObjectsConvertByDefaultAndStrictRefusesThemWhateverT
   r = st_test::run_cli({"inspect", "--json", st_test::pytorch_fixture("basic.pt").string()});
   EXPECT_NE(r.out.find(R"("verdict":{"kind":"allowlisted","globals":[]})"), std::string::npos) << r.out;
 
-  for (const char* file : {"opaque.pt", "opaque_legacy.pt"}) {
+  for (const char* file : {"opaque.pt", "opaque_legacy.pt", "hostile/inert_popped_zip.pt",
+                           "hostile/inert_overwritten_zip.pt", "hostile/inert_dict_key_zip.pt",
+                           "hostile/inert_requires_grad_zip.pt", "hostile/inert_build_on_tensor_zip.pt"}) {
     const std::string in = st_test::pytorch_fixture(file).string();
     r = st_test::run_cli({"convert", in, (dir / "ok.safetensors").string(), "-q"});
     EXPECT_EQ(r.status, 0) << file << ": " << r.err;

@@ -356,3 +356,30 @@ TEST(PickleCodeExecution, ProtocolZeroTextBeforeInstIsRead) {
     EXPECT_EQ(e.err().code, st::error_code::invalid_format) << bad;
   }
 }
+
+// The positions that passed strict before (POPped, overwritten, a dict key, the requires_grad
+// and hooks slots, a BUILD state on a tensor) with an inert object: they convert by default,
+// and strict refuses them because the stream names the global, wherever it went.
+TEST(PickleCodeExecution, StrictRefusesAGlobalOutsideTheAllowlistWhereverItsResultGoes) {
+  std::ifstream in(st_test::pytorch_fixture("hostile/inert.tsv"));
+  std::string line;
+  int files = 0;
+  while (std::getline(in, line)) {
+    const std::string file = line.substr(0, line.find('\t'));
+    const std::string path = st_test::pytorch_fixture("hostile/" + file).string();
+    ++files;
+    auto c = st::torch::checkpoint::open(path);
+    ASSERT_OK(c) << file;
+    ASSERT_EQ(c->tensors().size(), 1u) << file;
+    EXPECT_EQ(c->tensors()[0].name, "w") << file;
+    EXPECT_EQ(c->verdict().kind(), st::torch::pickle_verdict_kind::inert_objects) << file;
+    st::torch::open_options strict;
+    strict.strict = true;
+    auto refused = st::torch::checkpoint::open(path, strict);
+    ASSERT_ERROR(refused, st::error_code::unsafe_content) << file;
+    EXPECT_NE(refused.err().message.find("names a global outside the allowlist: argparse.Namespace at byte "),
+              std::string::npos)
+        << file << ": " << refused.err().message;
+  }
+  EXPECT_EQ(files, 6);
+}
