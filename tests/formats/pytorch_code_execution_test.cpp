@@ -219,6 +219,10 @@ TEST(PickleCodeExecution, RefusedWhereverTheResultGoesAndOverLaterErrors) {
   EXPECT_EQ(two.message,
             "refused: this file tries to run code: builtins.eval at byte 2 of the pickle (and 1 more code-execution "
             "global)");
+  // The same dotted text spelt as an innocent module first, then as an attribute walk: judged apart.
+  auto walk = ce_refusal("\x80\x04" + ce_stack_global("mylib.os", "system") + "0" +
+                         ce_stack_global("mylib", "os.system") + "0}.");
+  EXPECT_EQ(walk.code, st::error_code::code_execution) << walk.message;
   // STACK_GLOBAL names are as long as GLOBAL's at most.
   auto long_name = ce_refusal("\x80\x04" + ce_stack_global("mylib", std::string(300, 'a')) + ".");
   EXPECT_EQ(long_name.code, st::error_code::invalid_format) << long_name.message;

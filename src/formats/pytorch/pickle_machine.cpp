@@ -387,9 +387,13 @@ status pickle_machine::push_integer(std::span<const std::byte> le_bytes) {
 }
 
 pickle_global_use& pickle_machine::note_foreign_global(const std::string& module, const std::string& name) {
-  std::string dotted = module + "." + name;
-  auto [it, inserted] = foreign_index_.emplace(dotted, verdict_.globals.size());
+  // Keyed by the exact spelling: ("a.os", "system") and ("a", "os.system") read the same
+  // dotted but are judged apart (the second is an attribute walk to os.system).
+  auto [it, inserted] =
+      foreign_index_.emplace(std::string(module).append(1, '\n').append(name), verdict_.globals.size());
   if (inserted) {
+    std::string dotted = module + "." + name;
+    foreign_by_name_.emplace(dotted, verdict_.globals.size());  // the first spelling gets the calls
     pickle_global_use use;
     use.name = std::move(dotted);
     use.runs_code = runs_code(module, name);
@@ -406,8 +410,8 @@ pickle_global_use& pickle_machine::note_foreign_global(const std::string& module
 
 void pickle_machine::note_call(const pickle_value& callee) {
   if (callee.kind != pickle_kind::opaque) return;
-  auto it = foreign_index_.find(callee.text);
-  if (it == foreign_index_.end()) return;  // torch.device: allowlisted
+  auto it = foreign_by_name_.find(callee.text);
+  if (it == foreign_by_name_.end()) return;  // torch.device: allowlisted
   pickle_global_use& use = verdict_.globals[it->second];
   if (use.calls++ == 0) {
     use.first_call_offset = op_offset_;

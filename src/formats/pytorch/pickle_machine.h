@@ -95,8 +95,9 @@ class pickle_machine {
   pickle_document doc_;
   std::string pickle_name_;
   pickle_verdict verdict_;
-  std::unordered_map<std::string, std::size_t> foreign_index_;  // "module.name" -> verdict_.globals index
-  std::optional<std::size_t> first_code_global_;                // its index in verdict_.globals
+  std::unordered_map<std::string, std::size_t> foreign_index_;    // "module\nname" -> verdict_.globals index
+  std::unordered_map<std::string, std::size_t> foreign_by_name_;  // "module.name" (opaque text) -> the same
+  std::optional<std::size_t> first_code_global_;                  // its index in verdict_.globals
 };
 
 }  // namespace safetensors::torch::detail
