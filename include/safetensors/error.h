@@ -41,6 +41,7 @@ enum class error_code : std::uint8_t {
   unsupported,                     ///< a well-formed input uses something we cannot represent (type, feature)
   unsafe_content,                  ///< an input asks for something refused for safety (pickle global, zip bomb)
   cancelled,                       ///< the caller's progress callback asked to stop
+  code_execution,                  ///< a pickle names a global that runs code (os.system, eval, ...): an attack
 };
 
 /// The reference's variant name ("InvalidOffset", ...) or ours ("DuplicateKey", ...).

@@ -52,7 +52,7 @@ SAFETENSORS_C_API uint32_t safetensors_version_number(void);
 
 /* ---- Status codes -------------------------------------------------------------------- */
 
-/** Status of a call. 1-23 mirror safetensors::error_code in order (safetensors/error.h). */
+/** Status of a call. 1-25 mirror safetensors::error_code in order (safetensors/error.h). */
 enum safetensors_status {
   SAFETENSORS_OK = 0,
   SAFETENSORS_ERR_HEADER_TOO_SMALL = 1,
@@ -79,6 +79,7 @@ enum safetensors_status {
   SAFETENSORS_ERR_UNSUPPORTED = 22,
   SAFETENSORS_ERR_UNSAFE_CONTENT = 23,
   SAFETENSORS_ERR_CANCELLED = 24,
+  SAFETENSORS_ERR_CODE_EXECUTION = 25, /* a pickle names a global that runs code: an attack, not a corrupt file */
   /* The C API's own: failures the C++ library reports as exceptions. */
   SAFETENSORS_ERR_OUT_OF_MEMORY = 100,
   SAFETENSORS_ERR_INTERNAL = 101
@@ -418,6 +419,36 @@ SAFETENSORS_C_API int safetensors_convert_options_set_progress(safetensors_conve
  *  output appears complete or not at all. */
 SAFETENSORS_C_API int safetensors_convert(const char* const* inputs, size_t input_count, const char* output,
                                           const safetensors_convert_options* options);
+
+/* ---- Pickle verdict (PyTorch) ------------------------------------------------------- */
+
+/** What a PyTorch checkpoint's pickles name outside the allowlist, read without running
+ *  anything, also for a file safetensors_convert refuses (docs/formats.md). Not in the
+ *  WebAssembly build. */
+typedef struct safetensors_pickle_verdict safetensors_pickle_verdict;
+enum safetensors_pickle_verdict_kind {
+  SAFETENSORS_PICKLE_ALLOWLISTED = 0,   /* only the globals a state_dict needs */
+  SAFETENSORS_PICKLE_INERT_OBJECTS = 1, /* other globals, never loaded: skipped; refused by "strict" */
+  SAFETENSORS_PICKLE_RUNS_CODE = 2      /* a global on the code-execution list: always refused */
+};
+/** Reads `path` (a .pt/.bin file). Fails only for a NULL argument (or UNSUPPORTED without the
+ *  converters): a file that does not open is described by safetensors_pickle_verdict_refusal. */
+SAFETENSORS_C_API int safetensors_pickle_verdict_open(const char* path, safetensors_pickle_verdict** out);
+SAFETENSORS_C_API void safetensors_pickle_verdict_free(safetensors_pickle_verdict* verdict);
+/** A safetensors_pickle_verdict_kind; -1 for NULL. */
+SAFETENSORS_C_API int safetensors_pickle_verdict_kind(const safetensors_pickle_verdict* verdict);
+/** The status opening the file for conversion gives: SAFETENSORS_OK, SAFETENSORS_ERR_CODE_EXECUTION
+ *  for a file that tries to run code, ...; `text` (may be NULL) gets its one-line report ("" when
+ *  it opens), valid as long as the verdict. */
+SAFETENSORS_C_API int safetensors_pickle_verdict_refusal(const safetensors_pickle_verdict* verdict, const char** text);
+/** The number of globals outside the allowlist the pickles name. */
+SAFETENSORS_C_API size_t safetensors_pickle_verdict_global_count(const safetensors_pickle_verdict* verdict);
+/** Global `index`, in the order first named: its dotted name ("posix.system", valid as long as
+ *  the verdict), 1 when it is on the code-execution list, and the byte offset, in its pickle, of
+ *  the first opcode naming it. Out pointers may be NULL. */
+SAFETENSORS_C_API int safetensors_pickle_verdict_global(const safetensors_pickle_verdict* verdict, size_t index,
+                                                        const char** name, int* runs_code, uint64_t* offset);
+
 /** The size of the file the writer would write. */
 SAFETENSORS_C_API int safetensors_writer_file_size(const safetensors_writer* writer, uint64_t* size);
 /** Serializes into `dst` of exactly file_size bytes. */

@@ -11,6 +11,7 @@ from ._safetensors_cxx import checksum as _checksum
 from ._safetensors_cxx import convert as _convert
 from ._safetensors_cxx import dequantize_checkpoint as _dequantize_checkpoint
 from ._safetensors_cxx import diff as _diff
+from ._safetensors_cxx import pickle_verdict as _pickle_verdict
 from ._safetensors_cxx import quantize_checkpoint as _quantize_checkpoint
 
 
@@ -57,6 +58,15 @@ def convert(input, output, *, to=None, dtype=None, key=None, shared="keep", stri
     return _run(input, output, progress, to=to, dtype=dtype, key=key, shared=shared, strict=strict,
                 compress=compress, hash_long_names=hash_long_names, only=_patterns(only),
                 exclude=_patterns(exclude), max_output_size=max_output_size)
+
+
+def pickle_verdict(path):
+    """What a PyTorch checkpoint's pickles name outside the allowlist, read without running
+    anything, also for a file `convert` refuses. A dict: `kind` ("allowlisted", "inert objects"
+    or "runs code"), `globals` (each: name, runs_code, pickle, offset, opcode, times_named,
+    calls, first_call, first_call_offset) and `refusal` (None, or the code, message and offset
+    of the error `convert` gives: "CodeExecution" for a file that tries to run code)."""
+    return _pickle_verdict(os.fsdecode(path))
 
 
 def cast(input, output, dtype, *, only=None, exclude=None, saturate=False, max_output_size=None, progress=None):

@@ -16,11 +16,11 @@ from ._safetensors_cxx import mlx_quantize_into as _mlx_quantize_into
 from ._safetensors_cxx import mlx_scale_dtype as _mlx_scale_dtype
 from ._safetensors_cxx import validate as _validate
 from ._pipelines import (cast, checksum, convert, dequantize_checkpoint, diff, extract, merge,  # noqa: F401
-                         quantize_checkpoint, shard)
+                         pickle_verdict, quantize_checkpoint, shard)
 from ._tp_load import load_sharded  # noqa: F401
 
 __all__ = ["ValidationResult", "validate", "writer", "open_checkpoint", "mlx_layers", "dequantize", "quantize",
-           "convert", "cast", "extract", "merge", "shard", "diff", "checksum", "quantize_checkpoint", "dequantize_checkpoint", "load_sharded",
+           "convert", "cast", "extract", "merge", "shard", "diff", "checksum", "quantize_checkpoint", "dequantize_checkpoint", "load_sharded", "pickle_verdict",
            "SafetensorError", "batch"]
 
 

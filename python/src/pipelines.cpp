@@ -16,6 +16,7 @@
 #include "errors.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/checkpoint_write.h"
+#include "safetensors/formats/pytorch.h"
 #include "safetensors/pipeline/checksum.h"
 #include "safetensors/pipeline/convert.h"
 #include "safetensors/pipeline/diff.h"
@@ -227,9 +228,47 @@ py::dict dequantize_checkpoint(const std::string& in, const std::string& out, co
   return mlx_summary_dict(summary);
 }
 
+// What a PyTorch file's pickles name outside the allowlist (pickle_verdict.h), also for a
+// file convert refuses: {"kind", "globals": [...], "refusal": None or {"code", "message", "offset"}}.
+py::dict pickle_verdict(const std::string& path) {
+  safetensors::torch::checkpoint_audit audit;
+  {
+    py::gil_scoped_release unlocked;
+    audit = safetensors::torch::audit_checkpoint(path);
+  }
+  py::list globals;
+  for (const auto& g : audit.verdict.globals) {
+    py::dict d;
+    d["name"] = g.name;
+    d["runs_code"] = g.runs_code;
+    d["pickle"] = g.pickle;
+    d["offset"] = g.offset;
+    d["opcode"] = g.opcode;
+    d["times_named"] = g.times_named;
+    d["calls"] = g.calls;
+    d["first_call"] = g.calls != 0 ? py::object(py::str(g.first_call)) : py::object(py::none());
+    d["first_call_offset"] = g.calls != 0 ? py::object(py::int_(g.first_call_offset)) : py::object(py::none());
+    globals.append(std::move(d));
+  }
+  py::dict out;
+  out["kind"] = std::string(safetensors::torch::pickle_verdict_name(audit.verdict.kind()));
+  out["globals"] = std::move(globals);
+  if (audit.refusal) {
+    py::dict refusal;
+    refusal["code"] = std::string(safetensors::error_code_name(audit.refusal->code));
+    refusal["message"] = audit.refusal->to_string();
+    refusal["offset"] = audit.refusal->offset ? py::object(py::int_(*audit.refusal->offset)) : py::object(py::none());
+    out["refusal"] = std::move(refusal);
+  } else {
+    out["refusal"] = py::none();
+  }
+  return out;
+}
+
 }  // namespace
 
 void bind_pipelines(py::module_& m) {
+  m.def("pickle_verdict", &pickle_verdict, py::arg("path"));
   m.def("quantize_checkpoint", &quantize_checkpoint, py::arg("input"), py::arg("output"), py::arg("mode"),
         py::arg("bits"), py::arg("group_size"), py::arg("only"), py::arg("exclude"), py::arg("config_out"),
         py::arg("max_shard_size"), py::arg("max_output_size"), py::arg("progress"));

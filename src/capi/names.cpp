@@ -17,14 +17,15 @@ static_assert(SAFETENSORS_ERR_METADATA_INCOMPLETE_BUFFER ==
               static_cast<int>(st::error_code::metadata_incomplete_buffer) + 1);
 static_assert(SAFETENSORS_ERR_IO == static_cast<int>(st::error_code::io) + 1);
 static_assert(SAFETENSORS_ERR_CANCELLED == static_cast<int>(st::error_code::cancelled) + 1);
-static_assert(SAFETENSORS_ERR_CANCELLED < SAFETENSORS_ERR_OUT_OF_MEMORY);
+static_assert(SAFETENSORS_ERR_CODE_EXECUTION == static_cast<int>(st::error_code::code_execution) + 1);
+static_assert(SAFETENSORS_ERR_CODE_EXECUTION < SAFETENSORS_ERR_OUT_OF_MEMORY);
 static_assert(SAFETENSORS_DTYPE_BOOL == static_cast<int>(st::dtype::BOOL));
 static_assert(SAFETENSORS_DTYPE_F8_E5M2FNUZ == static_cast<int>(st::dtype::F8_E5M2FNUZ));
 static_assert(SAFETENSORS_DTYPE_BF16 == static_cast<int>(st::dtype::BF16));
 static_assert(SAFETENSORS_DTYPE_U64 == static_cast<int>(st::dtype::U64));
 static_assert(SAFETENSORS_DTYPE_U64 + 1 == st::dtype_count);
 
-constexpr int last_library_status = SAFETENSORS_ERR_CANCELLED;
+constexpr int last_library_status = SAFETENSORS_ERR_CODE_EXECUTION;
 
 #define SAFETENSORS_C_STRINGIFY2(x) #x
 #define SAFETENSORS_C_STRINGIFY(x) SAFETENSORS_C_STRINGIFY2(x)

@@ -35,6 +35,7 @@ std::string_view error_code_name(error_code code) noexcept {
     case error_code::unsupported: return "Unsupported";
     case error_code::unsafe_content: return "UnsafeContent";
     case error_code::cancelled: return "Cancelled";
+    case error_code::code_execution: return "CodeExecution";
   }
   return "Unknown";
 }

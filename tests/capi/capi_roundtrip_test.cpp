@@ -50,7 +50,9 @@ TEST(CApi, NamesOfStatusesAndDtypes) {
   EXPECT_STREQ(safetensors_status_name(SAFETENSORS_ERR_UNSAFE_CONTENT), "UnsafeContent");
   EXPECT_STREQ(safetensors_status_name(SAFETENSORS_ERR_OUT_OF_MEMORY), "OutOfMemory");
   EXPECT_STREQ(safetensors_status_name(SAFETENSORS_ERR_CANCELLED), "Cancelled");
-  EXPECT_STREQ(safetensors_status_name(25), "Unknown");
+  EXPECT_STREQ(safetensors_status_name(SAFETENSORS_ERR_CODE_EXECUTION), "CodeExecution");
+  EXPECT_EQ(SAFETENSORS_ERR_CODE_EXECUTION, 25);  // appended: the earlier numbers stay
+  EXPECT_STREQ(safetensors_status_name(26), "Unknown");
   EXPECT_STREQ(safetensors_status_name(-1), "Unknown");
   for (int t = 0; t < 22; ++t) {
     const char* name = safetensors_dtype_name(t);

@@ -180,10 +180,14 @@ TEST(CliConvertOptions, EveryConversionPrintsOneSummaryLineOnStderrAndQuietSilen
 
 TEST(CliConvertOptions, PickleErrorsGiveTheirPositionOnce) {
   const auto out = st_test::scratch_dir() / "o.safetensors";
-  // (evil_os_system.pt would not do: an opaque global is skipped, not a pickle error.)
-  auto r = st_test::run_cli({"convert", st_test::pytorch_fixture("evil_obj.pt").string(), out.string()});
+  auto r = st_test::run_cli({"convert", st_test::pytorch_fixture("evil_persid.pt").string(), out.string()});
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("at pickle byte"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("(at byte"), std::string::npos) << r.err;
+  // A code-execution refusal says "at byte N of <pickle>" once too.
+  r = st_test::run_cli({"convert", st_test::pytorch_fixture("evil_obj.pt").string(), out.string()});
+  EXPECT_EQ(r.status, 3);
+  EXPECT_NE(r.err.find("at byte 3 of archive/data.pkl"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("(at byte"), std::string::npos) << r.err;
 }
 

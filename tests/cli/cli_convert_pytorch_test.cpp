@@ -132,14 +132,14 @@ TEST(CliConvertPytorch, MaliciousInputsAreRefusedAndNoPayloadRuns) {
   fs::remove(sentinel);
   const auto dir = st_test::scratch_dir();
   const std::vector<std::pair<std::string, std::string>> cases = {
-      // Globals outside the allowlist stay inert: what is left holds no tensor.
-      {"evil_os_system.pt", "holds an object (os.system), not a dict of tensors"},
-      {"evil_eval_stack_global.pt", "holds an object (builtins.eval)"},
-      {"evil_popen.pt", "holds no tensor (skipped: w)"},
+      // A global on the code-execution list: refused as an attempt to run code.
+      {"evil_os_system.pt", "refused: this file tries to run code: os.system at byte 2 of archive/data.pkl"},
+      {"evil_eval_stack_global.pt", "tries to run code: builtins.eval"},
+      {"evil_popen.pt", "tries to run code: subprocess.Popen"},
       {"evil_reduce_nonfunction.pt", "'torch.float32' cannot be called"},
-      {"evil_inst.pt", "INST at pickle byte"},
-      {"evil_obj.pt", "instance creation is not allowed"},
-      {"evil_newobj.pt", "holds an object (subprocess.Popen)"},
+      {"evil_inst.pt", "tries to run code: os.system"},
+      {"evil_obj.pt", "tries to run code: os.system"},
+      {"evil_newobj.pt", "tries to run code: subprocess.Popen"},
       {"evil_persid.pt", "persistent id is not a ('storage'"},
       {"bomb_memo.pt", "object tree is too large"},
       {"bomb_stack.pt", "stack deeper than"},
@@ -162,25 +162,16 @@ TEST(CliConvertPytorch, MaliciousInputsAreRefusedAndNoPayloadRuns) {
     }
     EXPECT_FALSE(fs::exists(out)) << fixture << ": half-written output";
   }
-  // A payload beside a tensor: the tensor converts, the payload is skipped and never runs,
-  // and --strict refuses the file.
+  // A payload beside a tensor, saved by torch: refused in both modes, exit status 3.
   const auto beside = st_test::pytorch_fixture("evil_beside_tensor.pt").string();
-  auto r = st_test::run_cli({"convert", beside, (dir / "beside.safetensors").string(), "-q"});
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("warning: skipped 'payload': is an object outside the allowlist (posix.system)"),
-            std::string::npos)
-      << r.err;
-  expect_output_matches(dir / "beside.safetensors", "evil_beside_tensor.pt");
-  // Without -q the summary's notes follow; the warned-about payload is not listed again there.
-  r = st_test::run_cli({"convert", beside, (dir / "loud.safetensors").string()});
-  EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_NE(r.err.find("converted "), std::string::npos) << r.err;
-  const auto first = r.err.find("payload");
-  EXPECT_NE(first, std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find("payload", first + 1), std::string::npos) << "payload reported twice: " << r.err;
-  r = st_test::run_cli({"convert", beside, (dir / "strict.safetensors").string(), "-q", "--strict"});
-  EXPECT_EQ(r.status, 1) << r.err;
-  EXPECT_FALSE(fs::exists(dir / "strict.safetensors"));
+  for (const bool strict : {false, true}) {
+    std::vector<std::string> args = {"convert", beside, (dir / "beside.safetensors").string(), "-q"};
+    if (strict) args.emplace_back("--strict");
+    auto r = st_test::run_cli(args);
+    EXPECT_EQ(r.status, 3) << r.err;
+    EXPECT_NE(r.err.find("refused: this file tries to run code: posix.system at byte "), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(dir / "beside.safetensors"));
+  }
   EXPECT_FALSE(fs::exists(sentinel)) << "a payload ran";
 }
 

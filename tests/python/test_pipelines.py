@@ -12,7 +12,7 @@ import torch
 
 from safetensors import SafetensorError
 from safetensors.cxx import (cast, checksum, convert, dequantize, dequantize_checkpoint, diff, extract, merge,
-                             quantize, quantize_checkpoint, shard)
+                             pickle_verdict, quantize, quantize_checkpoint, shard)
 from safetensors.numpy import load_file as load_numpy
 from safetensors.torch import load_file, save_file
 
@@ -230,3 +230,39 @@ def test_max_output_size_bounds_every_writing_function(model, tmp_path):
             write()
         assert not (tmp_path / "x.safetensors").exists() and not (tmp_path / "x.npz").exists(), name
         assert not (tmp_path / "xdir").exists(), name
+
+
+HOSTILE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "pytorch", "hostile")
+PYTORCH_FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "pytorch")
+SENTINEL = "/tmp/safetensors-pytorch-fixture-pwned"  # what the hostile files' payloads would create
+
+
+def test_a_pickle_that_tries_to_run_code_is_refused_with_its_own_code_and_verdict(tmp_path):
+    if os.path.exists(SENTINEL):
+        os.remove(SENTINEL)
+    for name, first in (("saved_os_system_nested_p2_zip.pt", "posix.system"),
+                        ("hand_stack_global_eval_legacy.pt", "builtins.eval")):
+        path = os.path.join(HOSTILE, name)
+        for strict in (False, True):
+            with pytest.raises(SafetensorError) as raised:
+                convert(path, tmp_path / "out.safetensors", strict=strict)
+            assert raised.value.code == "CodeExecution"
+            assert "refused: this file tries to run code: %s at byte " % first in str(raised.value)
+            assert not (tmp_path / "out.safetensors").exists()
+        verdict = pickle_verdict(path)
+        assert verdict["kind"] == "runs code"
+        assert verdict["refusal"]["code"] == "CodeExecution"
+        listed = [g for g in verdict["globals"] if g["name"] == first]
+        assert listed and listed[0]["runs_code"] and listed[0]["offset"] > 0
+    assert not os.path.exists(SENTINEL)
+
+
+def test_pickle_verdict_of_inert_objects_and_of_a_plain_state_dict(checkpoint):
+    verdict = pickle_verdict(os.path.join(PYTORCH_FIXTURES, "opaque.pt"))
+    assert verdict["kind"] == "inert objects"
+    assert verdict["refusal"] is None
+    names = [g["name"] for g in verdict["globals"]]
+    assert "argparse.Namespace" in names and "pathlib.PosixPath" in names
+    assert not any(g["runs_code"] for g in verdict["globals"])
+    path, _ = checkpoint
+    assert pickle_verdict(path) == {"kind": "allowlisted", "globals": [], "refusal": None}

@@ -15,6 +15,68 @@
 namespace st_cli {
 namespace {
 namespace st = safetensors;
+
+// At most this many globals are listed one by one (a hostile pickle may name thousands).
+constexpr std::size_t listed_globals = 50;
+
+std::string verdict_summary(const st::torch::pickle_verdict& v) {
+  switch (v.kind()) {
+    case st::torch::pickle_verdict_kind::allowlisted: return "allowlisted globals only";
+    case st::torch::pickle_verdict_kind::inert_objects:
+      return fmt::format(
+          "{} outside the allowlist, never loaded (converting skips what they touch; --strict "
+          "refuses the file)",
+          count_of(v.globals.size(), "global"));
+    case st::torch::pickle_verdict_kind::runs_code: break;
+  }
+  return "refused: this file tries to run code";
+}
+
+std::string global_line(const st::torch::pickle_global_use& g) {
+  std::string line = fmt::format("{}{}: named {} at byte {} of {} ({}x)", g.runs_code ? "runs code: " : "", g.name,
+                                 g.opcode, g.offset, g.pickle, g.times_named);
+  if (g.calls != 0) line += fmt::format(", called by {} at byte {} ({}x)", g.first_call, g.first_call_offset, g.calls);
+  return line;
+}
+
+// The verdict as notes: the summary, then each global outside the allowlist.
+void add_verdict_notes(const st::torch::pickle_verdict& v, std::vector<std::string>& notes) {
+  notes.push_back("pickle verdict: " + verdict_summary(v));
+  for (std::size_t i = 0; i < v.globals.size() && i < listed_globals; ++i) notes.push_back(global_line(v.globals[i]));
+  if (v.globals.size() > listed_globals) notes.push_back(fmt::format("... {} more", v.globals.size() - listed_globals));
+}
+
+std::string verdict_json(const st::torch::pickle_verdict& v) {
+  std::string out = fmt::format(R"({{"kind":{},"globals":[)", st::json_quote(st::torch::pickle_verdict_name(v.kind())));
+  for (std::size_t i = 0; i < v.globals.size(); ++i) {
+    const auto& g = v.globals[i];
+    out +=
+        fmt::format(R"({}{{"name":{},"runs_code":{},"pickle":{},"offset":{},"opcode":"{}","times_named":{},"calls":{})",
+                    i ? "," : "", st::json_quote(g.name), g.runs_code, st::json_quote(g.pickle), g.offset, g.opcode,
+                    g.times_named, g.calls);
+    if (g.calls != 0)
+      out += fmt::format(R"(,"first_call":"{}","first_call_offset":{})", g.first_call, g.first_call_offset);
+    out += '}';
+  }
+  return out + "]}";
+}
+
+// A file that names code to run does not open: its verdict is shown, then the refusal.
+run_result refused(const std::string& path, st::error e, bool json) {
+  if (e.code != st::error_code::code_execution) return std::move(e).with_path(path);
+  const auto audit = st::torch::audit_checkpoint(path);
+  if (json) {
+    fmt::print(R"({{"format":"pytorch","verdict":{}}})"
+               "\n",
+               verdict_json(audit.verdict));
+  } else {
+    std::vector<std::string> notes;
+    add_verdict_notes(audit.verdict, notes);
+    for (const auto& note : notes) fmt::print("note:        {}\n", note);
+  }
+  return std::move(e).with_path(path);
+}
+
 }  // namespace
 
 st::result<file_listing> list_pytorch(const std::string& path) {
@@ -38,18 +100,19 @@ st::result<file_listing> list_pytorch(const std::string& path) {
          fmt::format("{}", fmt::join(notes, ", "))});
   }
   for (const auto& s : c->skipped()) out.notes.push_back(fmt::format("skipped {}: {}", s.name, s.reason));
+  add_verdict_notes(c->verdict(), out.notes);
   return out;
 }
 
 run_result inspect_pytorch(const std::string& path, bool json) {
   if (!json) {
     auto listing = list_pytorch(path);
-    if (!listing) return std::move(listing).err();
+    if (!listing) return refused(path, std::move(listing).err(), false);
     print_listing(path, *listing);
     return exit_ok;
   }
   auto c = st::torch::checkpoint::open(path);
-  if (!c) return safetensors::error(c.err()).with_path(path);
+  if (!c) return refused(path, std::move(c).err(), true);
   const char* container = c->container() == st::torch::container_kind::zip ? "zip" : "legacy";
   auto shape_text = [](const std::vector<std::uint64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); };
   std::string out =
@@ -66,7 +129,7 @@ run_result inspect_pytorch(const std::string& path, bool json) {
     out +=
         fmt::format(R"({}{{"name":{},"reason":{}}})", i ? "," : "", st::json_quote(s.name), st::json_quote(s.reason));
   }
-  fmt::print("{}]}}\n", out);
+  fmt::print("{}],\"verdict\":{}}}\n", out, verdict_json(c->verdict()));
   return exit_ok;
 }
 

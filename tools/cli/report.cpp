@@ -13,7 +13,8 @@ void print_error(const safetensors::error& e) {
   safetensors::error shown = safetensors::explain_format_error(e);
   // Said once: a message that already gives the position ("GLOBAL at pickle byte 169: ...")
   // does not repeat it as "(at byte 169)".
-  if (shown.offset && shown.message.find(fmt::format("byte {}:", *shown.offset)) != std::string::npos) {
+  if (shown.offset && (shown.message.find(fmt::format("byte {}:", *shown.offset)) != std::string::npos ||
+                       shown.message.find(fmt::format("byte {} of", *shown.offset)) != std::string::npos)) {
     shown.offset.reset();
   }
   fmt::print(stderr, "safetensors: error: {}\n", shown.to_string());
@@ -34,6 +35,7 @@ int exit_code_for(const safetensors::error& e) noexcept {
     case error_code::invalid_argument:
     case error_code::invalid_slice:
     case error_code::tensor_not_found: return exit_usage;
+    case error_code::code_execution: return exit_runs_code;
     default: return exit_failed;
   }
 }

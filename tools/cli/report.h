@@ -10,7 +10,9 @@
 namespace st_cli {
 
 /// Exit statuses shared by every subcommand.
-enum exit_status : int { exit_ok = 0, exit_failed = 1, exit_usage = 2 };
+/// 3: an input was refused because it tries to run code (a pickle naming os.system, eval, ...),
+/// so that scripts tell an attack from a corrupt file.
+enum exit_status : int { exit_ok = 0, exit_failed = 1, exit_usage = 2, exit_runs_code = 3 };
 
 /// What a subcommand returns: the exit status of a run that went to the end (0, or 1 or 2
 /// after it reported its findings: differences, invalid files), or the error that stopped

@@ -3,14 +3,18 @@
 /// A restricted pickle reader for PyTorch checkpoints that executes nothing.
 ///
 /// `unpickle` runs a symbolic pickle machine: opcodes build a tree of `pickle_value`s
-/// instead of Python objects. Protocols 0-5 are read (protocol 1's text INT/LONG/FLOAT
-/// and PUT/GET included). Globals are understood only against an allowlist (the tensor
-/// rebuild functions, storage classes, dtypes, OrderedDict and a few builtins a
-/// state_dict needs); calling them (REDUCE) builds tensor and storage descriptions, never
+/// instead of Python objects. Protocols 0-5 are read (the text INT/LONG/FLOAT, STRING,
+/// UNICODE and PUT/GET of protocols 0-1 included). Globals are understood only against
+/// an allowlist (the tensor rebuild functions, storage classes, dtypes, OrderedDict and a
+/// few builtins a state_dict needs); calling them (REDUCE) builds tensor and storage descriptions, never
 /// runs code. Any other global is never imported: it becomes an inert `opaque` value
 /// (`text` = its dotted name), and REDUCE, NEWOBJ, NEWOBJ_EX and BUILD on it give more
-/// opaque values, SETITEM(S)/APPEND(S) on it drop their items. Refused, with an error
-/// naming the opcode and its byte offset in the pickle stream:
+/// opaque values, SETITEM(S)/APPEND(S) on it drop their items. Every such global, and
+/// every call on it, is recorded in the document's `verdict()` (pickle_verdict.h).
+/// Refused, with an error naming the opcode and its byte offset in the pickle stream:
+///   - CodeExecution: a global on the code-execution list named anywhere in the stream
+///     (checked as each global is named; the error names the first one and its byte, and
+///     wins over any error met after it).
 ///   - UnsafeContent: INST, OBJ, calling an allowlisted non-callable (a dtype) or a
 ///     non-global, NEWOBJ/NEWOBJ_EX of an allowlisted class other than OrderedDict/set,
 ///     BUILD on anything but a tensor, dict or opaque value, SETITEM(S) on a non-dict,
@@ -34,6 +38,7 @@
 
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
+#include "safetensors/formats/pickle_verdict.h"
 #include "safetensors/lifetimebound.h"
 
 namespace safetensors::torch {
@@ -121,6 +126,9 @@ class pickle_document {
   [[nodiscard]] std::uint64_t end_offset() const noexcept { return end_; }
   /// Values created (a tree without shared references has this many nodes at most).
   [[nodiscard]] std::size_t value_count() const noexcept;
+  /// The globals outside the allowlist the stream names (never any that runs code: such a
+  /// pickle is refused).
+  [[nodiscard]] const pickle_verdict& verdict() const noexcept { return verdict_; }
 
  private:
   friend class detail::pickle_machine;
@@ -130,6 +138,7 @@ class pickle_document {
   std::vector<pickle_tensor> tensors_;
   std::vector<pickle_storage> storages_;
   std::uint64_t end_ = 0;
+  pickle_verdict verdict_;
 };
 
 /// Runs the restricted machine over one pickle (up to STOP). Offsets in errors count

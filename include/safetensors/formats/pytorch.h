@@ -17,7 +17,8 @@
 /// the checkpoint opens; `read_tensor` then yields its bytes contiguous (views
 /// materialised in C order) and little-endian.
 ///
-/// Errors: InvalidFormat (malformed or truncated container, malformed pickle,
+/// Errors: CodeExecution (a pickle names a global on the code-execution list, anywhere:
+/// pickle_verdict.h), InvalidFormat (malformed or truncated container, malformed pickle,
 /// out-of-bounds view, no tensor at all), Unsupported (TorchScript archives; with `strict`,
 /// an unconvertible tensor), UnsafeContent (see pickle.h; zip entries escaping the archive;
 /// with `strict`, an object outside the allowlist), LimitExceeded (caps, zip bombs, out of
@@ -29,6 +30,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -51,8 +53,10 @@ struct open_options {
   pickle_limits limits;
   /// The object pickle may not be larger than this.
   std::uint64_t max_pickle_bytes = std::uint64_t{1} << 30;
-  /// Refuse instead of skipping: an entry that is or holds an object outside the
-  /// allowlist (UnsafeContent), a tensor SafeTensors cannot hold (Unsupported).
+  /// Refuse instead of skipping: a pickle naming any global outside the allowlist, anywhere
+  /// in its stream and whatever `key` selects (UnsafeContent: what torch.load(weights_only=True)
+  /// refuses), a tensor SafeTensors cannot hold (Unsupported). A global that runs code is
+  /// refused in every mode (CodeExecution).
   bool strict = false;
 };
 
@@ -87,6 +91,8 @@ struct storage_info {
   std::uint64_t byte_size = 0;
 };
 
+struct checkpoint_audit;
+
 /// An open checkpoint: its tensors, what was skipped, and the file mapping their bytes
 /// come from. Move-only.
 class checkpoint {
@@ -105,6 +111,9 @@ class checkpoint {
   [[nodiscard]] std::span<const skipped_value> skipped() const noexcept;
   [[nodiscard]] std::span<const storage_info> storages() const noexcept;
   [[nodiscard]] const std::string& path() const noexcept;
+  /// What the pickles name outside the allowlist (pickle_verdict.h): never `runs_code`, as
+  /// such a file does not open.
+  [[nodiscard]] const pickle_verdict& verdict() const noexcept;
 
   /// Passes tensor `index`'s bytes, contiguous and little-endian, to `sink` in chunks of
   /// at most `chunk_bytes`. Storages are read from the file with pread, never mapped: a
@@ -118,10 +127,22 @@ class checkpoint {
  private:
   struct state;
   explicit checkpoint(std::unique_ptr<state> opened) noexcept;
-  [[nodiscard]] static result<checkpoint> open_checkpoint(const std::string& path, const open_options& options);
+  friend checkpoint_audit audit_checkpoint(const std::string& path, const open_options& options);
+  [[nodiscard]] static result<checkpoint> open_checkpoint(const std::string& path, const open_options& options,
+                                                          pickle_verdict& verdict);
   [[nodiscard]] status read_tensor_bytes(const tensor& t, const chunk_sink& sink, std::size_t chunk_bytes) const;
   std::unique_ptr<state> state_;
 };
+
+/// What `checkpoint::open` decides about a file, with the pickles' verdict also when it
+/// refuses it: `inspect` shows a code-executing file's globals and calls this way.
+struct checkpoint_audit {
+  pickle_verdict verdict;        ///< as far as the pickles were read
+  std::optional<error> refusal;  ///< why `checkpoint::open` refuses the file; nullopt when it opens
+};
+
+/// Reads `path` as `checkpoint::open(path, options)` does (nothing runs), keeping the verdict.
+[[nodiscard]] checkpoint_audit audit_checkpoint(const std::string& path, const open_options& options = {});
 
 /// A sharded checkpoint as transformers writes it: `pytorch_model.bin.index.json`
 /// ({"metadata": ..., "weight_map": {tensor: shard file}}) beside its shard files.

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <iterator>
+#include <string_view>
 
 namespace safetensors::torch::detail {
 namespace {
@@ -94,6 +95,35 @@ const allowed_global& allowed_global_at(std::size_t index) noexcept { return tab
 
 std::size_t allowed_global_index(const allowed_global& entry) noexcept {
   return static_cast<std::size_t>(&entry - table.data());
+}
+
+bool unconvertible_tensor_global(std::string_view dotted) noexcept {
+  static constexpr std::string_view names[] = {
+      "torch._utils._rebuild_qtensor",
+      "torch._utils._rebuild_sparse_tensor",
+      "torch._utils._rebuild_sparse_csr_tensor",
+      "torch._utils._rebuild_nested_tensor",
+      "torch._utils._rebuild_meta_tensor_no_storage",
+      "torch._utils._rebuild_wrapper_subclass",
+      "torch._utils._rebuild_device_tensor_from_numpy",
+      "torch.serialization._get_layout",
+      "torch.per_tensor_affine",
+      "torch.per_channel_affine",
+      "torch.per_tensor_symmetric",
+      "torch.per_channel_symmetric",
+      "torch.per_channel_affine_float_qparams",
+      "torch.sparse_coo",
+      "torch.sparse_csr",
+      "torch.sparse_csc",
+      "torch.sparse_bsr",
+      "torch.sparse_bsc",
+      "torch.strided",
+      "torch._mkldnn",
+  };
+  for (std::string_view name : names) {
+    if (dotted == name) return true;
+  }
+  return false;
 }
 
 }  // namespace safetensors::torch::detail

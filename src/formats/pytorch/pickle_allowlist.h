@@ -42,4 +42,10 @@ struct allowed_global {
 [[nodiscard]] const allowed_global& allowed_global_at(std::size_t index) noexcept;
 [[nodiscard]] std::size_t allowed_global_index(const allowed_global& entry) noexcept;
 
+/// Globals of tensors torch writes and torch.load(weights_only=True) accepts but SafeTensors
+/// cannot hold (quantized, sparse, nested, meta: their rebuild functions, qschemes and
+/// layouts). Never called here: the tensor is skipped, or refused as Unsupported by strict,
+/// rather than refused as an object outside the allowlist.
+[[nodiscard]] bool unconvertible_tensor_global(std::string_view dotted) noexcept;
+
 }  // namespace safetensors::torch::detail

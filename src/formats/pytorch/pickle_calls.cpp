@@ -120,7 +120,10 @@ pickle_value* pickle_machine::opaque_result(const pickle_value& origin) {
 
 result<pickle_value*> pickle_machine::call(const pickle_value& callable, const pickle_value& args) {
   // Calling an object outside the allowlist runs nothing: the result is as inert as it.
-  if (callable.kind == pickle_kind::opaque) return opaque_result(callable);
+  if (callable.kind == pickle_kind::opaque) {
+    note_call(callable);
+    return opaque_result(callable);
+  }
   const auto* g = global_of(callable);
   if (g == nullptr) return fail(error_code::unsafe_content, "cannot call a " + kind_name(callable.kind));
   if (args.kind != pickle_kind::tuple) return fail(error_code::invalid_format, "arguments are not a tuple");
@@ -143,7 +146,10 @@ result<pickle_value*> pickle_machine::call(const pickle_value& callable, const p
     case global_role::rebuild_from_type_v2: {
       // (func, new_type, args, state): the tensor is func(*args); type and state are dropped,
       // so a Tensor subclass outside the allowlist (an opaque new_type) is harmless.
-      if (a.size() == 4 && a[0]->kind == pickle_kind::opaque) return opaque_result(*a[0]);
+      if (a.size() == 4 && a[0]->kind == pickle_kind::opaque) {
+        note_call(*a[0]);  // torch would call it
+        return opaque_result(*a[0]);
+      }
       const auto* func = a.size() == 4 ? global_of(*a[0]) : nullptr;
       const auto* type = a.size() == 4 ? global_of(*a[1]) : nullptr;
       const bool known_type = type != nullptr && type->role == global_role::tensor_class;
@@ -200,7 +206,10 @@ result<pickle_value*> pickle_machine::call(const pickle_value& callable, const p
 }
 
 result<pickle_value*> pickle_machine::instantiate(const pickle_value& cls, const pickle_value& args) {
-  if (cls.kind == pickle_kind::opaque) return opaque_result(cls);
+  if (cls.kind == pickle_kind::opaque) {
+    note_call(cls);
+    return opaque_result(cls);
+  }
   const auto* g = global_of(cls);
   if (g != nullptr && (g->role == global_role::ordered_dict || g->role == global_role::make_set) &&
       args.kind == pickle_kind::tuple && args.items.empty()) {
@@ -215,6 +224,7 @@ result<pickle_value*> pickle_machine::instantiate(const pickle_value& cls, const
 status pickle_machine::build(const pickle_value& target, const pickle_value& /*state*/) {
   // A tensor's state (requires_grad, hooks, subclass attributes) and an OrderedDict's
   // _metadata carry nothing SafeTensors stores.
+  if (target.kind == pickle_kind::opaque) note_call(target);  // __setstate__ or a __dict__ update
   if (target.kind == pickle_kind::tensor || target.kind == pickle_kind::dict || target.kind == pickle_kind::opaque) {
     return {};
   }

@@ -14,6 +14,7 @@
 #include <simdjson.h>
 
 #include "formats/pytorch/pickle_allowlist.h"
+#include "formats/pytorch/pickle_code_globals.h"
 #include "formats/pytorch/pickle_machine.h"
 #include "safetensors/try.h"
 
@@ -29,7 +30,123 @@ pickle_document& pickle_document::operator=(pickle_document&&) noexcept = defaul
 pickle_document::~pickle_document() = default;
 std::size_t pickle_document::value_count() const noexcept { return arena_->values.size(); }
 
+std::string_view pickle_verdict_name(pickle_verdict_kind kind) noexcept {
+  switch (kind) {
+    case pickle_verdict_kind::allowlisted: return "allowlisted";
+    case pickle_verdict_kind::inert_objects: return "inert objects";
+    case pickle_verdict_kind::runs_code: return "runs code";
+  }
+  return "unknown";
+}
+
+pickle_verdict_kind pickle_verdict::kind() const noexcept {
+  if (globals.empty()) return pickle_verdict_kind::allowlisted;
+  for (const auto& g : globals) {
+    if (g.runs_code) return pickle_verdict_kind::runs_code;
+  }
+  return pickle_verdict_kind::inert_objects;
+}
+
 namespace {
+
+// STACK_GLOBAL's strings are as long as GLOBAL's lines may be (take_line).
+constexpr std::size_t max_global_part = 256;
+
+void append_utf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+std::optional<std::uint32_t> hex_value(std::string_view digits) {
+  std::uint32_t v = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, 16);
+  if (ec != std::errc{} || end != digits.data() + digits.size()) return std::nullopt;
+  return v;
+}
+
+// UNICODE (protocol 0): Python's raw-unicode-escape, \uXXXX and \UXXXXXXXX after an odd
+// number of backslashes, every other byte a latin-1 code point; as UTF-8.
+std::optional<std::string> decode_raw_unicode_escape(std::string_view in) {
+  std::string out;
+  std::size_t backslashes = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const auto c = static_cast<unsigned char>(in[i]);
+    if (c == '\\' || backslashes % 2 == 0 || (c != 'u' && c != 'U')) {
+      backslashes = c == '\\' ? backslashes + 1 : 0;
+      append_utf8(out, c);
+      continue;
+    }
+    const std::size_t digits = c == 'u' ? 4 : 8;
+    auto cp = i + digits < in.size() ? hex_value(in.substr(i + 1, digits)) : std::nullopt;
+    if (!cp || *cp > 0x10FFFF || (*cp >= 0xD800 && *cp <= 0xDFFF)) return std::nullopt;
+    out.pop_back();  // the escaping backslash
+    append_utf8(out, *cp);
+    i += digits;
+    backslashes = 0;
+  }
+  return out;
+}
+
+// STRING (protocol 0): a quoted literal with Python's string escapes (codecs.escape_decode).
+std::optional<std::string> decode_quoted_string(std::string_view in) {
+  if (in.size() < 2 || in.front() != in.back() || (in.front() != '\'' && in.front() != '"')) return std::nullopt;
+  in = in.substr(1, in.size() - 2);
+  std::string out;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    if (in[i] != '\\' || i + 1 == in.size()) {
+      if (in[i] == '\\') return std::nullopt;  // a trailing backslash
+      out += in[i];
+      continue;
+    }
+    const char e = in[++i];
+    switch (e) {
+      case 'n': out += '\n'; break;
+      case 'r': out += '\r'; break;
+      case 't': out += '\t'; break;
+      case 'a': out += '\a'; break;
+      case 'b': out += '\b'; break;
+      case 'f': out += '\f'; break;
+      case 'v': out += '\v'; break;
+      case '\\':
+      case '\'':
+      case '"': out += e; break;
+      case '\n': break;  // a line continuation
+      case 'x': {
+        auto v = i + 2 < in.size() ? hex_value(in.substr(i + 1, 2)) : std::nullopt;
+        if (!v) return std::nullopt;
+        out += static_cast<char>(*v);
+        i += 2;
+        break;
+      }
+      default:
+        if (e >= '0' && e <= '7') {  // up to three octal digits
+          unsigned v = 0;
+          std::size_t n = 0;
+          for (; n < 3 && i + n < in.size() && in[i + n] >= '0' && in[i + n] <= '7'; ++n)
+            v = v * 8 + static_cast<unsigned>(in[i + n] - '0');
+          out += static_cast<char>(v & 0xFF);
+          i += n - 1;
+        } else {
+          out += '\\';  // unknown escapes stay as written
+          out += e;
+        }
+    }
+  }
+  return out;
+}
 
 std::string opcode_name(unsigned char op) {
   switch (op) {
@@ -45,6 +162,8 @@ std::string opcode_name(unsigned char op) {
     case 'P': return "PERSID";
     case 'Q': return "BINPERSID";
     case 'R': return "REDUCE";
+    case 'S': return "STRING";
+    case 'V': return "UNICODE";
     case 'T': return "BINSTRING";
     case 'U': return "SHORT_BINSTRING";
     case 'X': return "BINUNICODE";
@@ -212,8 +331,7 @@ result<T> pickle_machine::take_le() {
   return v;
 }
 
-result<std::string> pickle_machine::take_line() {
-  constexpr std::size_t max_line = 256;  // module and class names
+result<std::string> pickle_machine::take_line(std::size_t max_line) {
   for (std::size_t i = pos_; i < bytes_.size() && i - pos_ <= max_line; ++i) {
     if (bytes_[i] == std::byte{'\n'}) {
       std::string line(reinterpret_cast<const char*>(bytes_.data()) + pos_, i - pos_);
@@ -221,7 +339,7 @@ result<std::string> pickle_machine::take_line() {
       return line;
     }
   }
-  return fail(error_code::invalid_format, "name not terminated by a newline within 256 bytes");
+  return fail(error_code::invalid_format, fmt::format("line not terminated by a newline within {} bytes", max_line));
 }
 
 status pickle_machine::check_container(std::size_t size) const {
@@ -268,9 +386,53 @@ status pickle_machine::push_integer(std::span<const std::byte> le_bytes) {
   return push(v);
 }
 
+pickle_global_use& pickle_machine::note_foreign_global(const std::string& module, const std::string& name) {
+  // Keyed by the exact spelling: ("a.os", "system") and ("a", "os.system") read the same
+  // dotted but are judged apart (the second is an attribute walk to os.system).
+  auto [it, inserted] =
+      foreign_index_.emplace(std::string(module).append(1, '\n').append(name), verdict_.globals.size());
+  if (inserted) {
+    std::string dotted = module + "." + name;
+    foreign_by_name_.emplace(dotted, verdict_.globals.size());  // the first spelling gets the calls
+    pickle_global_use use;
+    use.name = std::move(dotted);
+    use.runs_code = runs_code(module, name);
+    use.pickle = pickle_name_;
+    use.offset = op_offset_;
+    use.opcode = opcode_name(op_);
+    if (use.runs_code && !first_code_global_) first_code_global_ = verdict_.globals.size();
+    verdict_.globals.push_back(std::move(use));
+  }
+  pickle_global_use& use = verdict_.globals[it->second];
+  ++use.times_named;
+  return use;
+}
+
+void pickle_machine::note_call(const pickle_value& callee) {
+  if (callee.kind != pickle_kind::opaque) return;
+  auto it = foreign_by_name_.find(callee.text);
+  if (it == foreign_by_name_.end()) return;  // torch.device: allowlisted
+  pickle_global_use& use = verdict_.globals[it->second];
+  if (use.calls++ == 0) {
+    use.first_call_offset = op_offset_;
+    use.first_call = opcode_name(op_);
+  }
+}
+
+error pickle_machine::code_execution_error() const {
+  const pickle_global_use& first = verdict_.globals[*first_code_global_];
+  std::size_t count = 0;
+  for (const auto& g : verdict_.globals) count += g.runs_code ? 1 : 0;
+  std::string message =
+      fmt::format("refused: this file tries to run code: {} at byte {} of {}", first.name, first.offset, pickle_name_);
+  if (count > 1) message += fmt::format(" (and {} more code-execution global{})", count - 1, count > 2 ? "s" : "");
+  return make_error(error_code::code_execution, std::move(message), first.offset);
+}
+
 status pickle_machine::push_global(const std::string& module, const std::string& name) {
   const auto* entry = detail::find_allowed_global(module, name);
   if (entry == nullptr) {
+    note_foreign_global(module, name);
     // Never imported: an inert stand-in that calls and state updates leave inert.
     pickle_value* v = make(pickle_kind::opaque);
     v->text = module + "." + name;
@@ -381,7 +543,15 @@ status pickle_machine::binpersid() {
   return push(v);
 }
 
-result<pickle_document> pickle_machine::run() && {
+result<pickle_document> pickle_machine::run() {
+  auto doc = run_opcodes();
+  // A code-execution global anywhere refuses the file, whatever else went wrong after it.
+  if (first_code_global_ && (doc.ok() || doc.err().code != error_code::code_execution)) return code_execution_error();
+  if (doc) doc->verdict_ = verdict_;
+  return doc;
+}
+
+result<pickle_document> pickle_machine::run_opcodes() {
   auto u8 = [&]() -> result<std::uint64_t> {
     auto v = take_le<std::uint8_t>();
     if (!v) return std::move(v).err();
@@ -476,6 +646,12 @@ result<pickle_document> pickle_machine::run() && {
       case 'F': {
         SAFETENSORS_TRY_ASSIGN(line, take_line());
         SAFETENSORS_TRY(push_float_text(line));
+        break;
+      }
+      case 'S':
+      case 'V': {
+        SAFETENSORS_TRY_ASSIGN(line, take_line(limits_.max_string));
+        SAFETENSORS_TRY(push_protocol0_text(line));
         break;
       }
       case 'p': {
@@ -629,15 +805,29 @@ result<pickle_document> pickle_machine::run() && {
         if (module->kind != pickle_kind::string || name->kind != pickle_kind::string) {
           return fail(error_code::invalid_format, "module and name must be strings");
         }
+        if (module->text.size() > max_global_part || name->text.size() > max_global_part) {
+          return fail(error_code::invalid_format,
+                      fmt::format("module or global name longer than {} bytes", max_global_part));
+        }
         SAFETENSORS_TRY(push_global(module->text, name->text));
         break;
       }
       case 'i': {
         SAFETENSORS_TRY_ASSIGN(module, take_line());
         SAFETENSORS_TRY_ASSIGN(name, take_line());
+        if (detail::find_allowed_global(module, name) == nullptr) {
+          pickle_global_use& use = note_foreign_global(module, name);
+          if (use.calls++ == 0) {
+            use.first_call_offset = op_offset_;
+            use.first_call = opcode_name(op_);
+          }
+        }
         return fail(error_code::unsafe_content, "instance creation ('" + module + "." + name + "') is not allowed");
       }
-      case 'o': return fail(error_code::unsafe_content, "instance creation is not allowed");
+      case 'o': {
+        if (!marks_.empty() && marks_.back() < stack_.size()) note_call(*stack_[marks_.back()]);  // the class
+        return fail(error_code::unsafe_content, "instance creation is not allowed");
+      }
       case 0x92: {
         SAFETENSORS_TRY(pop());  // keyword arguments
         SAFETENSORS_TRY_ASSIGN(args, pop());
@@ -691,6 +881,15 @@ status pickle_machine::push_decimal(const std::string& line) {
   return push_integer(*bytes);
 }
 
+status pickle_machine::push_protocol0_text(const std::string& line) {
+  auto text = op_ == 'V' ? decode_raw_unicode_escape(line) : decode_quoted_string(line);
+  if (!text) return fail(error_code::invalid_format, op_ == 'V' ? "bad \\u escape" : "not a quoted string literal");
+  pickle_value* v = make(pickle_kind::string);
+  if (!simdjson::validate_utf8(text->data(), text->size())) v->kind = pickle_kind::bytes;  // a Python 2 byte string
+  v->text = std::move(*text);
+  return push(v);
+}
+
 status pickle_machine::push_float_text(const std::string& line) {
   const char* begin = line.c_str();
   char* end = nullptr;
@@ -719,8 +918,20 @@ status pickle_machine::zero_extend() {
 
 }  // namespace detail
 
+namespace detail {
+
+result<pickle_document> unpickle_into(std::span<const std::byte> bytes, const pickle_limits& limits,
+                                      std::string pickle_name, pickle_verdict& verdict) {
+  pickle_machine machine(bytes, limits, std::move(pickle_name));
+  auto doc = machine.run();
+  verdict.globals.insert(verdict.globals.end(), machine.verdict().globals.begin(), machine.verdict().globals.end());
+  return doc;
+}
+
+}  // namespace detail
+
 result<pickle_document> unpickle(std::span<const std::byte> bytes, const pickle_limits& limits) {
-  return detail::pickle_machine(bytes, limits).run();
+  return detail::pickle_machine(bytes, limits, "the pickle").run();
 }
 
 }  // namespace safetensors::torch

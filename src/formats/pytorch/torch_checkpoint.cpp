@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // checkpoint: maps the file, tells zip from legacy, unpickles the object, flattens
 // it and checks every storage against the bytes the container really holds.
+#include <algorithm>
 #include <new>
 #include <string_view>
+#include <vector>
 
+#include <fmt/format.h>
+
+#include "formats/pytorch/pickle_allowlist.h"
+#include "formats/pytorch/pickle_machine.h"
 #include "formats/pytorch/torch_container.h"
 #include "formats/pytorch/torch_legacy.h"
 #include "formats/pytorch/torch_tree.h"
@@ -18,6 +24,7 @@ struct checkpoint::state {
   bool big_endian = false;
   detail::torch_tree tree;
   std::vector<storage_info> storages;
+  pickle_verdict verdict;
 };
 
 checkpoint::checkpoint(std::unique_ptr<state> opened) noexcept : state_(std::move(opened)) {}
@@ -31,6 +38,7 @@ std::span<const tensor> checkpoint::tensors() const& noexcept { return state_->t
 std::span<const skipped_value> checkpoint::skipped() const noexcept { return state_->tree.skipped; }
 std::span<const storage_info> checkpoint::storages() const noexcept { return state_->storages; }
 const std::string& checkpoint::path() const noexcept { return state_->file.path(); }
+const pickle_verdict& checkpoint::verdict() const noexcept { return state_->verdict; }
 
 namespace {
 
@@ -38,34 +46,68 @@ error out_of_memory(const std::string& path, std::string_view doing) {
   return make_error(error_code::limit_exceeded, "out of memory while " + std::string(doing)).with_path(path);
 }
 
+// --strict: what weights_only refuses, wherever in the stream and whatever --key selects.
+// Tensors SafeTensors cannot hold are the tree's to refuse (Unsupported, naming the tensor).
+status refuse_foreign_globals(const pickle_verdict& verdict) {
+  std::vector<const pickle_global_use*> foreign;
+  for (const auto& g : verdict.globals) {
+    if (!detail::unconvertible_tensor_global(g.name)) foreign.push_back(&g);
+  }
+  if (foreign.empty()) return {};
+  const pickle_global_use& first = *foreign.front();
+  std::string message = fmt::format("--strict: {} names a global outside the allowlist: {} at byte {}", first.pickle,
+                                    first.name, first.offset);
+  if (foreign.size() > 1) message += fmt::format(" (and {} more)", foreign.size() - 1);
+  return make_error(error_code::unsafe_content, message + " (without --strict it would be skipped)", first.offset);
+}
+
+// Neither container: a bare pickle that names code to run is still refused as such.
+bool starts_like_pickle(std::span<const std::byte> bytes) {
+  return bytes.size() >= 2 && std::to_integer<unsigned char>(bytes[0]) == 0x80 &&
+         std::to_integer<unsigned char>(bytes[1]) <= 5;
+}
+
 }  // namespace
 
 result<checkpoint> checkpoint::open(const std::string& path, const open_options& options) {
+  pickle_verdict verdict;
   try {
-    return open_checkpoint(path, options);
+    return open_checkpoint(path, options, verdict);
   } catch (const std::bad_alloc&) {
     return out_of_memory(path, "reading the checkpoint's object pickle");
   }
 }
 
-result<checkpoint> checkpoint::open_checkpoint(const std::string& path, const open_options& options) {
+checkpoint_audit audit_checkpoint(const std::string& path, const open_options& options) {
+  checkpoint_audit audit;
+  try {
+    auto opened = checkpoint::open_checkpoint(path, options, audit.verdict);
+    if (!opened) audit.refusal = std::move(opened).err();
+  } catch (const std::bad_alloc&) {
+    audit.refusal = out_of_memory(path, "reading the checkpoint's object pickle");
+  }
+  return audit;
+}
+
+result<checkpoint> checkpoint::open_checkpoint(const std::string& path, const open_options& options,
+                                               pickle_verdict& verdict) {
   auto file = readonly_file::open(path);
   if (!file) return std::move(file).err();
   // Mapped only while parsing: the pickles and record headers are touched, the storages not.
   auto mapping = file->map();
   if (!mapping) return std::move(mapping).err();
   const auto bytes = mapping->bytes();
-  auto opened = std::unique_ptr<state>(new state{std::move(file).value(), {}, container_kind::zip, false, {}, {}});
+  auto opened = std::unique_ptr<state>(new state{std::move(file).value(), {}, container_kind::zip, false, {}, {}, {}});
 
   pickle_document object;
   if (detail::looks_like_zip(bytes)) {
-    auto zip = detail::open_torch_zip(*mapping, path, options);
+    auto zip = detail::open_torch_zip(*mapping, path, options, verdict);
     if (!zip) return std::move(zip).err().with_path(path);
     object = std::move(zip->object);
     opened->big_endian = zip->big_endian;
     opened->source = std::move(zip->source);
   } else if (detail::looks_like_legacy_checkpoint(bytes)) {
-    auto legacy = detail::read_legacy_checkpoint(bytes, options.limits);
+    auto legacy = detail::read_legacy_checkpoint(bytes, options.limits, verdict);
     if (!legacy) return std::move(legacy).err().with_path(path);
     opened->container = container_kind::legacy;
     opened->big_endian = legacy->big_endian;
@@ -73,14 +115,23 @@ result<checkpoint> checkpoint::open_checkpoint(const std::string& path, const op
     opened->source.file_offset = legacy->storage_offsets;
     opened->source.member.assign(object.storages().size(), std::string());
   } else {
+    if (starts_like_pickle(bytes)) {
+      const auto size = static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), options.max_pickle_bytes));
+      auto bare = detail::unpickle_into(bytes.first(size), options.limits, "the pickle", verdict);
+      if (!bare && bare.err().code == error_code::code_execution) return std::move(bare).err().with_path(path);
+    }
     return make_error(error_code::invalid_format,
                       "not a PyTorch checkpoint (neither a zip archive nor the legacy pickle format)", 0)
         .with_path(path);
   }
   for (const auto& s : object.storages()) opened->storages.push_back({s.key, s.element_count * s.element_bytes});
+  if (options.strict) {
+    if (auto ok = refuse_foreign_globals(verdict); !ok) return std::move(ok).err().with_path(path);
+  }
   auto tree = detail::flatten_checkpoint(object, options.key, options.limits.max_nesting, options.strict);
   if (!tree) return std::move(tree).err().with_path(path);
   opened->tree = std::move(tree).value();
+  opened->verdict = verdict;
   return checkpoint(std::move(opened));
 }
 

@@ -36,9 +36,10 @@ struct torch_zip_checkpoint {
 [[nodiscard]] bool looks_like_zip(std::span<const std::byte> file) noexcept;
 
 /// Reads the zip container: finds the one top-level folder, unpickles data.pkl, reads
-/// byteorder, and pairs each storage with its member (whose size must match).
+/// byteorder, and pairs each storage with its member (whose size must match). What data.pkl
+/// names outside the allowlist goes to `verdict`, also when it is refused.
 [[nodiscard]] result<torch_zip_checkpoint> open_torch_zip(const readonly_mapping& file, const std::string& path,
-                                                          const open_options& options);
+                                                          const open_options& options, pickle_verdict& verdict);
 
 /// Inflates compressed storage `index` (`byte_size` long) into `buffer`.
 [[nodiscard]] status inflate_storage(const storage_source& source, std::size_t index, std::uint64_t byte_size,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <fmt/format.h>
 
+#include "formats/pytorch/pickle_machine.h"
 #include "formats/pytorch/torch_legacy.h"
 
 #include <algorithm>
@@ -18,11 +19,15 @@ constexpr std::size_t magic_pickle_max_bytes = 64;
 
 // Unpickles the pickle at `offset`; errors get file offsets.
 result<pickle_document> pickle_at(std::span<const std::byte> file, std::uint64_t offset, const pickle_limits& limits,
-                                  const char* what) {
-  auto doc = unpickle(file.subspan(static_cast<std::size_t>(offset)), limits);
+                                  const char* what, pickle_verdict& verdict) {
+  auto doc = unpickle_into(file.subspan(static_cast<std::size_t>(offset)), limits,
+                           fmt::format("the {} pickle, which starts at file byte {}", what, offset), verdict);
   if (!doc) {
     error e = std::move(doc).err();
-    e.message = fmt::format("{} pickle (starting at file byte {}): {}", what, offset, e.message);
+    // A code-execution refusal already names the pickle.
+    if (e.code != error_code::code_execution) {
+      e.message = fmt::format("{} pickle (starting at file byte {}): {}", what, offset, e.message);
+    }
     if (e.offset) *e.offset += offset;
     return e;
   }
@@ -48,28 +53,31 @@ bool looks_like_legacy_checkpoint(std::span<const std::byte> file) noexcept {
   tiny.max_values = 8;
   try {
     auto magic = unpickle(file.first(std::min(file.size(), magic_pickle_max_bytes)), tiny);
-    return magic && magic->root().kind == pickle_kind::big_integer && magic->root().text == legacy_magic_hex;
+    // A pickle that starts by naming code to run is read on, so that it is refused as such.
+    if (!magic) return magic.err().code == error_code::code_execution;
+    return magic->root().kind == pickle_kind::big_integer && magic->root().text == legacy_magic_hex;
   } catch (const std::bad_alloc&) {
     return false;
   }
 }
 
-result<legacy_checkpoint> read_legacy_checkpoint(std::span<const std::byte> file, const pickle_limits& limits) {
+result<legacy_checkpoint> read_legacy_checkpoint(std::span<const std::byte> file, const pickle_limits& limits,
+                                                 pickle_verdict& verdict) {
   auto bad = [](std::string why, std::uint64_t at) {
     return make_error(error_code::invalid_format, std::move(why), at);
   };
   if (!looks_like_legacy_checkpoint(file)) return bad("not a legacy torch checkpoint (magic number missing)", 0);
   std::uint64_t pos = 0;
-  auto magic = pickle_at(file, pos, limits, "magic number");
+  auto magic = pickle_at(file, pos, limits, "magic number", verdict);
   if (!magic) return std::move(magic).err();
   pos += magic->end_offset();
-  auto protocol = pickle_at(file, pos, limits, "protocol version");
+  auto protocol = pickle_at(file, pos, limits, "protocol version", verdict);
   if (!protocol) return std::move(protocol).err();
   if (protocol->root().kind != pickle_kind::integer || protocol->root().integer != 1001) {
     return make_error(error_code::unsupported, "legacy protocol version is not 1001", pos);
   }
   pos += protocol->end_offset();
-  auto sys_info = pickle_at(file, pos, limits, "sys_info");
+  auto sys_info = pickle_at(file, pos, limits, "sys_info", verdict);
   if (!sys_info) return std::move(sys_info).err();
   const pickle_value* little = dict_get(sys_info->root(), "little_endian");
   if (little == nullptr || little->kind != pickle_kind::boolean) return bad("sys_info lacks little_endian", pos);
@@ -77,11 +85,11 @@ result<legacy_checkpoint> read_legacy_checkpoint(std::span<const std::byte> file
 
   legacy_checkpoint out;
   out.big_endian = little->integer == 0;
-  auto object = pickle_at(file, pos, limits, "object");
+  auto object = pickle_at(file, pos, limits, "object", verdict);
   if (!object) return std::move(object).err();
   pos += object->end_offset();
   out.object = std::move(object).value();
-  auto keys = pickle_at(file, pos, limits, "storage keys");
+  auto keys = pickle_at(file, pos, limits, "storage keys", verdict);
   if (!keys) return std::move(keys).err();
   pos += keys->end_offset();
   if (keys->root().kind != pickle_kind::list) return bad("storage keys are not a list", pos);

@@ -21,8 +21,9 @@ struct legacy_checkpoint {
 /// True when `file` starts like a legacy checkpoint (the magic-number pickle).
 [[nodiscard]] bool looks_like_legacy_checkpoint(std::span<const std::byte> file) noexcept;
 
-/// Errors carry no path; offsets are file offsets.
+/// Errors carry no path; offsets are file offsets. What any of its pickles names outside the
+/// allowlist goes to `verdict`, also when the file is refused.
 [[nodiscard]] result<legacy_checkpoint> read_legacy_checkpoint(std::span<const std::byte> file,
-                                                               const pickle_limits& limits);
+                                                               const pickle_limits& limits, pickle_verdict& verdict);
 
 }  // namespace safetensors::torch::detail

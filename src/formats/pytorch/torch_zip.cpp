@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "formats/pytorch/pickle_machine.h"
 #include "formats/pytorch/torch_container.h"
 #include "formats/zip/zip_reader.h"
 
@@ -52,7 +53,7 @@ result<bool> read_byteorder(zip_reader& zip, const std::string& folder) {
 }  // namespace
 
 result<torch_zip_checkpoint> open_torch_zip(const readonly_mapping& file, const std::string& path,
-                                            const open_options& options) {
+                                            const open_options& options, pickle_verdict& verdict) {
   auto opened = zip_reader::open(path);
   if (!opened) return std::move(opened).err();
   auto zip = std::make_shared<zip_reader>(std::move(opened).value());
@@ -70,10 +71,10 @@ result<torch_zip_checkpoint> open_torch_zip(const readonly_mapping& file, const 
   }
   auto pickle = zip->read_all(*pickle_entry, options.max_pickle_bytes);
   if (!pickle) return std::move(pickle).err();
-  auto object = unpickle(*pickle, options.limits);
+  auto object = unpickle_into(*pickle, options.limits, *folder + "data.pkl", verdict);
   if (!object) {
     error e = std::move(object).err();
-    e.message = *folder + "data.pkl: " + e.message;
+    if (e.code != error_code::code_execution) e.message = *folder + "data.pkl: " + e.message;  // it names the pickle
     return e;
   }
   torch_zip_checkpoint out;
