@@ -72,6 +72,27 @@ status pread_bounced(int fd, std::byte* destination, std::size_t n, std::uint64_
   return {};
 }
 
+/// Reads the header of a source of `size` bytes whose first bytes are `prefix` (up to
+/// sniff_prefix_bytes: enough to word a framing error, and often the whole header), the rest
+/// through `read(offset, into)`; the JSON gets spare bytes after it so the parser reads it in
+/// place (see parse_header_padded).
+template <class Read>
+result<header> read_header_from(std::span<const std::byte> prefix, std::uint64_t size, const open_options& options,
+                                Read&& read) {
+  auto n = read_header_length(prefix, size, options.parse);
+  if (!n) return std::move(n).err();
+  const auto json_size = static_cast<std::size_t>(*n);
+  std::vector<std::byte> json(json_size + detail::json_padding);
+  const std::size_t held = std::min(json_size, prefix.size() - 8);
+  std::copy_n(prefix.begin() + 8, held, json.begin());
+  if (held < json_size) {
+    if (auto s = read(8 + held, std::span(json).subspan(held, json_size - held)); !s) return std::move(s).err();
+  }
+  const auto text = std::span(json).first(json_size);
+  return options.parser != nullptr ? detail::parse_header_padded(*options.parser, text, size, options.parse)
+                                   : detail::parse_header_padded(text, size, options.parse);
+}
+
 }  // namespace
 
 std::string_view backend_name(io_backend b) noexcept {
@@ -167,20 +188,13 @@ result<file> file::open(const std::string& path, const open_options& options) {
     return f;
   }
 
-  // pread: 8 + N bytes now, tensor bytes on request. The first bytes are enough to say what a
-  // file that is not SafeTensors is (read_header_length).
+  // pread: the first bytes and the header now, tensor bytes on request.
   std::array<std::byte, sniff_prefix_bytes> first{};
   const auto prefix = std::span(first).first(static_cast<std::size_t>(std::min<std::uint64_t>(f.size_, first.size())));
   if (auto s = detail::sys::pread_exact(f.fd_, prefix.data(), prefix.size(), 0, path); !s) return std::move(s).err();
-  auto n = read_header_length(prefix, f.size_, options.parse);
-  if (!n) return f.with_path(std::move(n).err());
-  // Spare bytes after the JSON let the parser read it in place (see parse_header_padded).
-  const auto json_size = static_cast<std::size_t>(*n);
-  std::vector<std::byte> json(json_size + detail::json_padding);
-  if (auto s = detail::sys::pread_exact(f.fd_, json.data(), json_size, 8, path); !s) return std::move(s).err();
-  auto h = options.parser != nullptr
-               ? detail::parse_header_padded(*options.parser, std::span(json).first(json_size), f.size_, options.parse)
-               : detail::parse_header_padded(std::span(json).first(json_size), f.size_, options.parse);
+  auto h = read_header_from(prefix, f.size_, options, [&](std::uint64_t offset, std::span<std::byte> into) {
+    return detail::sys::pread_exact(f.fd_, into.data(), into.size(), offset, path);
+  });
   if (!h) return f.with_path(std::move(h).err());
   f.header_ = std::move(h).value();
   return f;
@@ -195,14 +209,9 @@ result<file> file::open_reader(std::shared_ptr<const range_reader> source, const
   std::array<std::byte, sniff_prefix_bytes> first{};
   const auto prefix = std::span(first).first(static_cast<std::size_t>(std::min<std::uint64_t>(f.size_, first.size())));
   if (auto s = f.reader_->read(0, prefix); !s) return f.with_path(std::move(s).err());
-  auto n = read_header_length(prefix, f.size_, options.parse);
-  if (!n) return f.with_path(std::move(n).err());
-  const auto json_size = static_cast<std::size_t>(*n);
-  std::vector<std::byte> json(json_size + detail::json_padding);
-  if (auto s = f.reader_->read(8, std::span(json).first(json_size)); !s) return f.with_path(std::move(s).err());
-  auto h = options.parser != nullptr
-               ? detail::parse_header_padded(*options.parser, std::span(json).first(json_size), f.size_, options.parse)
-               : detail::parse_header_padded(std::span(json).first(json_size), f.size_, options.parse);
+  auto h = read_header_from(prefix, f.size_, options, [&](std::uint64_t offset, std::span<std::byte> into) {
+    return f.reader_->read(offset, into);
+  });
   if (!h) return f.with_path(std::move(h).err());
   f.header_ = std::move(h).value();
   return f;

@@ -21,12 +21,13 @@ error explain_framing_error(error e, std::span<const std::byte> prefix, std::uin
   const file_format format = sniff_format(prefix);
   if (format != file_format::safetensors && format != file_format::unknown) {
     e.tensor.reset();
-    return detail::with_message(std::move(e), fmt::format("this is a {} file, not SafeTensors", file_format_name(format)));
+    return detail::with_message(std::move(e),
+                                fmt::format("this is a {} file, not SafeTensors", file_format_name(format)));
   }
   if (size < 8) {
-    return detail::with_message(std::move(e),
-                    fmt::format("not a SafeTensors file: {} byte{}, shorter than the 8-byte length prefix", size,
-                                size == 1 ? "" : "s"));
+    return detail::with_message(
+        std::move(e), fmt::format("not a SafeTensors file: {} byte{}, shorter than the 8-byte length prefix", size,
+                                  size == 1 ? "" : "s"));
   }
   std::uint64_t n = 0;
   for (std::size_t i = 8; i-- > 0;) n = (n << 8) | std::to_integer<std::uint64_t>(prefix[i]);

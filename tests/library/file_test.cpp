@@ -72,7 +72,10 @@ ssize_t counting_pread(int fd, void* buf, std::size_t n, off_t offset) {
 }
 
 TEST(File, HeaderOnlyOpeningReadsJustThePrefixAndTheHeader) {
-  const auto path = write_sample(st_test::scratch_dir());
+  const auto path = (st_test::scratch_dir() / "header-only.safetensors").string();
+  const std::vector<std::byte> data(4096, std::byte{7});  // tensor bytes well past the first 512
+  const std::vector<safetensors::tensor_data> tensors = {{"t", dtype::U8, {data.size()}, data}};
+  ASSERT_OK(safetensors::write_file(path, tensors));
   safetensors::detail::sys::table counting = safetensors::detail::sys::real();
   counting.pread = counting_pread;
   counting.mmap = [](void*, std::size_t, int, int, int, off_t) -> void* {
@@ -83,8 +86,9 @@ TEST(File, HeaderOnlyOpeningReadsJustThePrefixAndTheHeader) {
   pread_bytes = 0;
   auto h = safetensors::read_header(path);
   ASSERT_OK(h);
-  EXPECT_EQ(pread_bytes.load(), h->data_start());
-  EXPECT_LT(h->data_start(), std::filesystem::file_size(path));
+  // The first 512 bytes (what a framing error is worded from) and the rest of the header.
+  EXPECT_LT(h->data_start(), 512U);
+  EXPECT_EQ(pread_bytes.load(), 512U);
 }
 
 TEST(File, LookupsAndCopiesCheckTheirArguments) {
