@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "count_text.h"
+#include "report.h"
 #include "safetensors/json_text.h"
 
 namespace st_cli {
@@ -16,12 +17,20 @@ bool all_digits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
+/// Recurses once per level of the merged tree, whose depth is bounded by branching: a path
+/// of depth d needs d names sharing ever longer prefixes (d * d header bytes). A chain (one
+/// long name: a component per 2 header bytes) is merged in a loop, its label joined once.
 void merge_chains(name_tree& node) {
   for (auto& [key, child] : node.children) {
-    while (child.leaf == nullptr && child.children.size() == 1) {
-      auto only = std::move(child.children.begin()->second);
-      only.label = child.label + "." + only.label;
-      child = std::move(only);
+    if (child.leaf == nullptr && child.children.size() == 1) {
+      std::string label = std::move(child.label);
+      while (child.leaf == nullptr && child.children.size() == 1) {
+        name_tree only = std::move(child.children.begin()->second);
+        label += '.';
+        label += only.label;
+        child = std::move(only);
+      }
+      child.label = std::move(label);
     }
     merge_chains(child);
   }
@@ -40,7 +49,7 @@ void collect(const name_tree& node, int depth, int max_depth, std::vector<line>&
                             ? fmt::format("{} [{}]", child.leaf->type, fmt::join(child.leaf->shape, ", "))
                             : count_of(child.tensors, "tensor");
     if (child.leaf != nullptr && !child.children.empty()) right += fmt::format(" (+{} below)", child.tensors - 1);
-    out.push_back({indent + child.label, with_commas(child.params), right});
+    out.push_back({indent + printable_text(child.label), with_commas(child.params), printable_text(right)});
     if (max_depth < 0 || depth + 1 <= max_depth) collect(child, depth + 1, max_depth, out);
   }
 }
