@@ -5,8 +5,10 @@
 // retitled the terminal, CSI cleared the screen, and "\r\e[2K\e[1A" erased the line above.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -240,6 +242,96 @@ TEST(CliTerminalEscape, GgufStringsAndInvalidUtf8AreEscaped) {
   const auto tree = run_clean({"inspect", "--tree", f.string()});
   EXPECT_NE(tree.out.find("t" + csi_shown + "\\xff"), std::string::npos) << visible(tree.out);
   run_clean({"inspect", "--json", f.string()});
+}
+
+/// A stored zip archive of `members` (name, bytes), as PyTorch writes one (CRC-32 computed bit by bit).
+std::string stored_zip(const std::vector<std::pair<std::string, std::string>>& members) {
+  const auto crc32 = [](const std::string& data) {
+    std::uint32_t crc = 0xFFFFFFFFU;
+    for (const char c : data) {
+      crc ^= static_cast<unsigned char>(c);
+      for (int k = 0; k < 8; ++k) crc = (crc >> 1U) ^ (0xEDB88320U & (0U - (crc & 1U)));
+    }
+    return ~crc;
+  };
+  std::string out;
+  std::string directory;
+  const auto le = [](std::string& s, std::uint64_t v, int bytes) {
+    for (int i = 0; i < bytes; ++i) s.push_back(static_cast<char>((v >> (8 * i)) & 0xFFU));
+  };
+  for (const auto& [name, data] : members) {
+    const std::size_t offset = out.size();
+    const std::uint32_t crc = crc32(data);
+    le(out, 0x04034b50, 4);
+    le(out, 20, 2);  // version needed
+    le(out, 0, 2);   // flags
+    le(out, 0, 2);   // stored
+    le(out, 0, 4);   // time, date
+    le(out, crc, 4);
+    le(out, data.size(), 4);
+    le(out, data.size(), 4);
+    le(out, name.size(), 2);
+    le(out, 0, 2);
+    out += name + data;
+    le(directory, 0x02014b50, 4);
+    le(directory, 20, 2);  // made by
+    le(directory, 20, 2);  // needed
+    le(directory, 0, 2);
+    le(directory, 0, 2);
+    le(directory, 0, 4);
+    le(directory, crc, 4);
+    le(directory, data.size(), 4);
+    le(directory, data.size(), 4);
+    le(directory, name.size(), 2);
+    le(directory, 0, 2);  // extra
+    le(directory, 0, 2);  // comment
+    le(directory, 0, 2);  // disk
+    le(directory, 0, 2);  // internal attributes
+    le(directory, 0, 4);  // external attributes
+    le(directory, offset, 4);
+    directory += name;
+  }
+  const std::size_t directory_offset = out.size();
+  out += directory;
+  le(out, 0x06054b50, 4);
+  le(out, 0, 4);  // disks
+  le(out, members.size(), 2);
+  le(out, members.size(), 2);
+  le(out, directory.size(), 4);
+  le(out, directory_offset, 4);
+  le(out, 0, 2);
+  return out;
+}
+
+/// A pickle's global names are text from the file too: a PyTorch checkpoint with one F32 tensor
+/// and an entry built by an unknown global whose module and name hold "\r\e[2K\e[1A" (which erased
+/// the "skipped" warning it caused) and an OSC title.
+TEST(CliTerminalEscape, PickleGlobalNamesAreEscaped) {
+  const auto text = [](const std::string& s) {  // BINUNICODE
+    std::string out = "X";
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((s.size() >> (8 * i)) & 0xFFU));
+    return out + s;
+  };
+  std::string pickle = "\x80\x02}";
+  pickle += text("w") + "ctorch._utils\n_rebuild_tensor_v2\n((" + text("storage") + "ctorch\nFloatStorage\n" +
+            text("0") + text("cpu") + std::string("K\x01tQ", 4);
+  pickle += std::string("K\x00K\x01\x85K\x01\x85\x89", 9) + "ccollections\nOrderedDict\n)RtRs";
+  pickle += text("evil") + "cargparse" + erase_line + "\nNamespace" + osc + "\n)Rs.";
+  const fs::path dir = st_test::scratch_dir();
+  const fs::path pt = dir / "hostile.pt";
+  std::ofstream(pt, std::ios::binary) << stored_zip({{"archive/data.pkl", pickle},
+                                                     {"archive/byteorder", "little"},
+                                                     {"archive/data/0", std::string("\x00\x00\x80\x3f", 4)}});
+  const std::string shown = "argparse" + erase_shown + ".Namespace" + osc_shown;
+  const auto inspect = run_clean({"inspect", pt.string()});
+  EXPECT_EQ(inspect.status, 0) << visible(inspect.err);
+  EXPECT_NE(inspect.out.find(shown), std::string::npos) << visible(inspect.out);
+  const auto convert = run_clean({"convert", pt.string(), (dir / "out.safetensors").string()});
+  EXPECT_NE((convert.out + convert.err).find(shown), std::string::npos) << visible(convert.err);
+  const auto strict = run_clean({"convert", "--strict", pt.string(), (dir / "strict.safetensors").string()});
+  EXPECT_NE(strict.status, 0);
+  EXPECT_NE(strict.err.find(shown), std::string::npos) << visible(strict.err);
+  run_clean({"inspect", "--json", pt.string()});
 }
 
 }  // namespace
