@@ -11,9 +11,11 @@
 
 namespace safetensors {
 
-/// `text` as a JSON string literal (quotes included), escaped as serde_json does, except
-/// that U+2028 and U+2029 become `\u2028` and `\u2029`: valid JSON either way, but many
-/// line-based tools split lines there. (Written headers keep serde_json's bytes exactly.)
+/// `text` as a JSON string literal (quotes included), escaped as serde_json does (so every
+/// C0 control, ESC included, is an escape), except that DEL, the C1 controls U+0080-U+009F,
+/// the bidirectional controls U+202A-U+202E and U+2066-U+2069 and U+2028 and U+2029 become
+/// `\u007f`, `\u009b`, `\u202e`, ...: valid JSON either way, but terminals obey those and many
+/// line-based tools split lines at the last two. (Written headers keep serde_json's bytes exactly.)
 [[nodiscard]] std::string json_quote(std::string_view text);
 
 /// The header as compact JSON in writer form: `__metadata__` first (if present), then

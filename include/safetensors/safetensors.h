@@ -29,6 +29,7 @@
 #include "safetensors/multi_range_reader.h"  // IWYU pragma: export
 #include "safetensors/output_path.h"         // IWYU pragma: export
 #include "safetensors/policy.h"              // IWYU pragma: export
+#include "safetensors/printable_text.h"      // IWYU pragma: export
 #include "safetensors/range_reader.h"        // IWYU pragma: export
 #include "safetensors/readonly_file.h"       // IWYU pragma: export
 #include "safetensors/region_file.h"         // IWYU pragma: export

@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "safetensors/pipeline/output_check.h"
+#include "safetensors/printable_text.h"
 #include "safetensors/sha256.h"
 #include "streaming_open.h"
 
@@ -196,8 +197,13 @@ checksum_verdict check(const checksum_entry& expected, const file_digest& comput
   checksum_verdict verdict;
   verdict.file = computed.sha256 == expected.sha256 ? digest_match::ok : digest_match::mismatch;
   for (const auto& listed : expected.tensors) {
-    const auto it = std::find_if(computed.tensors.begin(), computed.tensors.end(),
-                                 [&](const tensor_digest& t) { return t.name == listed.first; });
+    // `checksum` lists names as printed (printable_text); a list written before that has them raw.
+    auto it = std::find_if(computed.tensors.begin(), computed.tensors.end(),
+                           [&](const tensor_digest& t) { return printable_text(t.name) == listed.first; });
+    if (it == computed.tensors.end()) {
+      it = std::find_if(computed.tensors.begin(), computed.tensors.end(),
+                        [&](const tensor_digest& t) { return t.name == listed.first; });
+    }
     const digest_match m = it == computed.tensors.end()  ? digest_match::missing
                            : it->sha256 == listed.second ? digest_match::ok
                                                          : digest_match::mismatch;

@@ -8,6 +8,7 @@
 #include "checkpoint_tensors.h"
 #include "count_text.h"
 #include "input_diagnosis.h"
+#include "json_util.h"
 #include "mlx_summary.h"
 #include "remote_input.h"
 #include "report.h"
@@ -38,7 +39,7 @@ run_result inspect_checkpoint(const std::string& path, bool json) {
     std::vector<std::string> shards;
     for (const auto& s : c->shards()) {
       shards.push_back(fmt::format(R"({{"name":{},"header":{}}})", safetensors::json_quote(s.name),
-                                   safetensors::header_to_json(s.file.header())));
+                                   header_display_json(s.file.header())));
     }
     fmt::print(R"({{"index":{},"metadata":{{{}}},"shards":[{}]}})"
                "\n",
@@ -50,22 +51,23 @@ run_result inspect_checkpoint(const std::string& path, bool json) {
   for (const auto& s : c->shards()) overrides.merge(logical_param_overrides(s.file.path(), s.file.header()));
   std::uint64_t params = 0;
   for (const auto& t : c->tensors()) params += param_count(overrides, *t.info);
-  fmt::print("checkpoint:  {}\n", c->directory());
-  fmt::print("index:       {}\n", c->sharded() ? c->index_path() : "none (single file)");
+  fmt::print("checkpoint:  {}\n", printable_text(c->directory()));
+  fmt::print("index:       {}\n", c->sharded() ? printable_text(c->index_path()) : "none (single file)");
   fmt::print("shards:      {}\n", with_commas(c->shards().size()));
   fmt::print("tensors:     {}\n", with_commas(c->tensors().size()));
   fmt::print("parameters:  {}\n", with_commas(params));
   fmt::print("data:        {}", count_of(c->data_size(), "byte"));
   if (c->total_size()) fmt::print(" (index total_size {})", with_commas(*c->total_size()));
   fmt::print("\n");
-  for (const auto& [k, v] : c->index_metadata()) fmt::print("  {}: {}\n", k, v);
+  for (const auto& [k, v] : c->index_metadata()) fmt::print("  {}: {}\n", printable_text(k), printable_text(v));
   fmt::print("\n{:<40}  {:>8}  {:>18}  {}\n", "shard", "tensors", "bytes", "__metadata__");
   for (const auto& s : c->shards()) {
     std::vector<std::string> meta;
     if (s.file.header().metadata()) {
-      for (const auto& [k, v] : *s.file.header().metadata()) meta.push_back(fmt::format("{}={}", k, v));
+      for (const auto& [k, v] : *s.file.header().metadata())
+        meta.push_back(fmt::format("{}={}", printable_text(k), printable_text(v)));
     }
-    fmt::print("{:<40}  {:>8}  {:>18}  {}\n", s.name, with_commas(s.file.tensors().size()),
+    fmt::print("{:<40}  {:>8}  {:>18}  {}\n", printable_text(s.name), with_commas(s.file.tensors().size()),
                with_commas(s.file.file_size()), fmt::join(meta, " "));
   }
   std::vector<table_row> rows;
@@ -114,7 +116,7 @@ int validate_checkpoint(const std::string& path, safetensors::validation_policy 
   } else if (!report) {
     fmt::print("{}\n", problem_line(*first, path));
   } else if (report->ok()) {
-    fmt::print("{}: ok ({} in {})\n", path, count_of(report->tensors, "tensor"),
+    fmt::print("{}: ok ({} in {})\n", printable_text(path), count_of(report->tensors, "tensor"),
                count_of(report->shards.size(), "shard"));
   } else {
     for (const auto& issue : report->issues) fmt::print("{}\n", problem_line(issue.error, path));

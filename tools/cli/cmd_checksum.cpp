@@ -115,8 +115,9 @@ void print_digest(const std::string& path, const file_digest& d, const checksum_
   }
   // The file line is sha256sum's; tensor lines start with a word, so `sha256sum -c` skips
   // them as unformatted instead of looking for a file named "model.safetensors:w".
-  fmt::print("{}  {}\n", d.sha256, path);
-  for (const auto& t : d.tensors) fmt::print("tensor {}  {}\n", t.sha256, t.name);
+  // Names escaped as everywhere (printable_text); `checksum -c` matches a listed name in that form.
+  fmt::print("{}  {}\n", d.sha256, printable_text(path));
+  for (const auto& t : d.tensors) fmt::print("tensor {}  {}\n", t.sha256, printable_text(t.name));
 }
 
 /// Hashes one file (or stdin) and prints its lines.
@@ -181,7 +182,7 @@ run_result run_check(const checksum_args& args) {
   for (const auto& entry : list.entries) {
     auto d = entry.tensors.empty() ? digest_stream(entry.path, args.quiet) : digest_tensors(entry.path, args.quiet);
     if (!d) {
-      fmt::print("{}: FAILED open or read\n", entry.path);
+      fmt::print("{}: FAILED open or read\n", printable_text(entry.path));
       print_error(d.err());
       ++unreadable;
       continue;
@@ -189,9 +190,9 @@ run_result run_check(const checksum_args& args) {
     const auto verdict = safetensors::pipeline::check(entry, *d);
     checked += 1 + verdict.tensors.size();
     failed += verdict.failures();
-    fmt::print("{}: {}\n", entry.path, verdict_text(verdict.file));
+    fmt::print("{}: {}\n", printable_text(entry.path), verdict_text(verdict.file));
     for (const auto& [name, match] : verdict.tensors) {
-      fmt::print("{}: tensor '{}': {}\n", entry.path, name, verdict_text(match));
+      fmt::print("{}: tensor '{}': {}\n", printable_text(entry.path), printable_text(name), verdict_text(match));
     }
   }
   if (unreadable > 0) {

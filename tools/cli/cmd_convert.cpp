@@ -95,8 +95,9 @@ st::status check_options(const convert_args& args) {
 void print_summary(const sp::convert_summary& s, const std::string& out_path) {
   fmt::print(stderr, "converted {} ({} params, {}) from {} to {}: {}\n", count_of(s.tensors, "tensor"),
              with_commas(s.parameters), human_bytes(s.bytes), s.input_format, sp::output_format_name(s.output),
-             out_path);
-  for (const auto& note : s.notes) fmt::print(stderr, "  {}\n", note);
+             printable_text(out_path));
+  // Notes name what was skipped: tensor names, pickle globals, zip members.
+  for (const auto& note : s.notes) fmt::print(stderr, "  {}\n", printable_text(note));
 }
 
 run_result run_convert(const convert_args& args) {

@@ -94,23 +94,23 @@ run_result run_diff(const diff_args& args) {
                  safetensors::json_quote(*m.b));
     }
   }
-  for (auto name : only_a) fmt::print("only in A: {}\n", name);
-  for (auto name : only_b) fmt::print("only in B: {}\n", name);
+  for (auto name : only_a) fmt::print("only in A: {}\n", printable_text(name));
+  for (auto name : only_b) fmt::print("only in B: {}\n", printable_text(name));
   for (const auto& d : common) {
     if (d.shape_differs()) {
-      fmt::print("shape differs: {}: {} vs {}\n", d.name, shape_text(d.shape_a), shape_text(d.shape_b));
+      fmt::print("shape differs: {}: {} vs {}\n", printable_text(d.name), shape_text(d.shape_a), shape_text(d.shape_b));
     }
     if (d.dtype_differs()) {
       // Across a cast the question is whether the values survived it: say so either way.
       const std::string values = !d.compared ? "" : d.values_match() ? ", values match" : ", values differ";
-      fmt::print("dtype {}: {}: {} vs {}{}\n", d.dtype_counts ? "differs" : "ignored", d.name,
+      fmt::print("dtype {}: {}: {} vs {}{}\n", d.dtype_counts ? "differs" : "ignored", printable_text(d.name),
                  safetensors::dtype_name(d.type_a), safetensors::dtype_name(d.type_b), values);
     }
     if (d.mismatched > 0) {
       fmt::print(
           "values differ: {}: {} of {} values, max abs error {:.6g}, max rel error {:.6g} (first at index {}: "
           "{:.9g} vs {:.9g})\n",
-          d.name, d.mismatched, d.values, d.max_abs, d.max_rel, d.first_index, d.first_a, d.first_b);
+          printable_text(d.name), d.mismatched, d.values, d.max_abs, d.max_rel, d.first_index, d.first_a, d.first_b);
     }
   }
   std::size_t compared = 0;

@@ -8,12 +8,15 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "checkpoint_tensors.h"
 #include "command.h"
 #include "input.h"
+#include "nested_lists.h"
 #include "report.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/convert.h"
@@ -200,57 +203,6 @@ class value_stream {
   std::optional<safetensors::error> error_;
 };
 
-/// Nested brackets, last dimension on one line, at most `limit` values (0: all), written
-/// to `out` as they are formatted. In JSON mode: nested arrays on one line, cut off
-/// without a "..." marker. Stops early when `out` fails or `values` cannot be read.
-class nested_printer {
- public:
-  nested_printer(std::span<const std::uint64_t> shape, std::uint64_t limit, value_stream& values, text_sink& out,
-                 bool json)
-      : shape_(shape), limit_(limit), values_(values), out_(out), json_(json) {}
-
-  void run() { emit(0); }
-
- private:
-  [[nodiscard]] std::string separator(std::size_t dim) const {
-    if (json_) return ",";
-    return dim + 1 == shape_.size() ? ", " : ",\n" + std::string(dim + 1, ' ');
-  }
-  [[nodiscard]] bool stopped() const { return out_.failed() || values_.error().has_value(); }
-
-  void emit(std::size_t dim) {
-    if (dim == shape_.size()) {
-      out_.append(values_.at(index_++));
-      return;
-    }
-    out_.append("[");
-    for (std::uint64_t i = 0; i < shape_[dim] && !stopped(); ++i) {
-      const bool cut = limit_ != 0 && index_ == limit_;
-      if (cut && json_) {
-        cut_ = true;
-        break;
-      }
-      if (i > 0) out_.append(separator(dim));
-      if (cut) {
-        out_.append("...");
-        cut_ = true;
-        break;
-      }
-      emit(dim + 1);
-      if (cut_) break;
-    }
-    out_.append("]");
-  }
-
-  std::span<const std::uint64_t> shape_;
-  std::uint64_t limit_;
-  value_stream& values_;
-  text_sink& out_;
-  bool json_;
-  std::size_t index_ = 0;
-  bool cut_ = false;
-};
-
 run_result run_dump(const dump_args& args) {
   auto c = open_checkpoint_input(args.path);
   if (!c) return std::move(c).err();
@@ -270,7 +222,8 @@ run_result run_dump(const dump_args& args) {
   const safetensors::dtype type = where->info->type;
   std::uint64_t count = 1;
   for (auto d : plan->shape) count *= d;
-  const bool truncated = args.limit != 0 && count > args.limit;
+  const nested_lists lists(plan->shape, args.limit, args.json);
+  const bool truncated = args.limit != 0 && lists.cuts();
   value_stream values(f, *plan, args.limit == 0 ? count : std::min(count, args.limit), args.json);
   text_sink out;
   if (args.json) {
@@ -280,12 +233,17 @@ run_result run_dump(const dump_args& args) {
         safetensors::json_quote(args.tensor), safetensors::dtype_name(type), fmt::join(where->info->shape, ","),
         args.slice.empty() ? "null" : safetensors::json_quote(args.slice), fmt::join(plan->shape, ","), truncated));
   } else {
-    out.append(
-        fmt::format("{}: {} [{}]", args.tensor, safetensors::dtype_name(type), fmt::join(where->info->shape, ", ")));
-    if (!args.slice.empty()) out.append(fmt::format(" [{}] -> [{}]", args.slice, fmt::join(plan->shape, ", ")));
+    out.append(fmt::format("{}: {} [{}]", printable_text(args.tensor), safetensors::dtype_name(type),
+                           fmt::join(where->info->shape, ", ")));
+    if (!args.slice.empty()) {
+      out.append(fmt::format(" [{}] -> [{}]", printable_text(args.slice), fmt::join(plan->shape, ", ")));
+    }
     out.append("\n");
   }
-  nested_printer(plan->shape, args.limit, values, out, args.json).run();
+  std::size_t index = 0;
+  lists.print({.value = [&] { return values.at(index++); },
+               .out = [&out](std::string_view text) { out.append(text); },
+               .stop = [&] { return out.failed() || values.error().has_value(); }});
   if (values.error()) return *values.error();
   out.append(args.json ? "}\n" : "\n");
   out.flush();

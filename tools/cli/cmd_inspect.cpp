@@ -13,6 +13,7 @@
 #include "count_text.h"
 #include "foreign_formats.h"
 #include "input.h"
+#include "json_util.h"
 #include "mlx_summary.h"
 #include "progress.h"
 #include "report.h"
@@ -72,7 +73,7 @@ void print_summary(const std::string& path, const safetensors::header& h, std::u
     if (offset % required_alignment(t.type) != 0) ++misaligned;
     if (t.byte_size() > 0) min_alignment = std::min(min_alignment, alignment_of(offset));
   }
-  fmt::print("file:        {}\n", path);
+  fmt::print("file:        {}\n", printable_text(path));
   fmt::print("size:        {} ({})\n", human_bytes(file_size), count_of(file_size, "byte"));
   fmt::print("header:      {}, data starts at byte {} (aligned to {})\n", count_of(h.header_length(), "byte"),
              with_commas(h.data_start()), alignment_of(h.data_start()));
@@ -92,7 +93,7 @@ void print_summary(const std::string& path, const safetensors::header& h, std::u
   }
   if (h.metadata()) {
     fmt::print("metadata:\n");
-    for (const auto& [k, v] : *h.metadata()) fmt::print("  {}: {}\n", k, v);
+    for (const auto& [k, v] : *h.metadata()) fmt::print("  {}: {}\n", printable_text(k), printable_text(v));
   } else {
     fmt::print("metadata:    none\n");
   }
@@ -181,7 +182,7 @@ run_result run_inspect(const inspect_args& args) {
   auto f = open_input(args.file);
   if (!f) return std::move(f).err();
   if (args.json) {
-    fmt::print("{}\n", safetensors::header_to_json(f->header()));
+    fmt::print("{}\n", header_display_json(f->header()));
   } else {
     print_summary(args.file, f->header(), f->file_size());
     print_mlx_summary(args.file, f->header());

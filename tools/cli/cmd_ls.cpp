@@ -24,7 +24,7 @@ void print_names(const std::vector<std::string_view>& names, bool json) {
   if (json) {
     fmt::print("{}\n", json_string_array(names));
   } else {
-    for (std::string_view name : names) fmt::print("{}\n", name);
+    for (std::string_view name : names) fmt::print("{}\n", printable_text(name));
   }
 }
 

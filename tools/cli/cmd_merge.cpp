@@ -26,7 +26,8 @@ run_result run_merge(const merge_args& args) {
   auto done = run_pipeline(std::span(&args.input, 1), args.output, std::move(options), "merge", args.quiet,
                            {.safetensors_only = true, .file_output = true});
   if (!done) return std::move(done).err();
-  fmt::print("wrote {} tensors ({} bytes) from {} to {}\n", done->tensors, done->bytes, args.input, args.output);
+  fmt::print("wrote {} tensors ({} bytes) from {} to {}\n", done->tensors, done->bytes, printable_text(args.input),
+             printable_text(args.output));
   return exit_ok;
 }
 

@@ -33,7 +33,7 @@ run_result run_meta(const meta_args& args) {
       print_error(fmt::format("{}: metadata key '{}' not found", args.file, args.key));
       return exit_failed;
     }
-    fmt::print("{}\n", args.json ? safetensors::json_quote(it->second) : it->second);
+    fmt::print("{}\n", args.json ? safetensors::json_quote(it->second) : printable_text(it->second));
     return exit_ok;
   }
   if (args.json) {
@@ -46,7 +46,7 @@ run_result run_meta(const meta_args& args) {
     }
     fmt::print("{}}}\n", out);
   } else if (metadata) {
-    for (const auto& [k, v] : *metadata) fmt::print("{}: {}\n", k, v);
+    for (const auto& [k, v] : *metadata) fmt::print("{}: {}\n", printable_text(k), printable_text(v));
   }
   return exit_ok;
 }

@@ -42,8 +42,8 @@ run_result run_shard(const shard_args& args) {
   if (!done) return std::move(done).err().with_path(out_dir);
   const std::size_t shards = done->files.size() > 1 ? done->files.size() - 1 : 1;  // the index is last
   fmt::print("wrote {} tensors ({} bytes) in {} shard{} to {}\n", done->tensors, done->bytes, shards,
-             shards == 1 ? "" : "s", out_dir);
-  for (const auto& name : done->files) fmt::print("  {}\n", name);
+             shards == 1 ? "" : "s", printable_text(out_dir));
+  for (const auto& name : done->files) fmt::print("  {}\n", printable_text(name));
   return exit_ok;
 }
 

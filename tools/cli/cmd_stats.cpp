@@ -81,15 +81,15 @@ run_result run_stats(const stats_args& args) {
     return exit_ok;
   }
   std::size_t width = 4;
-  for (const auto& t : *chosen) width = std::max(width, t.info->name.size());
+  for (const auto& t : *chosen) width = std::max(width, printable_text(t.info->name).size());
   width = std::min<std::size_t>(width, 60);
   fmt::print("{:<{}}  {:<7}  {:>10}  {:>12}  {:>12}  {:>12}  {:>12}  {:>6}  {:>6}  {:>8}\n", "name", width, "dtype",
              "count", "min", "max", "mean", "std", "nan", "inf", "zeros");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const auto& r = results[i];
     const auto* t = (*chosen)[i].info;
-    fmt::print("{:<{}}  {:<7}  {:>10}  {:>12}  {:>12}  {:>12}  {:>12}  {:>6}  {:>6}  {:>8}\n", t->name, width,
-               safetensors::dtype_name(t->type), r.count, short_number(r.min), short_number(r.max),
+    fmt::print("{:<{}}  {:<7}  {:>10}  {:>12}  {:>12}  {:>12}  {:>12}  {:>6}  {:>6}  {:>8}\n", printable_text(t->name),
+               width, safetensors::dtype_name(t->type), r.count, short_number(r.min), short_number(r.max),
                short_number(r.mean), short_number(r.std), r.nan, r.pos_inf + r.neg_inf, r.zeros);
   }
   return exit_ok;

@@ -65,7 +65,7 @@ run_result run_validate(const validate_args& args) {
     if (args.json) {
       fmt::print("{}\n", json_line(path, h));
     } else if (h) {
-      fmt::print("{}: ok ({})\n", path, count_of(h->tensors().size(), "tensor"));
+      fmt::print("{}: ok ({})\n", printable_text(path), count_of(h->tensors().size(), "tensor"));
       for (const auto& w : h->warnings()) print_warning(fmt::format("{}: {}", path, w.message));
     } else {
       fmt::print("{}\n", problem_line(h.err(), path));

@@ -104,17 +104,17 @@ run_result run_verify(const verify_args& args) {
   bar.reset();
   if (args.json) return print_json(args, report);
   if (!report) return std::move(report).err();
-  if (!report->index_path.empty()) fmt::print("index: {}\n", report->index_path);
+  if (!report->index_path.empty()) fmt::print("index: {}\n", printable_text(report->index_path));
   for (const auto& s : report->shards) {
     fmt::print(
-        "  {}: {}", s.name,
+        "  {}: {}", printable_text(s.name),
         s.ok ? fmt::format("ok ({}, {})", count_of(s.tensors, "tensor"), count_of(s.file_size, "byte")) : "FAILED");
     if (!s.digest.empty()) fmt::print("  sha256 {}", s.digest);
     fmt::print("\n");
   }
   for (const auto& issue : report->issues) {
     fmt::print("{}: {}: {}\n", problem_name(issue.kind), safetensors::error_code_name(issue.error.code),
-               safetensors::explain_format_error(issue.error).to_string());
+               printable_text(safetensors::explain_format_error(issue.error).to_string()));
   }
   if (report->ok()) {
     fmt::print("ok: {}, {} in {}\n", count_of(report->tensors, "tensor"), count_of(report->data_size, "byte"),

@@ -4,15 +4,18 @@
 #include <fmt/format.h>
 
 #include "safetensors/json_text.h"
+#include "safetensors/printable_text.h"
 #include "safetensors/sniff.h"
 
 namespace st_cli {
+
+using safetensors::printable_text;
 
 std::string problem_line(const safetensors::error& e, const std::string& path) {
   safetensors::error shown = safetensors::explain_format_error(e);
   const std::string file = shown.path.empty() ? path : shown.path;
   shown.path.clear();
-  return fmt::format("{}: {}: {}", file, safetensors::error_code_name(shown.code), shown.to_string());
+  return printable_text(fmt::format("{}: {}: {}", file, safetensors::error_code_name(shown.code), shown.to_string()));
 }
 
 std::string problem_json(const safetensors::error& e, const std::string& path) {

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "count_text.h"
 #include "foreign_formats.h"
@@ -39,9 +41,20 @@ gguf::array_value head_of(const gguf::array_value& a) {
   return head;
 }
 
+/// A value as inspect prints it: escaped (printable_text), strings cut, arrays to their first elements.
 std::string abbreviated_text(const gguf::value& v) {
   if (const auto* a = std::get_if<gguf::array_value>(&v)) {
-    std::string text = gguf::to_text(gguf::value(std::in_place_index<9>, head_of(*a)));
+    std::string text;
+    if (a->element_type == gguf::value_type::string) {
+      // ["a", "b"]: each element escaped and cut as a string value is (a token may be any bytes).
+      std::vector<std::string> shown;
+      for (std::size_t i = 0; i < std::min(a->strings.size(), shown_elements); ++i) {
+        shown.push_back(fmt::format("\"{}\"", printable_text(a->strings[i], shown_chars)));
+      }
+      text = fmt::format("[{}]", fmt::join(shown, ","));
+    } else {
+      text = gguf::to_text(gguf::value(std::in_place_index<9>, head_of(*a)));
+    }
     if (a->size() > shown_elements)
       text.insert(text.size() - 1, fmt::format(", ... ({} more)", a->size() - shown_elements));
     return text;

@@ -15,12 +15,12 @@ void print_mlx_summary(const std::string& path, const safetensors::header& h) {
   namespace mlx = safetensors::mlx;
   auto config = mlx::read_config_beside(path);
   if (!config) {
-    fmt::print("\nmlx: {}\n", config.err().to_string());
+    fmt::print("\nmlx: {}\n", printable_text(config.err().to_string()));
     return;
   }
   auto info = mlx::describe_checkpoint(h, *config ? &**config : nullptr);
   if (!info) {
-    fmt::print("\nmlx: {}\n", info.err().to_string());
+    fmt::print("\nmlx: {}\n", printable_text(info.err().to_string()));
     return;
   }
   if (info->layers.empty()) return;
@@ -31,14 +31,14 @@ void print_mlx_summary(const std::string& path, const safetensors::header& h) {
     std::uint64_t n = l.rows * l.cols;
     weights += n;
     bits += static_cast<double>(n) * mlx::bits_per_weight(l.params, l.scale_type);
-    width = std::min<std::size_t>(std::max(width, l.path.size()), 80);
+    width = std::min<std::size_t>(std::max(width, printable_text(l.path).size()), 80);
   }
   fmt::print("\nmlx quantized layers: {} ({} weights, {:.2f} bits per weight on average)\n", info->layers.size(),
              weights, weights == 0 ? 0.0 : bits / static_cast<double>(weights));
   fmt::print("{:<{}}  {:<6}  {:>4}  {:>5}  {:<6}  {:>11}  {:<20}  {}\n", "layer", width, "mode", "bits", "group",
              "scales", "bits/weight", "shape", "from");
   for (const auto& l : info->layers) {
-    fmt::print("{:<{}}  {:<6}  {:>4}  {:>5}  {:<6}  {:>11.2f}  {:<20}  {}{}\n", l.path, width,
+    fmt::print("{:<{}}  {:<6}  {:>4}  {:>5}  {:<6}  {:>11.2f}  {:<20}  {}{}\n", printable_text(l.path), width,
                mlx::mode_name(l.params.mode), l.params.bits, l.params.group_size, safetensors::dtype_name(l.scale_type),
                mlx::bits_per_weight(l.params, l.scale_type), fmt::format("[{}]", fmt::join(l.shape, ", ")),
                mlx::source_name(l.source), l.ambiguous ? " (ambiguous)" : "");

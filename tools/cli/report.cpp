@@ -17,12 +17,14 @@ void print_error(const safetensors::error& e) {
                        shown.message.find(fmt::format("byte {} of", *shown.offset)) != std::string::npos)) {
     shown.offset.reset();
   }
-  fmt::print(stderr, "safetensors: error: {}\n", shown.to_string());
+  fmt::print(stderr, "safetensors: error: {}\n", printable_text(shown.to_string()));
 }
 
-void print_error(std::string_view message) { fmt::print(stderr, "safetensors: error: {}\n", message); }
+void print_error(std::string_view message) { fmt::print(stderr, "safetensors: error: {}\n", printable_text(message)); }
 
-void print_warning(std::string_view message) { fmt::print(stderr, "safetensors: warning: {}\n", message); }
+void print_warning(std::string_view message) {
+  fmt::print(stderr, "safetensors: warning: {}\n", printable_text(message));
+}
 
 safetensors::error usage_error(std::string message) {
   return safetensors::make_error(safetensors::error_code::invalid_argument, std::move(message));

@@ -8,6 +8,7 @@
 
 #include "count_text.h"
 #include "progress.h"
+#include "report.h"
 
 namespace st_cli {
 namespace {
@@ -22,13 +23,20 @@ std::string trimmed(std::string s) {
 void print_tensor_table(std::span<const table_row> rows, std::string_view extra_title) {
   if (rows.empty()) return;
   std::size_t width = 4;
-  for (const auto& r : rows) width = std::max(width, r.tensor.name.size());
+  std::vector<std::string> names;  // escaped once: the width is that of what is printed
+  names.reserve(rows.size());
+  for (const auto& r : rows) {
+    names.push_back(printable_text(r.tensor.name));
+    width = std::max(width, names.back().size());
+  }
   width = std::min<std::size_t>(width, 80);
   fmt::print("\n{}\n", trimmed(fmt::format("{:<{}}  {:<11}  {:<20}  {:>14}  {}", "name", width, "dtype", "shape",
                                            "bytes", extra_title)));
-  for (const auto& r : rows) {
-    fmt::print("{}\n", trimmed(fmt::format("{:<{}}  {:<11}  {:<20}  {:>14}  {}", r.tensor.name, width, r.tensor.type,
-                                           shape_text(r.tensor.shape), with_commas(r.tensor.bytes), r.extra)));
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const table_row& r = rows[i];
+    fmt::print("{}\n",
+               trimmed(fmt::format("{:<{}}  {:<11}  {:<20}  {:>14}  {}", names[i], width, printable_text(r.tensor.type),
+                                   shape_text(r.tensor.shape), with_commas(r.tensor.bytes), printable_text(r.extra))));
   }
 }
 
@@ -44,7 +52,7 @@ void print_type_totals(std::span<const table_row> rows) {
     d.bytes += r.tensor.bytes;
   }
   for (const auto& [type, d] : per_type) {
-    fmt::print("  {:<12} {:>6} {:<7} {:>14} params  {:>12}\n", type, with_commas(d.tensors),
+    fmt::print("  {:<12} {:>6} {:<7} {:>14} params  {:>12}\n", printable_text(type), with_commas(d.tensors),
                d.tensors == 1 ? "tensor" : "tensors", with_commas(d.params), human_bytes(d.bytes));
   }
 }
@@ -56,8 +64,8 @@ void print_listing(const std::string& path, const file_listing& listing) {
     params += r.tensor.params;
     bytes += r.tensor.bytes;
   }
-  fmt::print("file:        {}\n", path);
-  fmt::print("format:      {}\n", listing.format);
+  fmt::print("file:        {}\n", printable_text(path));
+  fmt::print("format:      {}\n", printable_text(listing.format));
   fmt::print("tensors:     {} ({} of data)\n", with_commas(listing.rows.size()), human_bytes(bytes));
   fmt::print("parameters:  {}\n", with_commas(params));
   print_type_totals(listing.rows);
@@ -65,32 +73,10 @@ void print_listing(const std::string& path, const file_listing& listing) {
     fmt::print("metadata:    none\n");
   } else {
     fmt::print("metadata:    {}\n", count_of(listing.metadata.size(), "key"));
-    for (const auto& [k, v] : listing.metadata) fmt::print("  {}: {}\n", k, v);
+    for (const auto& [k, v] : listing.metadata) fmt::print("  {}: {}\n", printable_text(k), v);
   }
-  for (const auto& note : listing.notes) fmt::print("note:        {}\n", note);
+  for (const auto& note : listing.notes) fmt::print("note:        {}\n", printable_text(note));
   print_tensor_table(listing.rows, listing.extra_title);
-}
-
-std::string printable_text(std::string_view text, std::size_t max_bytes) {
-  std::size_t cut = std::min(max_bytes, text.size());
-  while (cut > 0 && cut < text.size() && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U)
-    --cut;  // whole characters
-  std::string out;
-  for (const char c : text.substr(0, cut)) {
-    switch (c) {
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
-          out += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  if (cut < text.size()) out += fmt::format("... ({} bytes)", text.size());
-  return out;
 }
 
 }  // namespace st_cli

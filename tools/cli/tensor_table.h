@@ -19,26 +19,24 @@ struct table_row {
   std::string extra;
 };
 
-/// "name  dtype  shape  bytes  <extra_title>" and one line per row.
+/// "name  dtype  shape  bytes  <extra_title>" and one line per row, names and extra escaped.
 void print_tensor_table(std::span<const table_row> rows, std::string_view extra_title);
 
 /// "  F32     3 tensors   1,234 params   4.8 KiB", one line per type in `order`.
 void print_type_totals(std::span<const table_row> rows);
 
-/// A non-SafeTensors file as inspect shows it.
+/// A non-SafeTensors file as inspect shows it. Text is raw, as the file has it (print_listing
+/// escapes it), except the metadata values, which the format's lister makes printable itself
+/// (printable_text: escaped, and cut so that each key stays one line).
 struct file_listing {
   std::string format;                                         ///< the "format:" line
   std::vector<table_row> rows;                                ///< tensors in file order
   std::string extra_title;                                    ///< the table's last column
-  std::vector<std::pair<std::string, std::string>> metadata;  ///< key and value, printable
+  std::vector<std::pair<std::string, std::string>> metadata;  ///< key (raw) and value (printable)
   std::vector<std::string> notes;                             ///< skipped entries
 };
 
 /// file:, format:, tensors:, parameters:, per-type totals, metadata, notes, then the table.
 void print_listing(const std::string& path, const file_listing& listing);
-
-/// `text` with control characters escaped (\n, \t, \r, \xHH) and cut after `max_bytes`
-/// ("... (N bytes)"), so a chat template stays on one line.
-[[nodiscard]] std::string printable_text(std::string_view text, std::size_t max_bytes);
 
 }  // namespace st_cli

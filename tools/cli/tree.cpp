@@ -2,11 +2,14 @@
 #include "tree.h"
 
 #include <algorithm>
+#include <map>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "count_text.h"
+#include "report.h"
 #include "safetensors/json_text.h"
 
 namespace st_cli {
@@ -16,14 +19,28 @@ bool all_digits(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-void merge_chains(name_tree& node) {
-  for (auto& [key, child] : node.children) {
-    while (child.leaf == nullptr && child.children.size() == 1) {
-      auto only = std::move(child.children.begin()->second);
-      only.label = child.label + "." + only.label;
-      child = std::move(only);
+/// Merges chains of single-child groups ("model" + "layers" -> "model.layers"). The tree is
+/// walked with a stack, not a recursion: a valid file can make it thousands of levels deep
+/// (names "a.x", "a.a.x", ...: d levels for d * d header bytes) and a long name a chain of
+/// a component per 2 bytes, whose label is joined once.
+void merge_chains(name_tree& root) {
+  std::vector<name_tree*> pending{&root};
+  while (!pending.empty()) {
+    name_tree* node = pending.back();
+    pending.pop_back();
+    for (auto& [key, child] : node->children) {
+      if (child.leaf == nullptr && child.children.size() == 1) {
+        std::string label = std::move(child.label);
+        while (child.leaf == nullptr && child.children.size() == 1) {
+          name_tree only = std::move(child.children.begin()->second);
+          label += '.';
+          label += only.label;
+          child = std::move(only);
+        }
+        child.label = std::move(label);
+      }
+      pending.push_back(&child);  // map nodes stay where they are
     }
-    merge_chains(child);
   }
 }
 
@@ -33,19 +50,35 @@ struct line {
   std::string right;
 };
 
-void collect(const name_tree& node, int depth, int max_depth, std::vector<line>& out) {
-  for (const auto& [key, child] : node.children) {
+/// A node being walked and the next of its children.
+struct tree_frame {
+  const name_tree* node;
+  std::map<std::string, name_tree, natural_less>::const_iterator next;
+  int depth;
+};
+
+void collect(const name_tree& root, int max_depth, std::vector<line>& out) {
+  std::vector<tree_frame> stack{{&root, root.children.begin(), 1}};
+  while (!stack.empty()) {
+    tree_frame& f = stack.back();
+    if (f.next == f.node->children.end()) {
+      stack.pop_back();
+      continue;
+    }
+    const name_tree& child = f.next->second;
+    ++f.next;
+    const int depth = f.depth;
     std::string indent(static_cast<std::size_t>(depth) * 2, ' ');
     std::string right = child.leaf != nullptr
                             ? fmt::format("{} [{}]", child.leaf->type, fmt::join(child.leaf->shape, ", "))
                             : count_of(child.tensors, "tensor");
     if (child.leaf != nullptr && !child.children.empty()) right += fmt::format(" (+{} below)", child.tensors - 1);
-    out.push_back({indent + child.label, with_commas(child.params), right});
-    if (max_depth < 0 || depth + 1 <= max_depth) collect(child, depth + 1, max_depth, out);
+    out.push_back({indent + printable_text(child.label), with_commas(child.params), printable_text(right)});
+    if (max_depth < 0 || depth + 1 <= max_depth) stack.push_back({&child, child.children.begin(), depth + 1});
   }
 }
 
-void append_json(const name_tree& node, std::string& out) {
+void open_json(const name_tree& node, std::string& out) {
   out += fmt::format(R"({{"name":{},"params":{},"bytes":{},"tensors":{})", safetensors::json_quote(node.label),
                      node.params, node.bytes, node.tensors);
   if (node.leaf != nullptr) {
@@ -53,16 +86,38 @@ void append_json(const name_tree& node, std::string& out) {
                        fmt::join(node.leaf->shape, ","));
   }
   out += R"(,"children":[)";
-  bool first = true;
-  for (const auto& [key, child] : node.children) {
-    if (!first) out += ',';
-    first = false;
-    append_json(child, out);
+}
+
+void append_json(const name_tree& root, std::string& out) {
+  open_json(root, out);
+  std::vector<tree_frame> stack{{&root, root.children.begin(), 0}};
+  while (!stack.empty()) {
+    tree_frame& f = stack.back();
+    if (f.next == f.node->children.end()) {
+      out += "]}";
+      stack.pop_back();
+      continue;
+    }
+    if (f.next != f.node->children.begin()) out += ',';
+    const name_tree& child = f.next->second;
+    ++f.next;
+    open_json(child, out);
+    stack.push_back({&child, child.children.begin(), 0});
   }
-  out += "]}";
 }
 
 }  // namespace
+
+name_tree::~name_tree() {
+  // Children's children are moved out before a child is destroyed, so no destructor recurses.
+  std::vector<std::map<std::string, name_tree, natural_less>> pending;
+  pending.push_back(std::move(children));
+  while (!pending.empty()) {
+    std::map<std::string, name_tree, natural_less> level = std::move(pending.back());
+    pending.pop_back();
+    for (auto& [key, child] : level) pending.push_back(std::move(child.children));
+  }
+}
 
 bool natural_less::operator()(const std::string& a, const std::string& b) const {
   const bool da = all_digits(a);
@@ -102,7 +157,7 @@ name_tree build_name_tree(std::span<const tree_tensor> tensors) {
 void print_name_tree(const name_tree& root, int max_depth) {
   std::vector<line> lines;
   lines.push_back({"(all)", with_commas(root.params), count_of(root.tensors, "tensor")});
-  if (max_depth != 0) collect(root, 1, max_depth, lines);
+  if (max_depth != 0) collect(root, max_depth, lines);
   std::size_t left = 0;
   std::size_t params = 0;
   for (const line& l : lines) {

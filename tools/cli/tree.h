@@ -25,6 +25,14 @@ struct tree_tensor {
 };
 
 struct name_tree {
+  name_tree() = default;
+  name_tree(const name_tree&) = delete;
+  name_tree& operator=(const name_tree&) = delete;
+  name_tree(name_tree&&) = default;
+  name_tree& operator=(name_tree&&) = default;
+  /// Without recursion: a valid file can make the tree thousands of levels deep.
+  ~name_tree();
+
   std::string label;  ///< the component(s) this node adds to its parent's name
   std::uint64_t params = 0;
   std::uint64_t bytes = 0;
