@@ -18,27 +18,9 @@
 
 namespace fs = std::filesystem;
 
-namespace {
-
-const fs::path verdict_sentinel = "/tmp/safetensors-pytorch-fixture-pwned";  // what every payload would create
-
-// hostile/expected.tsv: file, the first code-execution global its stream names.
-std::vector<std::pair<std::string, std::string>> attack_files() {
-  std::vector<std::pair<std::string, std::string>> files;
-  std::ifstream in(st_test::pytorch_fixture("hostile/expected.tsv"));
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto tab = line.find('\t');
-    if (tab != std::string::npos) files.emplace_back(line.substr(0, tab), line.substr(tab + 1));
-  }
-  return files;
-}
-
-}  // namespace
-
 TEST(CliPickleVerdict, EveryFileThatTriesToRunCodeIsRefusedWithExitThree) {
-  fs::remove(verdict_sentinel);
-  const auto files = attack_files();
+  fs::remove(st_test::hostile_payload_sentinel);
+  const auto files = st_test::hostile_pickle_files();
   ASSERT_GE(files.size(), 50u);
   const auto dir = st_test::scratch_dir();
   for (const auto& [file, first] : files) {
@@ -65,7 +47,7 @@ TEST(CliPickleVerdict, EveryFileThatTriesToRunCodeIsRefusedWithExitThree) {
     EXPECT_NE(r.out.find("pickle verdict: refused: this file tries to run code"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("runs code: " + first + ": named "), std::string::npos) << file << ": " << r.out;
   }
-  EXPECT_FALSE(fs::exists(verdict_sentinel)) << "a payload ran";
+  EXPECT_FALSE(fs::exists(st_test::hostile_payload_sentinel)) << "a payload ran";
 }
 
 TEST(CliPickleVerdict, InspectJsonGivesTheVerdictOfARefusedFile) {

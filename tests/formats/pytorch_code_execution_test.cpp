@@ -33,8 +33,6 @@ namespace {
 
 using st_test::bytes_of;
 
-const fs::path attack_sentinel = "/tmp/safetensors-pytorch-fixture-pwned";  // what every payload would create
-
 std::string ce_u32(std::uint32_t v) {
   std::string s(4, '\0');
   for (int i = 0; i < 4; ++i) s[static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xff);
@@ -255,25 +253,9 @@ TEST(PickleCodeExecution, TheVerdictRecordsForeignGlobalsAndTheirCalls) {
   EXPECT_EQ(st::torch::pickle_verdict_name(st::torch::pickle_verdict_kind::runs_code), "runs code");
 }
 
-namespace {
-
-// hostile/expected.tsv: file, the first code-execution global its stream names.
-std::vector<std::pair<std::string, std::string>> hostile_files() {
-  std::vector<std::pair<std::string, std::string>> files;
-  std::ifstream in(st_test::pytorch_fixture("hostile/expected.tsv"));
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto tab = line.find('\t');
-    if (tab != std::string::npos) files.emplace_back(line.substr(0, tab), line.substr(tab + 1));
-  }
-  return files;
-}
-
-}  // namespace
-
 TEST(PickleCodeExecution, EveryHostileFileIsRefusedInEveryModeAndNothingRuns) {
-  fs::remove(attack_sentinel);
-  const auto files = hostile_files();
+  fs::remove(st_test::hostile_payload_sentinel);
+  const auto files = st_test::hostile_pickle_files();
   ASSERT_GE(files.size(), 50u);
   const auto dir = st_test::scratch_dir();
   for (const auto& [file, first] : files) {
@@ -306,7 +288,7 @@ TEST(PickleCodeExecution, EveryHostileFileIsRefusedInEveryModeAndNothingRuns) {
     ASSERT_ERROR(converted, st::error_code::code_execution) << file;
     EXPECT_FALSE(fs::exists(out)) << file;
   }
-  EXPECT_FALSE(fs::exists(attack_sentinel)) << "a payload ran";
+  EXPECT_FALSE(fs::exists(st_test::hostile_payload_sentinel)) << "a payload ran";
 }
 
 // Namespace, PosixPath and numpy scalars are inert: skipped by default, refused by strict

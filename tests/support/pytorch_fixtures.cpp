@@ -38,4 +38,15 @@ std::string shape_text(const std::vector<std::uint64_t>& shape) {
   return s + "]";
 }
 
+std::vector<std::pair<std::string, std::string>> hostile_pickle_files() {
+  std::vector<std::pair<std::string, std::string>> files;
+  std::ifstream in(pytorch_fixture("hostile/expected.tsv"));
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto tab = line.find('\t');
+    if (tab != std::string::npos) files.emplace_back(line.substr(0, tab), line.substr(tab + 1));
+  }
+  return files;
+}
+
 }  // namespace st_test

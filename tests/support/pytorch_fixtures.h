@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace st_test {
@@ -24,5 +25,12 @@ struct torch_expectations {
 std::filesystem::path pytorch_fixture(const std::string& name);
 const torch_expectations& pytorch_expected();
 std::string shape_text(const std::vector<std::uint64_t>& shape);
+
+/// hostile/expected.tsv (scripts/fixtures/make_pickle_attack_fixtures.py): each file whose
+/// pickle tries to run code, with the first code-execution global its stream names.
+std::vector<std::pair<std::string, std::string>> hostile_pickle_files();
+
+/// What every hostile payload would create if it ran.
+inline const std::filesystem::path hostile_payload_sentinel = "/tmp/safetensors-pytorch-fixture-pwned";
 
 }  // namespace st_test
