@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -54,6 +55,17 @@ st::error ce_refusal(const std::string& pickle) {
   if (doc.ok()) return {};
   return doc.err();
 }
+
+}  // namespace
+
+namespace safetensors::torch::detail {
+// How gtest shows an entry in the test list ("os.*", "builtins.eval"), found by ADL.
+void PrintTo(const code_global& entry, std::ostream* out) {
+  *out << entry.module << "." << (entry.name.empty() ? "*" : entry.name);
+}
+}  // namespace safetensors::torch::detail
+
+namespace {
 
 // Each entry of the table, named by GLOBAL and by STACK_GLOBAL, never called.
 class CodeExecutionList : public testing::TestWithParam<st::torch::detail::code_global> {};
