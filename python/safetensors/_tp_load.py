@@ -4,6 +4,7 @@
 
 import json
 import os
+from typing import Any, Dict, Union
 
 from . import _dtypes
 from ._open import (_BIG_ENDIAN, _byteswapped_torch, _device_name, _is_url, _remote_settings, _to_device,
@@ -21,8 +22,9 @@ def _plan_text(plan):
     raise SafetensorError(f"plan must be a dict or JSON text, not {type(plan).__name__}")
 
 
-def load_sharded(path_or_url, rank, world_size, plan, device="cpu", *, backend="pread", return_stats=False,
-                 **remote):
+def load_sharded(path_or_url: Union[str, bytes, "os.PathLike[str]"], rank: int, world_size: int,
+                 plan: Union[str, Dict[str, Any]], device: Any = "cpu", *, backend: str = "pread",
+                 return_stats: bool = False, **remote: Any) -> Any:
     """The tensors rank `rank` of `world_size` needs, as torch tensors on `device`: each tensor
     a plan splits is `torch.chunk(full, world_size, dim)[rank]`, read alone from the file;
     the others whole. `path_or_url` is a file, an index .json or a checkpoint directory, or

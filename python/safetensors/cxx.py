@@ -4,9 +4,10 @@ MLX (de)quantization to numpy arrays, and sharded checkpoints opened as one name
 
 import os
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Any, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Type, Union
 
 from . import _dtypes
+from ._typing import Metadata, PathLike
 from ._open import _Handle, _backend, _is_url, _remote_settings
 from ._safetensors_cxx import Reader, SafetensorError, StreamWriter
 from ._safetensors_cxx import mlx_dequantize_into as _mlx_dequantize_into
@@ -18,10 +19,13 @@ from ._safetensors_cxx import validate as _validate
 from ._pipelines import (cast, checksum, convert, dequantize_checkpoint, diff, extract, merge,  # noqa: F401
                          quantize_checkpoint, shard)
 from ._tp_load import load_sharded  # noqa: F401
+from ._version import cxx_version, reference_version
+
+__version__: str = cxx_version  # the C++ library's version, not the distribution's (safetensors.__version__)
 
 __all__ = ["ValidationResult", "validate", "writer", "open_checkpoint", "mlx_layers", "dequantize", "quantize",
            "convert", "cast", "extract", "merge", "shard", "diff", "checksum", "quantize_checkpoint", "dequantize_checkpoint", "load_sharded",
-           "SafetensorError"]
+           "SafetensorError", "reference_version"]
 
 
 @dataclass(frozen=True)
@@ -35,14 +39,34 @@ class ValidationResult:
     tensor: Optional[str] = None
     warnings: List[str] = field(default_factory=list)
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return self.ok
 
 
-def validate(path, policy="reference"):
-    """Validates a file's header against its size under "reference", "strict" (upload caps,
-    unknown fields rejected) or "lenient" (trailing bytes are a warning). Never raises for an
-    invalid file: the error is in the result."""
+def validate(path: PathLike, policy: str = "reference") -> ValidationResult:
+    """Checks a file's header against the file, without reading the tensors' data.
+
+    Args:
+        path (`str`, `bytes` or `os.PathLike`):
+            The file to check.
+        policy (`str`, *optional*, defaults to `"reference"`):
+            `"reference"` (what the reference accepts), `"strict"` (upload limits, unknown
+            fields refused) or `"lenient"` (trailing bytes are a warning, not an error).
+
+    Returns:
+        `ValidationResult`: `ok`, and for an invalid file the error's `code`, `message`,
+        `offset` and `tensor`; `warnings` in any case. An invalid file never raises.
+
+    Example:
+
+    ```python
+    from safetensors.cxx import validate
+
+    result = validate("model.safetensors", policy="strict")
+    if not result:
+        print(result.code, result.message)
+    ```
+    """
     return ValidationResult(**_validate(os.fsdecode(path), policy))
 
 
@@ -76,32 +100,34 @@ class writer:
     otherwise the target is left untouched.
     """
 
-    def __init__(self, path, plan, metadata=None, alignment=8):
+    def __init__(self, path: PathLike, plan: Union[Dict[str, Tuple[Any, Sequence[int]]], Iterable[Sequence[Any]]],
+                 metadata: Metadata = None, alignment: int = 8) -> None:
         self._writer = StreamWriter(os.fsdecode(path), _plan_entries(plan), metadata, alignment)
         self._open = True
 
-    def append(self, name, chunk):
+    def append(self, name: str, chunk: Any) -> None:
         """Appends the next bytes of tensor `name` (bytes, numpy array or torch tensor)."""
         self._writer.append(name, _chunk_bytes(chunk))
 
-    def commit(self):
+    def commit(self) -> None:
         """Checks that every tensor is complete, then makes the file appear (fsync + rename)."""
         self._open = False
         self._writer.commit()
 
-    def abort(self):
+    def abort(self) -> None:
         """Drops the temporary file; the target is untouched."""
         self._open = False
         self._writer.abort()
 
-    def tensors(self):
+    def tensors(self) -> List[Tuple[str, str, List[int], int]]:
         """(name, dtype, shape, byte size) in file order."""
         return self._writer.tensors()
 
-    def __enter__(self):
+    def __enter__(self) -> "writer":
         return self
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc_value: Optional[BaseException],
+                 traceback: Any) -> Literal[False]:
         if not self._open:
             return False
         if exc_type is None:
@@ -121,8 +147,9 @@ class open_checkpoint(_Handle):
     ending in `/`; shard headers are fetched in parallel and tensors with Range requests.
     `token`, `ca_file`, `insecure` and `timeout` are safe_open's remote options."""
 
-    def __init__(self, path, framework="np", device="cpu", *, backend="mmap", policy="reference", token=None,
-                 ca_file=None, insecure=False, timeout=None):
+    def __init__(self, path: PathLike, framework: str = "np", device: Any = "cpu", *, backend: str = "mmap",
+                 policy: str = "reference", token: Optional[str] = None, ca_file: Optional[PathLike] = None,
+                 insecure: bool = False, timeout: Optional[float] = None) -> None:
         if _is_url(path):
             reader = Reader.open_checkpoint_url(path, policy, _remote_settings(token, ca_file, insecure, timeout))
         else:
@@ -130,13 +157,13 @@ class open_checkpoint(_Handle):
         super().__init__(reader, framework, device)
 
 
-def mlx_layers(path):
+def mlx_layers(path: PathLike) -> List[Dict[str, Any]]:
     """The quantized MLX layers of a file: a list of dicts with path, weight, scales, biases,
     mode, bits, group_size, scale_dtype, shape (logical), source and ambiguous."""
     return _mlx_layers(os.fsdecode(path))["layers"]
 
 
-def dequantize(path, weight=None, dtype="float32"):
+def dequantize(path: PathLike, weight: Optional[str] = None, dtype: str = "float32") -> Any:
     """Dequantizes MLX layers of `path` into numpy arrays (float32 or float16), bit-identical to
     MLX's CPU backend. `weight` names one layer's packed weight ("model.q.weight"); without it,
     every quantized layer: a dict weight name -> array."""
@@ -160,7 +187,8 @@ def dequantize(path, weight=None, dtype="float32"):
     return {name: one(name) for name in layers}
 
 
-def quantize(array, mode="affine", bits=None, group_size=None):
+def quantize(array: Any, mode: str = "affine", bits: Optional[int] = None,
+             group_size: Optional[int] = None) -> Dict[str, Any]:
     """Quantizes a float32/float16 numpy array along its last axis as MLX's `mx.quantize` on the
     CPU does. Returns {"weight": uint32 [..., K*bits/32], "scales": [..., K/g], "biases": same
     or None (fp modes)}; scales are the input dtype (affine) or uint8 (E8M0/E4M3 codes)."""
