@@ -46,13 +46,47 @@ def convert(input: Union[PathLike, Iterable[PathLike]], output: PathLike, *, to:
             dtype: Optional[str] = None, key: Optional[str] = None, shared: str = "keep", strict: bool = False,
             compress: bool = False, hash_long_names: bool = False, only: Patterns = None, exclude: Patterns = None,
             progress: Progress = None) -> Dict[str, Any]:
-    """Converts a checkpoint between formats without running any code from it: SafeTensors (a
-    file or a sharded directory/index), PyTorch .pt/.bin (zip or legacy; a sharded directory),
-    NumPy .npy/.npz and GGUF in; SafeTensors (a file, or a sharded directory when `output`
-    ends in '/'), .npz, .npy and GGUF out. The format comes from `output`'s name unless `to`
-    ("safetensors", "sharded", "npz", "npy", "gguf") is given; `dtype` ("F32", "F16", "BF16",
-    ...) casts floating tensors; `only`/`exclude` (glob patterns) choose the tensors written.
-    Returns a dict: input_format, output_format, tensors, parameters, bytes, notes, warnings, files."""
+    """Converts a checkpoint between formats without running any code from it.
+
+    Args:
+        input (`str` or `os.PathLike`, or several):
+            SafeTensors (a file, or a sharded directory or index), PyTorch `.pt`/`.bin` (zip or
+            legacy; a sharded directory), NumPy `.npy`/`.npz` or GGUF.
+        output (`str` or `os.PathLike`):
+            SafeTensors (a file, or a sharded directory when it ends in `/`), `.npz`, `.npy` or
+            GGUF; the format comes from the name unless `to` says it.
+        to (`str`, *optional*):
+            `"safetensors"`, `"sharded"`, `"npz"`, `"npy"` or `"gguf"`.
+        dtype (`str`, *optional*):
+            Casts the floating tensors: `"F32"`, `"F16"`, `"BF16"`, ...
+        key (`str`, *optional*):
+            The state dict's key inside a PyTorch checkpoint that nests it.
+        shared (`str`, *optional*, defaults to `"keep"`):
+            What to do with tensors sharing storage in a PyTorch input.
+        strict (`bool`, *optional*, defaults to `False`):
+            Refuse what would otherwise be a warning.
+        compress (`bool`, *optional*, defaults to `False`):
+            Compress an `.npz` output.
+        hash_long_names (`bool`, *optional*, defaults to `False`):
+            Shorten names too long for the output format with a hash.
+        only, exclude (`str` or a list of glob patterns, *optional*):
+            The tensors written: those matching `only` and not `exclude`.
+        progress (`Callable[[int, int], Any]`, *optional*):
+            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
+            or Ctrl-C, stops the run and nothing is left at the output.
+
+    Returns:
+        `Dict[str, Any]`: `input_format`, `output_format`, `tensors`, `parameters`, `bytes`,
+        `notes`, `warnings` and `files` (what was written).
+
+    Example:
+
+    ```python
+    from safetensors.cxx import convert
+
+    summary = convert("pytorch_model.bin", "model.safetensors", dtype="BF16")
+    ```
+    """
     return _run(input, output, progress, to=to, dtype=dtype, key=key, shared=shared, strict=strict,
                 compress=compress, hash_long_names=hash_long_names, only=_patterns(only),
                 exclude=_patterns(exclude))
@@ -60,11 +94,36 @@ def convert(input: Union[PathLike, Iterable[PathLike]], output: PathLike, *, to:
 
 def cast(input: PathLike, output: PathLike, dtype: str, *, only: Patterns = None, exclude: Patterns = None,
          saturate: bool = False, progress: Progress = None) -> Dict[str, Any]:
-    """Writes `input` (a SafeTensors file) to `output` with its floating tensors (those matching
-    `only` and not `exclude`, all by default) cast to `dtype` (F64, F32, F16, BF16, F8_*, F6_*,
-    F4; round to nearest even); other tensors are copied. `saturate`: F8 values out of range
-    become the largest finite value instead of NaN/Inf. `output` may be `input`: it is replaced
-    atomically once complete."""
+    """Writes a SafeTensors file with its floating tensors cast to another dtype (round to
+    nearest even); the other tensors are copied.
+
+    Args:
+        input (`str` or `os.PathLike`):
+            The file.
+        output (`str` or `os.PathLike`):
+            Where to write; may be `input` (replaced atomically once complete).
+        dtype (`str`):
+            `"F64"`, `"F32"`, `"F16"`, `"BF16"`, `"F8_*"`, `"F6_*"` or `"F4"`.
+        only, exclude (`str` or a list of glob patterns, *optional*):
+            The tensors cast: those matching `only` and not `exclude` (all floating ones by default).
+        saturate (`bool`, *optional*, defaults to `False`):
+            F8 values out of range become the largest finite value instead of NaN/Inf.
+        progress (`Callable[[int, int], Any]`, *optional*):
+            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
+            or Ctrl-C, stops the run and nothing is left at the output.
+
+    Returns:
+        `Dict[str, Any]`: `input_format`, `output_format`, `tensors`, `parameters`, `bytes`,
+        `notes`, `warnings` and `files` (what was written).
+
+    Example:
+
+    ```python
+    from safetensors.cxx import cast
+
+    cast("model.safetensors", "model-bf16.safetensors", "BF16", exclude="*.norm.*")
+    ```
+    """
     return _run(input, output, progress, to="safetensors", dtype=dtype, cast_only=_patterns(only),
                 cast_exclude=_patterns(exclude), saturate=saturate, replace_input=True, **_SAFETENSORS_IN)
 
@@ -72,10 +131,40 @@ def cast(input: PathLike, output: PathLike, dtype: str, *, only: Patterns = None
 def extract(input: PathLike, output: PathLike, *, only: Patterns = None, exclude: Patterns = None,
             rename: Optional[Dict[str, str]] = None, set_metadata: Optional[Dict[str, str]] = None,
             remove_metadata: Patterns = None, alignment: int = 8, progress: Progress = None) -> Dict[str, Any]:
-    """Writes the tensors of `input` matching `only` and not `exclude` to `output`, renamed by
-    `rename` ({"old": "new"}, or {"model.*": "base.*"} for a prefix), with `__metadata__` keys
-    set and removed. A pattern or rename that matches nothing is an error. `output` may be
-    `input`: it is replaced atomically once complete."""
+    """Writes a subset of a SafeTensors file's tensors, renamed, with `__metadata__` edited. A
+    pattern or rename that matches nothing is an error.
+
+    Args:
+        input (`str` or `os.PathLike`):
+            The file.
+        output (`str` or `os.PathLike`):
+            Where to write; may be `input` (replaced atomically once complete).
+        only, exclude (`str` or a list of glob patterns, *optional*):
+            The tensors kept: those matching `only` and not `exclude`.
+        rename (`Dict[str, str]`, *optional*):
+            `{"old": "new"}`, or `{"model.*": "base.*"}` for a prefix.
+        set_metadata (`Dict[str, str]`, *optional*):
+            `__metadata__` keys to set.
+        remove_metadata (`str` or a list of keys, *optional*):
+            `__metadata__` keys to remove.
+        alignment (`int`, *optional*, defaults to 8):
+            Each tensor's data starts at a multiple of this many bytes.
+        progress (`Callable[[int, int], Any]`, *optional*):
+            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
+            or Ctrl-C, stops the run and nothing is left at the output.
+
+    Returns:
+        `Dict[str, Any]`: `input_format`, `output_format`, `tensors`, `parameters`, `bytes`,
+        `notes`, `warnings` and `files` (what was written).
+
+    Example:
+
+    ```python
+    from safetensors.cxx import extract
+
+    extract("model.safetensors", "encoder.safetensors", only="encoder.*", rename={"encoder.*": "*"})
+    ```
+    """
     return _run(input, output, progress, to="safetensors", only=_patterns(only), exclude=_patterns(exclude),
                 rename=list((rename or {}).items()), set_metadata=set_metadata,
                 remove_metadata=_patterns(remove_metadata), alignment=alignment, replace_input=True,
@@ -83,34 +172,125 @@ def extract(input: PathLike, output: PathLike, *, only: Patterns = None, exclude
 
 
 def merge(input: PathLike, output: PathLike, *, progress: Progress = None) -> Dict[str, Any]:
-    """Joins a sharded checkpoint (its directory or index) into the one file `output`."""
+    """Joins a sharded checkpoint into one file.
+
+    Args:
+        input (`str` or `os.PathLike`):
+            The checkpoint's directory or index.
+        output (`str` or `os.PathLike`):
+            The file to write.
+        progress (`Callable[[int, int], Any]`, *optional*):
+            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
+            or Ctrl-C, stops the run and nothing is left at the output.
+
+    Returns:
+        `Dict[str, Any]`: `input_format`, `output_format`, `tensors`, `parameters`, `bytes`,
+        `notes`, `warnings` and `files` (what was written).
+
+    Example:
+
+    ```python
+    from safetensors.cxx import merge
+
+    merge("checkpoint/model.safetensors.index.json", "model.safetensors")
+    ```
+    """
     return _run(input, output, progress, to="safetensors", **_SAFETENSORS_IN)
 
 
 def shard(inputs: Union[PathLike, Iterable[PathLike]], output_dir: PathLike, *, max_shard_size: Union[int, str] = "5GB",
           prefix: str = "model", progress: Progress = None) -> Dict[str, Any]:
-    """Splits files or checkpoints (one path or a list) into `output_dir`: shards of at most
-    `max_shard_size` (bytes, or "5GB", "500MB", "2GiB") named "<prefix>-00001-of-00003.safetensors",
-    plus "<prefix>.safetensors.index.json" when there are several. `__metadata__` is what the
-    inputs share. The dict returned lists the files written under "files"."""
+    """Splits files or checkpoints into shards plus an index. `__metadata__` is what the inputs
+    share.
+
+    Args:
+        inputs (`str` or `os.PathLike`, or several):
+            Files or checkpoints.
+        output_dir (`str` or `os.PathLike`):
+            Where the shards go: `<prefix>-00001-of-00003.safetensors`, ..., and
+            `<prefix>.safetensors.index.json` when there are several.
+        max_shard_size (`int` or `str`, *optional*, defaults to `"5GB"`):
+            Bytes, or `"5GB"`, `"500MB"`, `"2GiB"`.
+        prefix (`str`, *optional*, defaults to `"model"`):
+            The shards' name.
+        progress (`Callable[[int, int], Any]`, *optional*):
+            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
+            or Ctrl-C, stops the run and nothing is left at the output.
+
+    Returns:
+        `Dict[str, Any]`: `input_format`, `output_format`, `tensors`, `parameters`, `bytes`,
+        `notes`, `warnings` and `files` (what was written).
+
+    Example:
+
+    ```python
+    from safetensors.cxx import shard
+
+    written = shard("model.safetensors", "sharded/", max_shard_size="2GB")["files"]
+    ```
+    """
     return _run(inputs, output_dir, progress, to="sharded", max_shard_size=str(max_shard_size), prefix=prefix,
                 **_SAFETENSORS_IN)
 
 
 def diff(a: PathLike, b: PathLike, *, rtol: float = 0.0, atol: float = 0.0, ignore_dtype: bool = False,
          progress: Progress = None) -> Dict[str, Any]:
-    """Compares two SafeTensors files: names, dtypes, shapes, `__metadata__` and values, which
-    match when |a - b| <= atol + rtol * |b| (NaN equals NaN, as numpy.allclose(equal_nan=True)).
-    Returns a dict: equal, only_in_a, only_in_b, metadata [{key, a, b}], tensors [{name, equal,
-    dtype_a, dtype_b, shape_a, shape_b, compared, values, mismatched, max_abs, max_rel,
-    first_mismatch: (index, a, b) or None}]."""
+    """Compares two SafeTensors files: names, dtypes, shapes, `__metadata__` and values. Values
+    match when `|a - b| <= atol + rtol * |b|`, NaN equal to NaN.
+
+    Args:
+        a, b (`str` or `os.PathLike`):
+            The files.
+        rtol (`float`, *optional*, defaults to 0):
+            Relative tolerance.
+        atol (`float`, *optional*, defaults to 0):
+            Absolute tolerance.
+        ignore_dtype (`bool`, *optional*, defaults to `False`):
+            Compare values across dtypes.
+        progress (`Callable[[int, int], Any]`, *optional*):
+            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
+            or Ctrl-C, stops the run and nothing is left at the output.
+
+    Returns:
+        `Dict[str, Any]`: `equal`, `only_in_a`, `only_in_b`, `metadata` (`[{key, a, b}]`) and
+        `tensors` (`[{name, equal, dtype_a, dtype_b, shape_a, shape_b, compared, values,
+        mismatched, max_abs, max_rel, first_mismatch}]`, `first_mismatch` being `(index, a, b)`
+        or None).
+
+    Example:
+
+    ```python
+    from safetensors.cxx import diff
+
+    assert diff("model.safetensors", "model-bf16.safetensors", rtol=1e-2, ignore_dtype=True)["equal"]
+    ```
+    """
     return _diff(os.fsdecode(a), os.fsdecode(b), float(rtol), float(atol), ignore_dtype, progress)
 
 
 def checksum(path: PathLike, *, per_tensor: bool = False, progress: Progress = None) -> Dict[str, Any]:
-    """SHA-256 of a file as sha256sum computes it (any content; "-" is standard input), and with
-    `per_tensor` of each tensor's data bytes, in one pass. Returns {"sha256": hex, "bytes": n,
-    "tensors": {name: hex} in file order}."""
+    """SHA-256 of a file as `sha256sum` computes it, and of each tensor's data in the same pass.
+
+    Args:
+        path (`str` or `os.PathLike`):
+            Any file; `"-"` is standard input.
+        per_tensor (`bool`, *optional*, defaults to `False`):
+            Also hash each tensor's data bytes.
+        progress (`Callable[[int, int], Any]`, *optional*):
+            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
+            or Ctrl-C, stops the run and nothing is left at the output.
+
+    Returns:
+        `Dict[str, Any]`: `{"sha256": hex, "bytes": n, "tensors": {name: hex}}`, tensors in file order.
+
+    Example:
+
+    ```python
+    from safetensors.cxx import checksum
+
+    print(checksum("model.safetensors", per_tensor=True)["sha256"])
+    ```
+    """
     return _checksum(os.fsdecode(path), per_tensor, progress)
 
 
@@ -118,11 +298,40 @@ def quantize_checkpoint(input: PathLike, output: PathLike, *, mode: str = "affin
                         group_size: Optional[int] = None, only: Patterns = None, exclude: Patterns = None,
                         config_out: Optional[PathLike] = None, max_shard_size: Union[int, str] = "5GB",
                         progress: Progress = None) -> Dict[str, Any]:
-    """Quantizes the float `*.weight` tensors (rank >= 2; those matching `only` and not `exclude`)
-    of a file or sharded checkpoint into MLX's layout (P.weight as uint32 codes, P.scales,
-    P.biases), bit-identical to MLX's CPU quantizer, streamed in row chunks. A sharded input
-    gives a checkpoint directory. `config_out` writes an mlx-lm config fragment. Returns a dict:
-    layers, tensors, sharded, warnings."""
+    """Quantizes the float `*.weight` tensors (rank 2 or more) of a file or sharded checkpoint into
+    MLX's layout (`P.weight` as uint32 codes, `P.scales`, `P.biases`), bit-identical to MLX's
+    CPU quantizer, streamed in row chunks. A sharded input gives a checkpoint directory.
+
+    Args:
+        input (`str` or `os.PathLike`):
+            A file or a sharded checkpoint.
+        output (`str` or `os.PathLike`):
+            Where to write.
+        mode (`str`, *optional*, defaults to `"affine"`):
+            `"affine"`, `"mxfp4"`, `"mxfp8"` or `"nvfp4"`.
+        bits, group_size (`int`, *optional*):
+            The mode's defaults without them.
+        only, exclude (`str` or a list of glob patterns, *optional*):
+            The weights quantized: those matching `only` and not `exclude`.
+        config_out (`str` or `os.PathLike`, *optional*):
+            Writes an mlx-lm config fragment there.
+        max_shard_size (`int` or `str`, *optional*, defaults to `"5GB"`):
+            For a sharded output.
+        progress (`Callable[[int, int], Any]`, *optional*):
+            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
+            or Ctrl-C, stops the run and nothing is left at the output.
+
+    Returns:
+        `Dict[str, Any]`: `layers`, `tensors`, `sharded` and `warnings`.
+
+    Example:
+
+    ```python
+    from safetensors.cxx import quantize_checkpoint
+
+    quantize_checkpoint("model.safetensors", "model-4bit.safetensors", bits=4, group_size=64)
+    ```
+    """
     return _quantize_checkpoint(os.fsdecode(input), os.fsdecode(output), mode, bits or 0, group_size or 0,
                                 _patterns(only) or [], _patterns(exclude) or [],
                                 os.fsdecode(config_out) if config_out else "", str(max_shard_size), progress)
@@ -130,7 +339,31 @@ def quantize_checkpoint(input: PathLike, output: PathLike, *, mode: str = "affin
 
 def dequantize_checkpoint(input: PathLike, output: PathLike, *, dtype: Optional[str] = None,
                           max_shard_size: Union[int, str] = "5GB", progress: Progress = None) -> Dict[str, Any]:
-    """Turns every quantized MLX layer of a file or sharded checkpoint into a plain P.weight of
-    `dtype` ("F32", "F16", "BF16"; default MLX's choice) and copies the rest, streamed in row
-    chunks (config.json beside the input is read). Returns a dict: layers, tensors, sharded, warnings."""
+    """Turns every quantized MLX layer of a file or sharded checkpoint into a plain `P.weight` and
+    copies the rest, streamed in row chunks (`config.json` beside the input is read).
+
+    Args:
+        input (`str` or `os.PathLike`):
+            A file or a sharded checkpoint.
+        output (`str` or `os.PathLike`):
+            Where to write.
+        dtype (`str`, *optional*):
+            `"F32"`, `"F16"` or `"BF16"`; MLX's choice without it.
+        max_shard_size (`int` or `str`, *optional*, defaults to `"5GB"`):
+            For a sharded output.
+        progress (`Callable[[int, int], Any]`, *optional*):
+            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
+            or Ctrl-C, stops the run and nothing is left at the output.
+
+    Returns:
+        `Dict[str, Any]`: `layers`, `tensors`, `sharded` and `warnings`.
+
+    Example:
+
+    ```python
+    from safetensors.cxx import dequantize_checkpoint
+
+    dequantize_checkpoint("model-4bit.safetensors", "model.safetensors", dtype="BF16")
+    ```
+    """
     return _dequantize_checkpoint(os.fsdecode(input), os.fsdecode(output), dtype, str(max_shard_size), progress)

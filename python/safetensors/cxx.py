@@ -88,16 +88,35 @@ def _chunk_bytes(chunk):
 
 
 class writer:
-    """Writes a file whose tensors arrive in chunks, so it may be larger than memory.
+    """Writes a file whose tensors arrive in chunks, so it may be larger than memory. The header
+    is fixed up front from `plan`; each tensor's chunks come in order and tensors may
+    interleave. The file appears (fsync, rename) only when the `with` block ends without an
+    exception and every tensor is complete; otherwise the target is left untouched.
 
-        with writer("big.safetensors", {"w": ("float32", [n, m])}) as w:
-            for rows in produce():
-                w.append("w", rows)
+    Args:
+        path (`str`, `bytes` or `os.PathLike`):
+            Where to write. An existing file is replaced only on success.
+        plan (`Dict[str, Tuple[dtype, Sequence[int]]]` or a list of `(name, dtype, shape)`):
+            Every tensor's dtype (`"float32"`, `"F32"`, `torch.bfloat16`, ...) and shape.
+        metadata (`Dict[str, str]`, *optional*):
+            Text stored as the header's `__metadata__`.
+        alignment (`int`, *optional*, defaults to 8):
+            Each tensor's data starts at a multiple of this many bytes.
 
-    `plan` maps names to (dtype, shape) (or is a list of (name, dtype, shape)); the header is
-    fixed up front. Each tensor's chunks come in order; tensors may interleave. The file
-    appears only when the block ends without an exception and every tensor is complete;
-    otherwise the target is left untouched.
+    Returns:
+        A context manager with `append(name, chunk)` (bytes, a numpy array or a torch tensor),
+        `commit()`, `abort()` and `tensors()`.
+
+    Example:
+
+    ```python
+    import numpy as np
+    from safetensors.cxx import writer
+
+    with writer("big.safetensors", {"w": ("float32", [1000, 64])}) as w:
+        for start in range(0, 1000, 100):
+            w.append("w", np.full((100, 64), start, dtype=np.float32))
+    ```
     """
 
     def __init__(self, path: PathLike, plan: Union[Dict[str, Tuple[Any, Sequence[int]]], Iterable[Sequence[Any]]],
@@ -138,14 +157,38 @@ class writer:
 
 
 class open_checkpoint(_Handle):
-    """A checkpoint (one file, an index .json, or a directory) read as one namespace, with the
-    safe_open API (keys, offset_keys, metadata, get_tensor, get_slice). Shard names are
-    confined to the index's directory and the index is cross-checked with the shards.
-    `metadata()` is the index's "metadata" object for a sharded checkpoint.
+    """Opens a checkpoint, one file, a sharded index `.json` or a directory, as one namespace
+    with `safe_open`'s methods (`keys`, `offset_keys`, `metadata`, `get_tensor`, `get_slice`).
+    Shard names must stay inside the index's directory, and the index is checked against the
+    shards. `metadata()` is the index's `"metadata"` object for a sharded checkpoint.
 
-    `path` may be a URL (`http://`, `https://`, `file://`): a file, an index, or a base URL
-    ending in `/`; shard headers are fetched in parallel and tensors with Range requests.
-    `token`, `ca_file`, `insecure` and `timeout` are safe_open's remote options."""
+    Args:
+        path (`str`, `bytes` or `os.PathLike`):
+            The file, index or directory, or an `http://`, `https://` or `file://` URL of one (a
+            base URL ends in `/`); a URL's shard headers are fetched in parallel.
+        framework (`str`, *optional*, defaults to `"np"`):
+            `"np"`, `"pt"`, ... as in `safe_open`.
+        device (`str`, *optional*, defaults to `"cpu"`):
+            Where torch tensors go.
+        backend (`str`, *optional*, defaults to `"mmap"`):
+            `"mmap"` or `"pread"`, as in `safe_open`.
+        policy (`str`, *optional*, defaults to `"reference"`):
+            `"reference"`, `"strict"` or `"lenient"`, as in `validate`.
+        token, ca_file, insecure, timeout:
+            For a URL, as in `safe_open`.
+
+    Returns:
+        A context manager over the whole checkpoint.
+
+    Example:
+
+    ```python
+    from safetensors.cxx import open_checkpoint
+
+    with open_checkpoint("model.safetensors.index.json", framework="pt") as ck:
+        embedding = ck.get_tensor("model.embed_tokens.weight")
+    ```
+    """
 
     def __init__(self, path: PathLike, framework: str = "np", device: Any = "cpu", *, backend: str = "mmap",
                  policy: str = "reference", token: Optional[str] = None, ca_file: Optional[PathLike] = None,
@@ -158,15 +201,50 @@ class open_checkpoint(_Handle):
 
 
 def mlx_layers(path: PathLike) -> List[Dict[str, Any]]:
-    """The quantized MLX layers of a file: a list of dicts with path, weight, scales, biases,
-    mode, bits, group_size, scale_dtype, shape (logical), source and ambiguous."""
+    """Lists the quantized MLX layers of a file (`config.json` beside it is read).
+
+    Args:
+        path (`str`, `bytes` or `os.PathLike`):
+            The file.
+
+    Returns:
+        `List[Dict[str, Any]]`: per layer, `path`, `weight`, `scales`, `biases`, `mode`, `bits`,
+        `group_size`, `scale_dtype`, `shape` (logical), `source` and `ambiguous`.
+
+    Example:
+
+    ```python
+    from safetensors.cxx import mlx_layers
+
+    for layer in mlx_layers("model.safetensors"):
+        print(layer["weight"], layer["mode"], layer["bits"])
+    ```
+    """
     return _mlx_layers(os.fsdecode(path))["layers"]
 
 
 def dequantize(path: PathLike, weight: Optional[str] = None, dtype: str = "float32") -> Any:
-    """Dequantizes MLX layers of `path` into numpy arrays (float32 or float16), bit-identical to
-    MLX's CPU backend. `weight` names one layer's packed weight ("model.q.weight"); without it,
-    every quantized layer: a dict weight name -> array."""
+    """Dequantizes MLX layers of a file into numpy arrays, bit-identical to MLX's CPU backend.
+
+    Args:
+        path (`str`, `bytes` or `os.PathLike`):
+            The file.
+        weight (`str`, *optional*):
+            One layer's packed weight (`"model.q.weight"`); all quantized layers without it.
+        dtype (`str`, *optional*, defaults to `"float32"`):
+            `"float32"` or `"float16"`.
+
+    Returns:
+        `np.ndarray` for one `weight`, else `Dict[str, np.ndarray]` by weight name.
+
+    Example:
+
+    ```python
+    from safetensors.cxx import dequantize
+
+    q = dequantize("model.safetensors", "model.layers.0.q_proj.weight")
+    ```
+    """
     import numpy as np
 
     code = _dtypes.to_code(dtype)
@@ -189,9 +267,33 @@ def dequantize(path: PathLike, weight: Optional[str] = None, dtype: str = "float
 
 def quantize(array: Any, mode: str = "affine", bits: Optional[int] = None,
              group_size: Optional[int] = None) -> Dict[str, Any]:
-    """Quantizes a float32/float16 numpy array along its last axis as MLX's `mx.quantize` on the
-    CPU does. Returns {"weight": uint32 [..., K*bits/32], "scales": [..., K/g], "biases": same
-    or None (fp modes)}; scales are the input dtype (affine) or uint8 (E8M0/E4M3 codes)."""
+    """Quantizes a float32/float16 numpy array along its last axis as MLX's `mx.quantize` does
+    on the CPU.
+
+    Args:
+        array (`np.ndarray`):
+            At least one axis; the last is a multiple of the group size.
+        mode (`str`, *optional*, defaults to `"affine"`):
+            `"affine"`, `"mxfp4"`, `"mxfp8"` or `"nvfp4"`.
+        bits (`int`, *optional*):
+            Bits per value (the mode's default without it).
+        group_size (`int`, *optional*):
+            Values per scale (the mode's default without it).
+
+    Returns:
+        `Dict[str, Any]`: `"weight"` (uint32 codes, `[..., K * bits / 32]`), `"scales"`
+        (`[..., K / group_size]`: the input dtype for affine, uint8 codes otherwise) and
+        `"biases"` (like `scales`, or None for the fp modes).
+
+    Example:
+
+    ```python
+    import numpy as np
+    from safetensors.cxx import quantize
+
+    packed = quantize(np.random.rand(64, 128).astype(np.float32), bits=4, group_size=64)
+    ```
+    """
     import numpy as np
 
     array = np.ascontiguousarray(array)

@@ -3,6 +3,7 @@
 `pip install --no-build-isolation` of a clean copy is ctest python_pip_install (pip_install.py)."""
 
 import ast
+import dataclasses
 import inspect
 import re
 import subprocess
@@ -104,7 +105,7 @@ def test_reference_api_functions_are_annotated_and_documented(name, function):
             assert f"{parameter.name} (" in doc or f"{parameter.name}," in doc, f"{name}: {parameter.name} undocumented"
 
 
-def test_safetensors_cxx_functions_are_annotated():
+def test_safetensors_cxx_functions_are_annotated_and_documented():
     import safetensors.cxx as cxx
 
     for name in cxx.__all__:
@@ -119,4 +120,6 @@ def test_safetensors_cxx_functions_are_annotated():
                        if p.name != "self" and p.annotation is inspect.Parameter.empty]
         assert not unannotated, f"safetensors.cxx.{name}: parameters without annotations: {unannotated}"
         assert signature.return_annotation is not inspect.Signature.empty, f"safetensors.cxx.{name}"
-        assert inspect.getdoc(value), f"safetensors.cxx.{name} has no docstring"
+        doc = inspect.getdoc(value) or ""
+        for section in ("Args:", "Returns:", "Example:") if not dataclasses.is_dataclass(value) else ():
+            assert section in doc, f"safetensors.cxx.{name}: its docstring has no {section} section"
