@@ -14,8 +14,8 @@ load reached above the interpreter's own. Usage:
 
 `save_file` is also set beside `torch.save` followed by an fsync (equal durability) and the
 reference's writer emulated (its I/O pattern at upstream main: a temporary file sized up front,
-1 MiB buffered writes, a rename, no fsync). `--baseline-pythonpath DIR` runs the chosen cases
-again with another build of the module (e.g. one before a change), side by side in the same run.
+1 MiB buffered writes, a rename, no fsync). `--baseline-pythonpath DIR` (repeatable) runs the
+chosen cases again with another build of the module (e.g. one before a change), in the same run.
 
 The reference package is not installed here: its figures, measured on this machine for
 issue 20, are printed beside ours for the cases it has.
@@ -368,8 +368,9 @@ def main():
                         "temporary directory, removed")
     parser.add_argument("--only", help="comma-separated cases to run (first column of PAIRS, e.g. "
                         "load_file_touch,get_tensor_read); default: all")
-    parser.add_argument("--baseline-pythonpath", help="another build of the module (its PYTHONPATH): the chosen "
-                        "cases run with it too, side by side")
+    parser.add_argument("--baseline-pythonpath", action="append", default=[],
+                        help="another build of the module (its PYTHONPATH; may repeat): the chosen cases run with it "
+                        "too, side by side")
     parser.add_argument("--worker")
     parser.add_argument("--files")
     args = parser.parse_args()
@@ -412,8 +413,8 @@ def main():
                     "`torch.save` (no fsync)": ("torch.save", None),
                     "`torch.save` + fsync (equal durability)": ("torch.save_fsync", None),
                     "the reference's writer, emulated (no fsync)": ("reference_save", None)}
-            if args.baseline_pythonpath:
-                jobs["save_file of the other build"] = ("save_file", args.baseline_pythonpath)
+            for other in args.baseline_pythonpath:
+                jobs[f"save_file of the build in {other}"] = ("save_file", other)
             got = run_round_robin(jobs, files, args.repeat)
             ours_s, _, ours_cpu = got.pop("save_file")
             print(f"\nsave_file (temporary, fsync, rename; {ours_s:.3f} s, CPU {ours_cpu:.3f} s) against writers "
@@ -424,12 +425,12 @@ def main():
                 print(f"| {title} | {base_s:.3f} | {base_cpu:.3f} | {ours_s / base_s:.2f} | {ours_cpu / base_cpu:.2f} |",
                       flush=True)
             results.pop("save_file")  # compared with the other build above
-        if results and args.baseline_pythonpath:
-            print(f"\nThis build against the module in {args.baseline_pythonpath}, in the same run:\n")
+        for other in args.baseline_pythonpath if results else ():
+            print(f"\nThis build against the module in {other}, in the same run:\n")
             print("| case | this build (s) | CPU (s) | other build (s) | CPU (s) | this / other |")
             print("|---|---:|---:|---:|---:|---:|")
             for case, (ours_s, ours_cpu) in results.items():
-                other_s, _, other_cpu = run_worker(case, files, args.repeat, args.baseline_pythonpath)
+                other_s, _, other_cpu = run_worker(case, files, args.repeat, other)
                 print(f"| {case} | {ours_s:.3f} | {ours_cpu:.3f} | {other_s:.3f} | {other_cpu:.3f} | "
                       f"{ours_s / other_s:.2f} |", flush=True)
         if results:

@@ -8,13 +8,24 @@ exception from it, or Ctrl-C, stops the run with nothing left at the output."""
 import os
 from typing import Any, Callable, Dict, Iterable, Optional, Union
 
+from . import _safetensors_cxx
+from ._safetensors_cxx import SafetensorError
 from ._typing import PathLike
 
-from ._safetensors_cxx import checksum as _checksum
-from ._safetensors_cxx import convert as _convert
-from ._safetensors_cxx import dequantize_checkpoint as _dequantize_checkpoint
-from ._safetensors_cxx import diff as _diff
-from ._safetensors_cxx import quantize_checkpoint as _quantize_checkpoint
+
+def _missing(name):
+    def call(*args, **kwargs):
+        raise SafetensorError(f"{name} needs the formats component, which this build of the module lacks "
+                              "(SAFETENSORS_BUILD_FORMATS=OFF, as `pip install .` builds it)")
+
+    return call
+
+
+# An extension built without the formats component (setup.py builds the core only) has none of
+# these: the functions below then raise SafetensorError, and importing safetensors.cxx still works.
+_checksum, _convert, _dequantize_checkpoint, _diff, _quantize_checkpoint = (
+    getattr(_safetensors_cxx, name, None) or _missing(name)
+    for name in ("checksum", "convert", "dequantize_checkpoint", "diff", "quantize_checkpoint"))
 
 
 def _paths(value):

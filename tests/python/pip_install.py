@@ -74,6 +74,7 @@ def main():
         "p = os.path.join(tempfile.mkdtemp(), 'a.safetensors')\n"
         "safetensors.numpy.save_file({'a': np.arange(3)}, p)\n"
         "assert safetensors.numpy.load_file(p)['a'].tolist() == [0, 1, 2]\n"
+        "assert safetensors.cxx.validate(p).ok\n"
     )
     run(python, "-c", check, env=env, cwd=work)
     # What `pip install transformers` asks of it: the pin is already satisfied, nothing replaces it.
