@@ -324,6 +324,9 @@ def run_once(case, files, pythonpath=None):
                           capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"{case} failed:\n{proc.stderr}")
+    # The worker removed what it wrote: settle that now (the journal commit, and on a filesystem
+    # mounted with `discard` the trim of the freed blocks), or the next run to fsync pays for it.
+    os.sync()
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -338,11 +341,15 @@ def run_worker(case, files, repeat, pythonpath=None):
 
 
 def run_round_robin(jobs, files, repeat):
-    """`jobs` ({label: (case, pythonpath)}) run in turn, `repeat` rounds, so that a change in the
-    machine's load or a disk still busy with an earlier write falls on each alike."""
+    """`jobs` ({label: (case, pythonpath)}) run in turn, `repeat` rounds, each round starting one
+    job later, so that a change in the machine's load, or what an earlier run left the disk and
+    the memory to do, falls on each alike."""
     runs = {label: [] for label in jobs}
-    for _ in range(repeat):
-        for label, (case, pythonpath) in jobs.items():
+    labels = list(jobs)
+    for round_ in range(repeat):
+        for k in range(len(labels)):
+            label = labels[(round_ + k) % len(labels)]
+            case, pythonpath = jobs[label]
             runs[label].append(run_once(case, files, pythonpath))
     return {label: medians(r) for label, r in runs.items()}
 

@@ -35,14 +35,12 @@ std::atomic<unsigned> temp_counter{0};
 void start_writeback(int fd, std::uint64_t offset, std::uint64_t size) noexcept {
 #ifdef __linux__
   // Each time the bytes written pass an 8 MiB boundary, the disk is asked to start writing
-  // the whole windows just completed: it works while the caller produces the next bytes, and
-  // commit's fsync finds little left. A window still being filled is left alone (the next
-  // write would wait for its last page to finish). Advisory: a failure is fsync's to report.
+  // them (from the window they began in): it works while the caller produces the next bytes,
+  // and commit's fsync finds little left. Advisory: a failure here is fsync's to report.
   constexpr std::uint64_t window = std::uint64_t{8} << 20;
+  if (offset / window == (offset + size) / window) return;
   const std::uint64_t from = offset / window * window;
-  const std::uint64_t to = (offset + size) / window * window;
-  if (to == from) return;
-  (void)detail::sys::current().sync_file_range(fd, static_cast<off_t>(from), static_cast<off_t>(to - from),
+  (void)detail::sys::current().sync_file_range(fd, static_cast<off_t>(from), static_cast<off_t>(offset + size - from),
                                                SYNC_FILE_RANGE_WRITE);
 #else
   (void)fd;
