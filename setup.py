@@ -16,10 +16,14 @@ from setuptools.command.build_ext import build_ext
 ROOT = Path(__file__).resolve().parent
 
 
-def project_version():
-    """The version in CMakeLists.txt's project(), which the C++ library and _version.py share."""
-    text = (ROOT / "CMakeLists.txt").read_text()
-    return re.search(r"project\([^)]*VERSION\s+([0-9.]+)", text).group(1)
+def distribution_version():
+    """The version python/CMakeLists.txt writes into _version.py: the reference release whose API
+    the package implements, with the C++ library's version (CMakeLists.txt's project()) as a
+    PEP 440 local label, e.g. 0.7.0+cxx.0.1.0 (docs/python.md#version)."""
+    library = re.search(r"project\([^)]*VERSION\s+([0-9.]+)", (ROOT / "CMakeLists.txt").read_text()).group(1)
+    python_cmake = (ROOT / "python" / "CMakeLists.txt").read_text()
+    reference = re.search(r"set\(SAFETENSORS_PYTHON_REFERENCE_VERSION\s+([0-9.]+)\)", python_cmake).group(1)
+    return f"{reference}+cxx.{library}"
 
 
 class CMakeExtension(Extension):
@@ -54,7 +58,7 @@ class CMakeBuild(build_ext):
 
 setup(
     name="safetensors",
-    version=project_version(),
+    version=distribution_version(),
     description="SafeTensors reading, writing and validation, backed by the safetensors-cxx C++ library",
     license="Apache-2.0",
     python_requires=">=3.8",

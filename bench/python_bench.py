@@ -3,13 +3,19 @@
 """The Python module's load and save cases side by side with torch.load / torch.save / np.load.
 
 Every measurement runs in a fresh interpreter (imports excluded from the timing) on a warm
-page cache; the table shows medians and the ratio ours / baseline (below 1: ours is faster),
+page cache: its inputs are read again right before each run, since this machine pages out
+what stayed idle for about a minute (DAMON). The table shows medians and the ratio ours / baseline (below 1: ours is faster),
 the median CPU seconds of the process (user + system: on a shared machine it moves much less
 with the load than the wall time), and the peak RSS (VmHWM after a reset, else ru_maxrss) each
 load reached above the interpreter's own. Usage:
 
     PYTHONPATH=build/python python3 bench/python_bench.py [--size-mb 1024] [--repeat 3] [--dir DIR]
-        [--only load_file,load_file_touch,...]
+        [--only load_file,load_file_touch,...] [--baseline-pythonpath DIR]
+
+`save_file` is also set beside `torch.save` followed by an fsync (equal durability) and the
+reference's writer emulated (its I/O pattern at upstream main: a temporary file sized up front,
+1 MiB buffered writes, a rename, no fsync). `--baseline-pythonpath DIR` (repeatable) runs the
+chosen cases again with another build of the module (e.g. one before a change), in the same run.
 
 The reference package is not installed here: its figures, measured on this machine for
 issue 20, are printed beside ours for the cases it has.
@@ -150,6 +156,33 @@ def reference_path_load(path):
     return out
 
 
+def reference_path_save(tensors, header_source, path):
+    """The reference's writer at upstream main (safetensors/src/tensor.rs, buffered_write_to_file),
+    emulated in Python: a temporary file beside the target, sized to the total up front, the
+    8-byte length, the header and every tensor's bytes through a 1 MiB buffer, then a rename; no
+    fsync. The header is the one our writer gave the same tensors (its size is what matters)."""
+    import struct
+    import tempfile as tmp
+
+    import torch
+
+    with open(header_source, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = f.read(n)
+    entries = json.loads(header)
+    entries.pop("__metadata__", None)
+    order = sorted(entries, key=lambda name: entries[name]["data_offsets"][0])
+    total = 8 + n + max((entries[name]["data_offsets"][1] for name in order), default=0)
+    fd, temp = tmp.mkstemp(dir=os.path.dirname(path))
+    with open(fd, "wb", buffering=1 << 20) as out:
+        out.truncate(total)
+        out.write(struct.pack("<Q", n))
+        out.write(header)
+        for name in order:
+            out.write(tensors[name].reshape(-1).view(torch.uint8).numpy().data)
+    os.replace(temp, path)
+
+
 def rss_now():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
@@ -188,7 +221,7 @@ def worker(case, files):
     keep = None
     out = os.path.join(os.path.dirname(files["st"]), f"out-{os.getpid()}")
     prepared = None
-    if case in ("save_file", "torch.save"):
+    if case in ("save_file", "torch.save", "torch.save_fsync", "reference_save"):
         prepared = {k: v.clone() for k, v in load_file(files["st"]).items()}
     reset_peak_rss()
     base_rss = rss_now()
@@ -232,6 +265,13 @@ def worker(case, files):
         save_file(prepared, out)
     elif case == "torch.save":
         torch.save(prepared, out)
+    elif case == "torch.save_fsync":
+        torch.save(prepared, out)
+        fd = os.open(out, os.O_RDONLY)
+        os.fsync(fd)
+        os.close(fd)
+    elif case == "reference_save":
+        reference_path_save(prepared, files["st"], out)
     elif case == "np_load_file_read":
         read_arrays(np_load_file(files["np_st"]).values())
     elif case == "np.load_read":
@@ -254,20 +294,64 @@ def worker(case, files):
     return seconds, max(0, peak - base_rss), cpu
 
 
-def run_worker(case, files, repeat):
-    times, rss, cpus = [], [], []
-    for _ in range(repeat):
-        proc = subprocess.run([sys.executable, __file__, "--worker", case, "--files", json.dumps(files)],
-                              capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise SystemExit(f"{case} failed:\n{proc.stderr}")
-        seconds, grown, cpu = json.loads(proc.stdout.strip().splitlines()[-1])
-        times.append(seconds)
-        cpus.append(cpu)
-        rss.append(grown)
-    times.sort()
-    cpus.sort()
-    return times[len(times) // 2], max(rss), cpus[len(cpus) // 2]
+def inputs_of(case, files):
+    """The files a case reads."""
+    if case.startswith("np") or case == "np.load_read":
+        return [files["np_st"], files["npz"]]
+    if "100k" in case:
+        return [files["many_st"], files["many_npz"]]
+    if case.startswith("torch.load"):
+        return [files["pt"]]
+    return [files["st"]]
+
+
+def warm(paths):
+    """Reads the files into the page cache (DAMON evicts what stays idle for about a minute)."""
+    buffer = bytearray(64 << 20)
+    for path in paths:
+        with open(path, "rb", buffering=0) as f:
+            while f.readinto(buffer):
+                pass
+
+
+def run_once(case, files, pythonpath=None):
+    """One fresh interpreter running `case` (its inputs read again first): (seconds, RSS growth, CPU)."""
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    warm(inputs_of(case, files))
+    proc = subprocess.run([sys.executable, __file__, "--worker", case, "--files", json.dumps(files)],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise SystemExit(f"{case} failed:\n{proc.stderr}")
+    # The worker removed what it wrote: settle that now (the journal commit, and on a filesystem
+    # mounted with `discard` the trim of the freed blocks), or the next run to fsync pays for it.
+    os.sync()
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def medians(runs):
+    times = sorted(r[0] for r in runs)
+    cpus = sorted(r[2] for r in runs)
+    return times[len(times) // 2], max(r[1] for r in runs), cpus[len(cpus) // 2]
+
+
+def run_worker(case, files, repeat, pythonpath=None):
+    return medians([run_once(case, files, pythonpath) for _ in range(repeat)])
+
+
+def run_round_robin(jobs, files, repeat):
+    """`jobs` ({label: (case, pythonpath)}) run in turn, `repeat` rounds, each round starting one
+    job later, so that a change in the machine's load, or what an earlier run left the disk and
+    the memory to do, falls on each alike."""
+    runs = {label: [] for label in jobs}
+    labels = list(jobs)
+    for round_ in range(repeat):
+        for k in range(len(labels)):
+            label = labels[(round_ + k) % len(labels)]
+            case, pythonpath = jobs[label]
+            runs[label].append(run_once(case, files, pythonpath))
+    return {label: medians(r) for label, r in runs.items()}
 
 
 # ---------------------------------------------------------------- main
@@ -291,6 +375,9 @@ def main():
                         "temporary directory, removed")
     parser.add_argument("--only", help="comma-separated cases to run (first column of PAIRS, e.g. "
                         "load_file_touch,get_tensor_read); default: all")
+    parser.add_argument("--baseline-pythonpath", action="append", default=[],
+                        help="another build of the module (its PYTHONPATH; may repeat): the chosen cases run with it "
+                        "too, side by side")
     parser.add_argument("--worker")
     parser.add_argument("--files")
     args = parser.parse_args()
@@ -328,6 +415,31 @@ def main():
             print(f"| {title} | {ours_s:.3f} | {ours_cpu:.3f} | `{baseline}` | {base_s:.3f} | {base_cpu:.3f} | "
                   f"{ours_s / base_s:.2f} | {ref_cells} |",
                   flush=True)
+        if "save_file" in results:
+            jobs = {"save_file": ("save_file", None),
+                    "`torch.save` (no fsync)": ("torch.save", None),
+                    "`torch.save` + fsync (equal durability)": ("torch.save_fsync", None),
+                    "the reference's writer, emulated (no fsync)": ("reference_save", None)}
+            for other in args.baseline_pythonpath:
+                jobs[f"save_file of the build in {other}"] = ("save_file", other)
+            got = run_round_robin(jobs, files, args.repeat)
+            ours_s, _, ours_cpu = got.pop("save_file")
+            print(f"\nsave_file (temporary, fsync, rename; {ours_s:.3f} s, CPU {ours_cpu:.3f} s) against writers "
+                  "with and without durability, run in turn:\n")
+            print("| baseline | baseline (s) | baseline CPU (s) | ours / baseline | CPU ours / baseline |")
+            print("|---|---:|---:|---:|---:|")
+            for title, (base_s, _, base_cpu) in got.items():
+                print(f"| {title} | {base_s:.3f} | {base_cpu:.3f} | {ours_s / base_s:.2f} | {ours_cpu / base_cpu:.2f} |",
+                      flush=True)
+            results.pop("save_file")  # compared with the other build above
+        for other in args.baseline_pythonpath if results else ():
+            print(f"\nThis build against the module in {other}, in the same run:\n")
+            print("| case | this build (s) | CPU (s) | other build (s) | CPU (s) | this / other |")
+            print("|---|---:|---:|---:|---:|---:|")
+            for case, (ours_s, ours_cpu) in results.items():
+                other_s, _, other_cpu = run_worker(case, files, args.repeat, other)
+                print(f"| {case} | {ours_s:.3f} | {ours_cpu:.3f} | {other_s:.3f} | {other_cpu:.3f} | "
+                      f"{ours_s / other_s:.2f} |", flush=True)
         if results:
             print("\nThe reference's loading path, emulated (UntypedStorage.from_file(shared=False) + a view per "
                   "tensor), in the same run:\n")

@@ -11,9 +11,11 @@ element size, and big-endian hosts, get a copy instead; so does the pread backen
 import operator
 import os
 import sys
+from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from . import _dtypes
 from ._safetensors_cxx import HeaderReader, Reader, SafetensorError
+from ._typing import PathLike
 
 _FRAMEWORKS = {
     "pt": "pt", "torch": "pt", "pytorch": "pt",
@@ -213,8 +215,8 @@ def _slicing_error(items, shape, cause):
 
 
 def _indexers(key, shape):
-    """A numpy index expression as the extension's indexer tuples, with the reference's
-    checks and messages for integers out of bounds and list indices."""
+    """A numpy index expression as the extension's indexer tuples, with upstream main's checks
+    and messages for integers and slice bounds past the end and for list indices."""
     if isinstance(key, list):
         if key:
             raise _error("Non empty lists are not implemented", "InvalidSlice")
@@ -232,6 +234,17 @@ def _indexers(key, shape):
                 bounds = [None if b is None else operator.index(b) for b in (item.start, item.stop, item.step)]
             except TypeError:
                 raise TypeError(f"slice indices must be integers or None, got {item!r}") from None
+            start, stop, step = bounds
+            if dim < len(shape) and (step is None or step > 0):
+                # Upstream main refuses bounds past the end (numpy clamps them): a start at or
+                # past the size, then a stop past it, reported as the last index asked for.
+                size = shape[dim]
+                asked = start if start is not None and start >= size else None
+                if asked is None and stop is not None and stop > size:
+                    asked = stop - 1
+                if asked is not None:
+                    raise _slicing_error(items, shape,
+                                         f"index {asked} out of bounds for tensor dimension #{dim} of size {size}")
             out.append(("range", *bounds))
         elif isinstance(item, bool) or item is None:
             raise SafetensorError(f"unsupported index {item!r}: integers, slices and ... only")
@@ -260,26 +273,31 @@ class PySafeSlice:
         self._name = name
         self._code, self._shape, _ = handle._reader.info(name)
 
-    def get_shape(self):
+    def get_shape(self) -> List[int]:
+        """The tensor's shape (of the whole tensor, not of a slice)."""
         return list(self._shape)
 
-    def get_dtype(self):
+    def get_dtype(self) -> str:
+        """The tensor's dtype as the file names it: "F32", "BF16", "I64", ..."""
         return self._code
 
     @property
-    def shape(self):
+    def shape(self) -> List[int]:
         return self.get_shape()
 
     @property
-    def dtype(self):
+    def dtype(self) -> str:
         return self._code
 
-    def __len__(self):
+    def __len__(self) -> int:
         if not self._shape:
             raise TypeError("len() of a 0-d tensor")
         return self._shape[0]
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Any:
+        """Reads the part of the tensor that `key` selects: integers, slices (steps too) and
+        `...`, as numpy indexes. Only the bytes selected are read; a contiguous selection of a
+        mapped file is a view. An index or slice bound past the end raises SafetensorError."""
         h = self._handle
         reader = h._live()
         indexers, items = _indexers(key, self._shape)
@@ -301,6 +319,9 @@ class PySafeSlice:
         return _fill(plan.read_into, plan.dtype, plan.shape, plan.nbytes, h._framework, h._device)
 
 
+_Self = TypeVar("_Self", bound="_Handle")
+
+
 class _Handle:
     """What safe_open and the checkpoint opener share: a Reader and the output framework."""
 
@@ -318,10 +339,10 @@ class _Handle:
             raise SafetensorError("the file is closed")
         return self._reader
 
-    def __enter__(self):
+    def __enter__(self: _Self) -> _Self:
         return self
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> bool:
         self._reader.close()
         self._mapping = self._base = None  # loaded tensors keep the mapping alive
         return False
@@ -351,19 +372,19 @@ class _Handle:
         array = self._base[offset : offset + nbytes].view(dtype).reshape(shape)
         return _convert_numpy(array, self._framework)
 
-    def keys(self):
+    def keys(self) -> List[str]:
         """Tensor names, sorted."""
         return self._live().keys()
 
-    def offset_keys(self):
+    def offset_keys(self) -> List[str]:
         """Tensor names in the order of their data in the file."""
         return self._live().offset_keys()
 
-    def metadata(self):
+    def metadata(self) -> Optional[Dict[str, str]]:
         """The `__metadata__` dict, or None."""
         return self._live().metadata()
 
-    def get_tensor(self, name):
+    def get_tensor(self, name: str) -> Any:
         """The whole tensor: a view of the file's private mapping (mmap backend), else a copy
         read with the GIL released."""
         reader = self._live()
@@ -373,16 +394,16 @@ class _Handle:
             return view
         return _fill(lambda out: reader.read_into(name, out), code, shape, nbytes, self._framework, self._device)
 
-    def get_tensors(self):
+    def get_tensors(self) -> Dict[str, Any]:
         """Every tensor, in file order."""
         return {name: self.get_tensor(name) for name in self.offset_keys()}
 
-    def get_slice(self, name):
+    def get_slice(self, name: str) -> PySafeSlice:
         """A PySafeSlice: index it (`[0:8, ::2, ...]`) to read part of the tensor."""
         self._live().info(_check_name(name))  # unknown names fail here, as in the reference
         return PySafeSlice(self, name)
 
-    def get_strided_slice(self, name, dim, intervals):
+    def get_strided_slice(self, name: str, dim: int, intervals: Sequence[Tuple[int, int]]) -> Any:
         """The pieces `[a:b)` of tensor `name` along `dim`, one per interval in the order given,
         concatenated along `dim`: torch.cat of the get_slice pieces (overlaps repeat data).
         Intervals must be non-empty, increasing and within the dimension."""
@@ -408,23 +429,52 @@ class _Handle:
 
 
 class safe_open(_Handle):
-    """Opens a SafeTensors file; tensors are read when asked for.
+    """Opens a SafeTensors file and reads its tensors only when asked for.
 
     Args:
-        filename (str or os.PathLike): the file, or an `http://`, `https://` or `file://` URL
-            (read with HTTP Range requests: the header, then only the tensors asked for).
-        framework (str): "pt"/"torch" or "np"/"numpy" ("tf", "flax", "mlx", "paddle" go through numpy).
-        device (str, default "cpu"): torch device for the tensors.
-        backend (str, default "mmap"): "mmap" (tensors view a private copy-on-write mapping of the
-            file), or "pread" to copy each tensor out with pread(2) (network filesystems, files
-            that may change). `mmap=False` is the reference's spelling of "pread".
-        token, ca_file, insecure, timeout: for URLs, as the CLI's --token (default
-            $SAFETENSORS_TOKEN, then $HF_TOKEN; sent to the URL's host only), --ca-file (PEM CAs
-            to trust), --insecure (no TLS verification; warns) and --timeout (seconds).
+        filename (`str`, `bytes` or `os.PathLike`):
+            The file, or an `http://`, `https://` or `file://` URL of one (read with HTTP Range
+            requests: the header, then only the tensors asked for).
+        framework (`str`):
+            What tensors come back as: `"pt"` (torch), `"np"` (numpy), or `"tf"`, `"flax"`,
+            `"mlx"`, `"paddle"` (through numpy arrays).
+        device (`str`, `int` or `torch.device`, *optional*, defaults to `"cpu"`):
+            Where torch (and paddle) tensors go: `"cpu"`, `"cuda:0"`, `0`, `"mps"`, ...
+        backend (`str`, *optional*, defaults to `"mmap"`):
+            `"mmap"`: tensors view a private copy-on-write mapping of the file. `"pread"`: each
+            tensor is a copy read with `pread(2)` (network filesystems, files that may change).
+        mmap (`bool`, *optional*, defaults to `True`):
+            `False` is the same as `backend="pread"`.
+        token (`str`, *optional*):
+            For a URL: the bearer token, sent to the URL's host only (default
+            `$SAFETENSORS_TOKEN`, then `$HF_TOKEN`; `""` sends none).
+        ca_file (`str` or `os.PathLike`, *optional*):
+            For a URL: PEM certificates to trust.
+        insecure (`bool`, *optional*, defaults to `False`):
+            For a URL: no TLS verification (a warning says so).
+        timeout (`float`, *optional*):
+            For a URL: seconds to wait for the server.
+
+    Returns:
+        A context manager whose `keys()`, `offset_keys()`, `metadata()`, `get_tensor(name)`,
+        `get_tensors()`, `get_slice(name)` and `get_strided_slice(name, dim, intervals)` read
+        the file; leaving the `with` block closes it (tensors already read stay valid).
+
+    Example:
+
+    ```python
+    from safetensors import safe_open
+
+    with safe_open("model.safetensors", framework="pt", device="cpu") as f:
+        fmt = (f.metadata() or {}).get("format")
+        first_rows = f.get_slice("embedding")[:128]
+        tensors = {name: f.get_tensor(name) for name in f.keys()}
+    ```
     """
 
-    def __init__(self, filename, framework, device="cpu", *, backend="mmap", mmap=True, token=None, ca_file=None,
-                 insecure=False, timeout=None):
+    def __init__(self, filename: PathLike, framework: str, device: Any = "cpu", *, backend: str = "mmap",
+                 mmap: bool = True, token: Optional[str] = None, ca_file: Optional[PathLike] = None,
+                 insecure: bool = False, timeout: Optional[float] = None) -> None:
         fw = _framework(framework)
         _device(fw, device)
         backend = _backend(backend, mmap)
@@ -507,10 +557,10 @@ class _StreamReader:
     def keys(self):
         return self._header.keys()
 
-    def offset_keys(self):
+    def offset_keys(self) -> List[str]:
         return self._header.offset_keys()
 
-    def metadata(self):
+    def metadata(self) -> Optional[Dict[str, str]]:
         return self._header.metadata()
 
     def info(self, name):

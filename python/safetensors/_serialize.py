@@ -3,11 +3,13 @@
 functions of the same names."""
 
 import os
+from typing import Any, Dict, List, Sequence, Tuple
 
 from . import _dtypes
 from ._safetensors_cxx import Reader, SafetensorError
 from ._safetensors_cxx import serialize as _serialize
 from ._safetensors_cxx import serialize_file as _serialize_file
+from ._typing import Metadata, PathLike
 
 
 class TensorSpec:
@@ -20,7 +22,7 @@ class TensorSpec:
 
     __slots__ = ("_dtype", "_shape", "_data_ptr", "_data_len", "_keep")
 
-    def __init__(self, *, dtype, shape, data_ptr, data_len):
+    def __init__(self, *, dtype: Any, shape: Sequence[int], data_ptr: int, data_len: int) -> None:
         self._dtype = _dtypes.to_code(dtype)
         self._shape = [int(d) for d in shape]
         if str(dtype).rsplit(".", 1)[-1] == "float4_e2m1fn_x2" and self._shape:
@@ -30,19 +32,19 @@ class TensorSpec:
         self._keep = None  # what owns the bytes, when the spec was made from a tensor
 
     @property
-    def dtype(self):
+    def dtype(self) -> str:
         return self._dtype
 
     @property
-    def shape(self):
+    def shape(self) -> List[int]:
         return list(self._shape)
 
     @property
-    def data_ptr(self):
+    def data_ptr(self) -> int:
         return self._data_ptr
 
     @property
-    def data_len(self):
+    def data_len(self) -> int:
         return self._data_len
 
     def __repr__(self):
@@ -89,23 +91,90 @@ def _entries(tensor_dict):
     return entries
 
 
-def serialize(tensor_dict, metadata=None):
-    """The file's bytes. `tensor_dict`: name -> TensorSpec (plain dicts raise TypeError, as in
-    the reference's current API)."""
+def serialize(tensor_dict: Dict[str, TensorSpec], metadata: Metadata = None) -> bytes:
+    """Serializes raw tensors, described by `TensorSpec`s, into the bytes of a SafeTensors file.
+
+    The memory each spec points to must stay alive and unchanged until the call returns.
+
+    Args:
+        tensor_dict (`Dict[str, TensorSpec]`):
+            The tensors by name, e.g. `{"w": TensorSpec(dtype="float32", shape=[2, 3],
+            data_ptr=array.ctypes.data, data_len=24)}`. A value that is not a `TensorSpec`
+            raises `TypeError`.
+        metadata (`Dict[str, str]`, *optional*):
+            Text stored as the header's `__metadata__`.
+
+    Returns:
+        `bytes`: the whole file, header and data.
+
+    Example:
+
+    ```python
+    import numpy as np
+    from safetensors import TensorSpec, serialize
+
+    array = np.zeros((2, 3), dtype=np.float32)
+    spec = TensorSpec(dtype="float32", shape=[2, 3], data_ptr=array.ctypes.data, data_len=array.nbytes)
+    data = serialize({"w": spec})
+    ```
+    """
     entries = _entries(tensor_dict)
     check_metadata(metadata)
     return _serialize(entries, metadata)
 
 
-def serialize_file(tensor_dict, filename, metadata=None):
-    """Writes the file atomically: a temporary beside it, fsynced, then renamed over it."""
+def serialize_file(tensor_dict: Dict[str, TensorSpec], filename: PathLike, metadata: Metadata = None) -> None:
+    """Writes raw tensors, described by `TensorSpec`s, to a SafeTensors file: beside its final
+    name, flushed to disk (fsync), then renamed into place, so the file appears complete or not
+    at all.
+
+    Args:
+        tensor_dict (`Dict[str, TensorSpec]`):
+            The tensors by name, as `serialize` takes them.
+        filename (`str`, `bytes` or `os.PathLike`):
+            Where to write. An existing file is replaced.
+        metadata (`Dict[str, str]`, *optional*):
+            Text stored as the header's `__metadata__`.
+
+    Returns:
+        `None`
+
+    Example:
+
+    ```python
+    import numpy as np
+    from safetensors import TensorSpec, serialize_file
+
+    array = np.zeros(4, dtype=np.int64)
+    spec = TensorSpec(dtype="int64", shape=[4], data_ptr=array.ctypes.data, data_len=array.nbytes)
+    serialize_file({"ids": spec}, "ids.safetensors")
+    ```
+    """
     entries = _entries(tensor_dict)
     check_metadata(metadata)
     _serialize_file(entries, os.fsdecode(filename), metadata)
 
 
-def deserialize(bytes):  # noqa: A002 - the reference's parameter name
-    """[(name, {"shape": [...], "dtype": "F32", "data": bytearray}), ...] in file order."""
+def deserialize(bytes: bytes) -> List[Tuple[str, Dict[str, Any]]]:  # noqa: A002 - the reference's name
+    """Reads every tensor of a SafeTensors file's bytes as raw data.
+
+    Args:
+        bytes (`bytes`):
+            A whole file's content.
+
+    Returns:
+        `List[Tuple[str, Dict[str, Any]]]`: `(name, {"shape": [2, 3], "dtype": "F32", "data":
+        bytearray})` per tensor, in the order of their data in the file.
+
+    Example:
+
+    ```python
+    from safetensors import deserialize
+
+    for name, tensor in deserialize(open("model.safetensors", "rb").read()):
+        print(name, tensor["dtype"], tensor["shape"], len(tensor["data"]))
+    ```
+    """
     reader = Reader.from_bytes(bytes)
     out = []
     for name in reader.offset_keys():

@@ -4,6 +4,7 @@
 
 import json
 import os
+from typing import Any, Dict, Union
 
 from . import _dtypes
 from ._open import (_BIG_ENDIAN, _byteswapped_torch, _device_name, _is_url, _remote_settings, _to_device,
@@ -21,27 +22,55 @@ def _plan_text(plan):
     raise SafetensorError(f"plan must be a dict or JSON text, not {type(plan).__name__}")
 
 
-def load_sharded(path_or_url, rank, world_size, plan, device="cpu", *, backend="pread", return_stats=False,
-                 **remote):
-    """The tensors rank `rank` of `world_size` needs, as torch tensors on `device`: each tensor
-    a plan splits is `torch.chunk(full, world_size, dim)[rank]`, read alone from the file;
-    the others whole. `path_or_url` is a file, an index .json or a checkpoint directory, or
-    an http(s):// or file:// URL of one (options `token`, `ca_file`, `insecure`, `timeout`,
-    `connections`; the token defaults to $SAFETENSORS_TOKEN, then $HF_TOKEN).
+def load_sharded(path_or_url: Union[str, bytes, "os.PathLike[str]"], rank: int, world_size: int,
+                 plan: Union[str, Dict[str, Any]], device: Any = "cpu", *, backend: str = "pread",
+                 return_stats: bool = False, **remote: Any) -> Any:
+    """Loads the tensors one rank of a tensor-parallel job needs: each tensor the plan splits is
+    `torch.chunk(full, world_size, dim)[rank]`, read alone from the file; the others whole.
 
-    `plan` maps name patterns (exact names or globs) to rules, first match wins:
+    Args:
+        path_or_url (`str` or `os.PathLike`):
+            A file, an index `.json` or a checkpoint directory, or an `http(s)://` or `file://`
+            URL of one.
+        rank (`int`):
+            This rank, from 0 to `world_size - 1`.
+        world_size (`int`):
+            The number of ranks.
+        plan (`Dict[str, Any]` or JSON text):
+            Name patterns (exact names or globs) to rules, the first match winning:
 
-        {"*.q_proj.weight": {"split": "column"},           # dim 0 (output features)
-         "*.o_proj.weight": {"split": "row"},              # dim 1 (input features)
-         "*.embed_tokens.weight": {"split": "column", "dim": 0},
-         "*.norm.weight": "replicate"}                     # the default for unmatched names
+                {"*.q_proj.weight": {"split": "column"},           # dim 0 (output features)
+                 "*.o_proj.weight": {"split": "row"},              # dim 1 (input features)
+                 "*.embed_tokens.weight": {"split": "column", "dim": 0},
+                 "*.norm.weight": "replicate"}                     # the default for unmatched names
 
-    A plan that does not fit a tensor (dim out of range, a size world_size does not divide)
-    raises SafetensorError before anything is read, on every rank alike. With
-    `return_stats=True` the result is (tensors, stats): stats["bytes"] read by this rank,
-    ["split_bytes"] of them from split tensors, ["split_full_bytes"] the split tensors' whole
-    size, ["checkpoint_bytes"] all tensors' size, and for a URL ["http_requests"] and
-    ["http_bytes"] (headers included). Ctrl-C stops the load (KeyboardInterrupt)."""
+            A plan that does not fit a tensor (dim out of range, a size `world_size` does not
+            divide) raises SafetensorError before anything is read, on every rank alike.
+        device (`str`, *optional*, defaults to `"cpu"`):
+            Where the tensors go.
+        backend (`str`, *optional*, defaults to `"pread"`):
+            `"pread"` or `"mmap"`.
+        return_stats (`bool`, *optional*, defaults to `False`):
+            Also return what was read.
+        **remote:
+            For a URL: `token`, `ca_file`, `insecure`, `timeout` and `connections` (the token
+            defaults to `$SAFETENSORS_TOKEN`, then `$HF_TOKEN`).
+
+    Returns:
+        `Dict[str, torch.Tensor]`, or with `return_stats` a pair of it and a dict: `bytes` read by
+        this rank, `split_bytes` of them from split tensors, `split_full_bytes` (the split
+        tensors' whole size), `checkpoint_bytes` (all tensors' size) and, for a URL,
+        `http_requests` and `http_bytes`. Ctrl-C stops the load (KeyboardInterrupt).
+
+    Example:
+
+    ```python
+    from safetensors.cxx import load_sharded
+
+    tensors = load_sharded("model.safetensors.index.json", rank, world_size,
+                           {"*.q_proj.weight": {"split": "column"}}, device=f"cuda:{rank}")
+    ```
+    """
     import numpy as np
     import torch
 

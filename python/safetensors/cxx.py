@@ -4,9 +4,10 @@ MLX (de)quantization to numpy arrays, and sharded checkpoints opened as one name
 
 import os
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Any, Dict, Iterable, List, Literal, Optional, Sequence, Tuple, Type, Union
 
 from . import _dtypes
+from ._typing import Metadata, PathLike
 from ._open import _Handle, _backend, _is_url, _remote_settings
 from ._safetensors_cxx import Reader, SafetensorError, StreamWriter
 from ._safetensors_cxx import mlx_dequantize_into as _mlx_dequantize_into
@@ -18,10 +19,13 @@ from ._safetensors_cxx import validate as _validate
 from ._pipelines import (cast, checksum, convert, dequantize_checkpoint, diff, extract, merge,  # noqa: F401
                          pickle_verdict, quantize_checkpoint, shard)
 from ._tp_load import load_sharded  # noqa: F401
+from ._version import cxx_version, reference_version
+
+__version__: str = cxx_version  # the C++ library's version, not the distribution's (safetensors.__version__)
 
 __all__ = ["ValidationResult", "validate", "writer", "open_checkpoint", "mlx_layers", "dequantize", "quantize",
            "convert", "cast", "extract", "merge", "shard", "diff", "checksum", "quantize_checkpoint", "dequantize_checkpoint", "load_sharded", "pickle_verdict",
-           "SafetensorError", "batch"]
+           "SafetensorError", "batch", "reference_version"]
 
 
 @dataclass(frozen=True)
@@ -35,14 +39,34 @@ class ValidationResult:
     tensor: Optional[str] = None
     warnings: List[str] = field(default_factory=list)
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return self.ok
 
 
-def validate(path, policy="reference"):
-    """Validates a file's header against its size under "reference", "strict" (upload caps,
-    unknown fields rejected) or "lenient" (trailing bytes are a warning). Never raises for an
-    invalid file: the error is in the result."""
+def validate(path: PathLike, policy: str = "reference") -> ValidationResult:
+    """Checks a file's header against the file, without reading the tensors' data.
+
+    Args:
+        path (`str`, `bytes` or `os.PathLike`):
+            The file to check.
+        policy (`str`, *optional*, defaults to `"reference"`):
+            `"reference"` (what the reference accepts), `"strict"` (upload limits, unknown
+            fields refused) or `"lenient"` (trailing bytes are a warning, not an error).
+
+    Returns:
+        `ValidationResult`: `ok`, and for an invalid file the error's `code`, `message`,
+        `offset` and `tensor`; `warnings` in any case. An invalid file never raises.
+
+    Example:
+
+    ```python
+    from safetensors.cxx import validate
+
+    result = validate("model.safetensors", policy="strict")
+    if not result:
+        print(result.code, result.message)
+    ```
+    """
     return ValidationResult(**_validate(os.fsdecode(path), policy))
 
 
@@ -64,44 +88,65 @@ def _chunk_bytes(chunk):
 
 
 class writer:
-    """Writes a file whose tensors arrive in chunks, so it may be larger than memory.
+    """Writes a file whose tensors arrive in chunks, so it may be larger than memory. The header
+    is fixed up front from `plan`; each tensor's chunks come in order and tensors may
+    interleave. The file appears (fsync, rename) only when the `with` block ends without an
+    exception and every tensor is complete; otherwise the target is left untouched.
 
-        with writer("big.safetensors", {"w": ("float32", [n, m])}) as w:
-            for rows in produce():
-                w.append("w", rows)
+    Args:
+        path (`str`, `bytes` or `os.PathLike`):
+            Where to write. An existing file is replaced only on success.
+        plan (`Dict[str, Tuple[dtype, Sequence[int]]]` or a list of `(name, dtype, shape)`):
+            Every tensor's dtype (`"float32"`, `"F32"`, `torch.bfloat16`, ...) and shape.
+        metadata (`Dict[str, str]`, *optional*):
+            Text stored as the header's `__metadata__`.
+        alignment (`int`, *optional*, defaults to 8):
+            Each tensor's data starts at a multiple of this many bytes.
 
-    `plan` maps names to (dtype, shape) (or is a list of (name, dtype, shape)); the header is
-    fixed up front. Each tensor's chunks come in order; tensors may interleave. The file
-    appears only when the block ends without an exception and every tensor is complete;
-    otherwise the target is left untouched.
+    Returns:
+        A context manager with `append(name, chunk)` (bytes, a numpy array or a torch tensor),
+        `commit()`, `abort()` and `tensors()`.
+
+    Example:
+
+    ```python
+    import numpy as np
+    from safetensors.cxx import writer
+
+    with writer("big.safetensors", {"w": ("float32", [1000, 64])}) as w:
+        for start in range(0, 1000, 100):
+            w.append("w", np.full((100, 64), start, dtype=np.float32))
+    ```
     """
 
-    def __init__(self, path, plan, metadata=None, alignment=8):
+    def __init__(self, path: PathLike, plan: Union[Dict[str, Tuple[Any, Sequence[int]]], Iterable[Sequence[Any]]],
+                 metadata: Metadata = None, alignment: int = 8) -> None:
         self._writer = StreamWriter(os.fsdecode(path), _plan_entries(plan), metadata, alignment)
         self._open = True
 
-    def append(self, name, chunk):
+    def append(self, name: str, chunk: Any) -> None:
         """Appends the next bytes of tensor `name` (bytes, numpy array or torch tensor)."""
         self._writer.append(name, _chunk_bytes(chunk))
 
-    def commit(self):
+    def commit(self) -> None:
         """Checks that every tensor is complete, then makes the file appear (fsync + rename)."""
         self._open = False
         self._writer.commit()
 
-    def abort(self):
+    def abort(self) -> None:
         """Drops the temporary file; the target is untouched."""
         self._open = False
         self._writer.abort()
 
-    def tensors(self):
+    def tensors(self) -> List[Tuple[str, str, List[int], int]]:
         """(name, dtype, shape, byte size) in file order."""
         return self._writer.tensors()
 
-    def __enter__(self):
+    def __enter__(self) -> "writer":
         return self
 
-    def __exit__(self, exc_type, exc_value, traceback):
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc_value: Optional[BaseException],
+                 traceback: Any) -> Literal[False]:
         if not self._open:
             return False
         if exc_type is None:
@@ -112,17 +157,42 @@ class writer:
 
 
 class open_checkpoint(_Handle):
-    """A checkpoint (one file, an index .json, or a directory) read as one namespace, with the
-    safe_open API (keys, offset_keys, metadata, get_tensor, get_slice). Shard names are
-    confined to the index's directory and the index is cross-checked with the shards.
-    `metadata()` is the index's "metadata" object for a sharded checkpoint.
+    """Opens a checkpoint, one file, a sharded index `.json` or a directory, as one namespace
+    with `safe_open`'s methods (`keys`, `offset_keys`, `metadata`, `get_tensor`, `get_slice`).
+    Shard names must stay inside the index's directory, and the index is checked against the
+    shards. `metadata()` is the index's `"metadata"` object for a sharded checkpoint.
 
-    `path` may be a URL (`http://`, `https://`, `file://`): a file, an index, or a base URL
-    ending in `/`; shard headers are fetched in parallel and tensors with Range requests.
-    `token`, `ca_file`, `insecure` and `timeout` are safe_open's remote options."""
+    Args:
+        path (`str`, `bytes` or `os.PathLike`):
+            The file, index or directory, or an `http://`, `https://` or `file://` URL of one (a
+            base URL ends in `/`); a URL's shard headers are fetched in parallel.
+        framework (`str`, *optional*, defaults to `"np"`):
+            `"np"`, `"pt"`, ... as in `safe_open`.
+        device (`str`, *optional*, defaults to `"cpu"`):
+            Where torch tensors go.
+        backend (`str`, *optional*, defaults to `"mmap"`):
+            `"mmap"` or `"pread"`, as in `safe_open`.
+        policy (`str`, *optional*, defaults to `"reference"`):
+            `"reference"`, `"strict"` or `"lenient"`, as in `validate`.
+        token, ca_file, insecure, timeout:
+            For a URL, as in `safe_open`.
 
-    def __init__(self, path, framework="np", device="cpu", *, backend="mmap", policy="reference", token=None,
-                 ca_file=None, insecure=False, timeout=None):
+    Returns:
+        A context manager over the whole checkpoint.
+
+    Example:
+
+    ```python
+    from safetensors.cxx import open_checkpoint
+
+    with open_checkpoint("model.safetensors.index.json", framework="pt") as ck:
+        embedding = ck.get_tensor("model.embed_tokens.weight")
+    ```
+    """
+
+    def __init__(self, path: PathLike, framework: str = "np", device: Any = "cpu", *, backend: str = "mmap",
+                 policy: str = "reference", token: Optional[str] = None, ca_file: Optional[PathLike] = None,
+                 insecure: bool = False, timeout: Optional[float] = None) -> None:
         if _is_url(path):
             reader = Reader.open_checkpoint_url(path, policy, _remote_settings(token, ca_file, insecure, timeout))
         else:
@@ -130,16 +200,51 @@ class open_checkpoint(_Handle):
         super().__init__(reader, framework, device)
 
 
-def mlx_layers(path):
-    """The quantized MLX layers of a file: a list of dicts with path, weight, scales, biases,
-    mode, bits, group_size, scale_dtype, shape (logical), source and ambiguous."""
+def mlx_layers(path: PathLike) -> List[Dict[str, Any]]:
+    """Lists the quantized MLX layers of a file (`config.json` beside it is read).
+
+    Args:
+        path (`str`, `bytes` or `os.PathLike`):
+            The file.
+
+    Returns:
+        `List[Dict[str, Any]]`: per layer, `path`, `weight`, `scales`, `biases`, `mode`, `bits`,
+        `group_size`, `scale_dtype`, `shape` (logical), `source` and `ambiguous`.
+
+    Example:
+
+    ```python
+    from safetensors.cxx import mlx_layers
+
+    for layer in mlx_layers("model.safetensors"):
+        print(layer["weight"], layer["mode"], layer["bits"])
+    ```
+    """
     return _mlx_layers(os.fsdecode(path))["layers"]
 
 
-def dequantize(path, weight=None, dtype="float32"):
-    """Dequantizes MLX layers of `path` into numpy arrays (float32 or float16), bit-identical to
-    MLX's CPU backend. `weight` names one layer's packed weight ("model.q.weight"); without it,
-    every quantized layer: a dict weight name -> array."""
+def dequantize(path: PathLike, weight: Optional[str] = None, dtype: str = "float32") -> Any:
+    """Dequantizes MLX layers of a file into numpy arrays, bit-identical to MLX's CPU backend.
+
+    Args:
+        path (`str`, `bytes` or `os.PathLike`):
+            The file.
+        weight (`str`, *optional*):
+            One layer's packed weight (`"model.q.weight"`); all quantized layers without it.
+        dtype (`str`, *optional*, defaults to `"float32"`):
+            `"float32"` or `"float16"`.
+
+    Returns:
+        `np.ndarray` for one `weight`, else `Dict[str, np.ndarray]` by weight name.
+
+    Example:
+
+    ```python
+    from safetensors.cxx import dequantize
+
+    q = dequantize("model.safetensors", "model.layers.0.q_proj.weight")
+    ```
+    """
     import numpy as np
 
     code = _dtypes.to_code(dtype)
@@ -160,10 +265,35 @@ def dequantize(path, weight=None, dtype="float32"):
     return {name: one(name) for name in layers}
 
 
-def quantize(array, mode="affine", bits=None, group_size=None):
-    """Quantizes a float32/float16 numpy array along its last axis as MLX's `mx.quantize` on the
-    CPU does. Returns {"weight": uint32 [..., K*bits/32], "scales": [..., K/g], "biases": same
-    or None (fp modes)}; scales are the input dtype (affine) or uint8 (E8M0/E4M3 codes)."""
+def quantize(array: Any, mode: str = "affine", bits: Optional[int] = None,
+             group_size: Optional[int] = None) -> Dict[str, Any]:
+    """Quantizes a float32/float16 numpy array along its last axis as MLX's `mx.quantize` does
+    on the CPU.
+
+    Args:
+        array (`np.ndarray`):
+            At least one axis; the last is a multiple of the group size.
+        mode (`str`, *optional*, defaults to `"affine"`):
+            `"affine"`, `"mxfp4"`, `"mxfp8"` or `"nvfp4"`.
+        bits (`int`, *optional*):
+            Bits per value (the mode's default without it).
+        group_size (`int`, *optional*):
+            Values per scale (the mode's default without it).
+
+    Returns:
+        `Dict[str, Any]`: `"weight"` (uint32 codes, `[..., K * bits / 32]`), `"scales"`
+        (`[..., K / group_size]`: the input dtype for affine, uint8 codes otherwise) and
+        `"biases"` (like `scales`, or None for the fp modes).
+
+    Example:
+
+    ```python
+    import numpy as np
+    from safetensors.cxx import quantize
+
+    packed = quantize(np.random.rand(64, 128).astype(np.float32), bits=4, group_size=64)
+    ```
+    """
     import numpy as np
 
     array = np.ascontiguousarray(array)
@@ -184,10 +314,33 @@ def quantize(array, mode="affine", bits=None, group_size=None):
     return {"weight": weight, "scales": scales, "biases": biases}
 
 
-def batch(command, inputs, **options):
-    """Runs "validate", "convert", "checksum" or "inspect" on many checkpoints as Dask tasks
-    (safetensors.batch.batch: `scheduler`, `out`, `report`, ...; docs/batch.md). Returns a
-    BatchResult: one row per input, the counts and exit_code. Needs dask.distributed."""
+def batch(command: str, inputs: Union[PathLike, Iterable[PathLike]], **options: Any) -> Any:
+    """Runs one command on many checkpoints as Dask tasks, one task per file (per shard of a
+    sharded checkpoint), each in C++ without the GIL (docs/batch.md). Needs dask.distributed.
+
+    Args:
+        command (`str`):
+            `"validate"`, `"convert"`, `"checksum"` or `"inspect"`.
+        inputs (`str` or `os.PathLike`, or several):
+            Files, directories (walked), globs, URLs and `"@manifest.txt"` lists.
+        **options:
+            Those of `safetensors.batch.batch`: `scheduler` (`"tcp://host:8786"`; a LocalCluster
+            without it), `out` and `to` for `convert`, `report` (a JSON-lines file), `policy`,
+            the conversion options, `force`, `retries`, ...
+
+    Returns:
+        `safetensors.batch.BatchResult`: one row per input (`input`, `status`, `code`,
+        `message`, `seconds`, `bytes`, `tensors`, `parameters`, `output`), the counts and
+        `exit_code` (0 all ok, 1 some invalid).
+
+    Example:
+
+    ```python
+    from safetensors.cxx import batch
+
+    result = batch("validate", ["models/"], report="verdicts.jsonl")
+    ```
+    """
     from .batch import batch as _batch
 
     return _batch(command, inputs, **options)

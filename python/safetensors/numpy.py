@@ -3,8 +3,10 @@
 
 import os
 import sys
+from typing import Any, Dict
 
 import numpy as np
+from numpy.typing import NDArray
 
 from . import _dtypes
 from ._open import safe_open
@@ -12,6 +14,7 @@ from ._safetensors_cxx import SafetensorError
 from ._safetensors_cxx import serialize as _serialize
 from ._safetensors_cxx import serialize_file as _serialize_file
 from ._serialize import check_metadata, check_names, deserialize
+from ._typing import Metadata, PathLike
 
 
 def _entries(tensor_dict):
@@ -31,22 +34,81 @@ def _entries(tensor_dict):
     return entries
 
 
-def save(tensor_dict, metadata=None):
-    """The SafeTensors bytes of `tensor_dict` (name -> np.ndarray)."""
+def save(tensor_dict: Dict[str, NDArray[Any]], metadata: Metadata = None) -> bytes:
+    """Serializes numpy arrays into the bytes of a SafeTensors file.
+
+    Args:
+        tensor_dict (`Dict[str, np.ndarray]`):
+            The arrays by name. Any memory layout and byte order is accepted: the file
+            holds each array in C order, little-endian.
+        metadata (`Dict[str, str]`, *optional*):
+            Text stored as the header's `__metadata__`.
+
+    Returns:
+        `bytes`: the whole file, header and data.
+
+    Example:
+
+    ```python
+    from safetensors.numpy import save
+    import numpy as np
+
+    data = save({"embedding": np.zeros((512, 1024), dtype=np.float32)})
+    ```
+    """
     entries = _entries(tensor_dict)
     check_metadata(metadata)
     return _serialize(entries, metadata)
 
 
-def save_file(tensor_dict, filename, metadata=None):
-    """Writes `tensor_dict` to `filename` atomically."""
+def save_file(tensor_dict: Dict[str, NDArray[Any]], filename: PathLike, metadata: Metadata = None) -> None:
+    """Writes numpy arrays to a SafeTensors file. The file is written beside its final name,
+    flushed to disk (fsync) and renamed into place, so readers never see it half-written.
+
+    Args:
+        tensor_dict (`Dict[str, np.ndarray]`):
+            The arrays by name.
+        filename (`str`, `bytes` or `os.PathLike`):
+            Where to write. An existing file is replaced.
+        metadata (`Dict[str, str]`, *optional*):
+            Text stored as the header's `__metadata__`.
+
+    Returns:
+        `None`
+
+    Example:
+
+    ```python
+    from safetensors.numpy import save_file
+    import numpy as np
+
+    save_file({"embedding": np.zeros((512, 1024), dtype=np.float32)}, "model.safetensors")
+    ```
+    """
     entries = _entries(tensor_dict)
     check_metadata(metadata)
     _serialize_file(entries, os.fsdecode(filename), metadata)
 
 
-def load(data):
-    """name -> np.ndarray from a file's bytes."""
+def load(data: bytes) -> Dict[str, NDArray[Any]]:
+    """Reads numpy arrays from the bytes of a SafeTensors file.
+
+    Args:
+        data (`bytes`):
+            A whole file's content.
+
+    Returns:
+        `Dict[str, np.ndarray]`: the arrays by name, in the order of their data in the file.
+
+    Example:
+
+    ```python
+    from safetensors.numpy import load, save
+    import numpy as np
+
+    arrays = load(save({"a": np.arange(4)}))
+    ```
+    """
     out = {}
     for name, desc in deserialize(data):
         dtype = _dtypes.numpy_dtype(desc["dtype"])
@@ -54,9 +116,33 @@ def load(data):
     return out
 
 
-def load_file(filename, backend="mmap", *, mmap=True, **remote):
-    """name -> np.ndarray, in file order. `filename` may be a URL (`remote`: the token, ca_file,
-    insecure and timeout options of safe_open)."""
+def load_file(filename: PathLike, backend: str = "mmap", *, mmap: bool = True,
+              **remote: Any) -> Dict[str, NDArray[Any]]:
+    """Reads every array of a SafeTensors file. With the default backend the arrays are views of
+    a private mapping of the file: nothing is copied until a page is touched, and writing to an
+    array never reaches the file.
+
+    Args:
+        filename (`str`, `bytes` or `os.PathLike`):
+            The file, or an `http://`, `https://` or `file://` URL of one.
+        backend (`str`, *optional*, defaults to `"mmap"`):
+            `"mmap"` (views of a mapping) or `"pread"` (copies read with `pread(2)`).
+        mmap (`bool`, *optional*, defaults to `True`):
+            `False` is the same as `backend="pread"`.
+        **remote:
+            For a URL: `token`, `ca_file`, `insecure` and `timeout`, as `safe_open` takes them.
+
+    Returns:
+        `Dict[str, np.ndarray]`: the arrays by name, in the order of their data in the file.
+
+    Example:
+
+    ```python
+    from safetensors.numpy import load_file
+
+    arrays = load_file("model.safetensors")
+    ```
+    """
     with safe_open(filename, framework="np", backend=backend, mmap=mmap, **remote) as f:
         return {name: f.get_tensor(name) for name in f.offset_keys()}
 

@@ -15,6 +15,7 @@ from ._safetensors_cxx import SafetensorError
 from ._safetensors_cxx import serialize as _serialize
 from ._safetensors_cxx import serialize_file as _serialize_file
 from ._serialize import TensorSpec, check_metadata, check_names, deserialize, serialize, serialize_file  # noqa: F401
+from ._typing import Metadata, PathLike
 
 _SHARED_DOCS = "https://huggingface.co/docs/safetensors/torch_shared_tensors"
 
@@ -67,8 +68,27 @@ def _view2torch(safeview):
     return result
 
 
-def storage_ptr(tensor):
-    """Address of the tensor's storage (not of its first element); 0 when it has none."""
+def storage_ptr(tensor: torch.Tensor) -> int:
+    """The address of a tensor's storage, which views of one storage share.
+
+    Args:
+        tensor (`torch.Tensor`):
+            Any tensor.
+
+    Returns:
+        `int`: the address of the storage's first byte (not of the tensor's first element), or 0
+        for a tensor without storage (meta tensors).
+
+    Example:
+
+    ```python
+    import torch
+    from safetensors.torch import storage_ptr
+
+    weight = torch.zeros(4, 4)
+    assert storage_ptr(weight[1:]) == storage_ptr(weight)
+    ```
+    """
     try:
         return tensor.untyped_storage().data_ptr()
     except Exception:
@@ -85,8 +105,25 @@ def _end_ptr(tensor):
     return tensor.data_ptr()
 
 
-def storage_size(tensor):
-    """Bytes of the tensor's whole storage."""
+def storage_size(tensor: torch.Tensor) -> int:
+    """The size of a tensor's whole storage, which may be more than the tensor covers.
+
+    Args:
+        tensor (`torch.Tensor`):
+            Any tensor.
+
+    Returns:
+        `int`: the storage's size in bytes.
+
+    Example:
+
+    ```python
+    import torch
+    from safetensors.torch import storage_size
+
+    assert storage_size(torch.zeros(4, 4)[0]) == 64
+    ```
+    """
     try:
         return tensor.untyped_storage().nbytes()
     except AttributeError:
@@ -117,7 +154,7 @@ def _filter_shared_not_shared(tensors, state_dict):
     return filtered
 
 
-def _find_shared_tensors(state_dict):
+def _find_shared_tensors(state_dict: Dict[str, torch.Tensor]) -> List[Set[str]]:
     """Sets of names whose tensors overlap in memory, every other tensor in a set of its own,
     in the reference's order. Meta and storage-less tensors are left out."""
     by_storage = defaultdict(set)
@@ -131,14 +168,19 @@ def _find_shared_tensors(state_dict):
     return _filter_shared_not_shared(list(sorted(by_storage.values())), state_dict)
 
 
-def _is_complete(tensor):
+def _is_complete(tensor: torch.Tensor) -> bool:
     """Whether the tensor starts at its storage's start and covers all of it."""
     return tensor.data_ptr() == storage_ptr(tensor) and tensor.nelement() * _SIZE[tensor.dtype] == storage_size(
         tensor
     )
 
 
-def _remove_duplicate_names(state_dict, *, preferred_names=None, discard_names=None):
+def _remove_duplicate_names(
+    state_dict: Dict[str, torch.Tensor],
+    *,
+    preferred_names: Optional[List[str]] = None,
+    discard_names: Optional[List[str]] = None,
+) -> Dict[str, List[str]]:
     """For every set of shared tensors: the name to keep -> the names to drop (sorted). The kept
     name covers the whole storage: the first in sorted order, else the first not in
     `discard_names`, else the first in `preferred_names`. A set where no name covers the whole
@@ -264,38 +306,152 @@ def _little_endian(tensor):
     return tensor if tensor.element_size() == 1 else _byteswapped_torch(tensor)
 
 
-def save(tensors, metadata=None):
-    """The SafeTensors bytes of `tensors` (name -> torch.Tensor)."""
+def save(tensors: Dict[str, torch.Tensor], metadata: Metadata = None) -> bytes:
+    """Serializes torch tensors into the bytes of a SafeTensors file.
+
+    Args:
+        tensors (`Dict[str, torch.Tensor]`):
+            The tensors by name: dense and contiguous, on any device (they are copied to the CPU
+            when not there). Tensors sharing memory are refused: use `save_model`.
+        metadata (`Dict[str, str]`, *optional*):
+            Text stored as the header's `__metadata__`.
+
+    Returns:
+        `bytes`: the whole file, header and data.
+
+    Example:
+
+    ```python
+    import torch
+    from safetensors.torch import save
+
+    data = save({"embedding": torch.zeros((512, 1024))})
+    ```
+    """
     entries, alive = _entries(tensors)
     check_metadata(metadata)
-    out = _serialize(entries, metadata)
+    out: bytes = _serialize(entries, metadata)
     del alive
     return out
 
 
-def save_file(tensors, filename, metadata=None):
-    """Writes `tensors` to `filename` atomically. Tensors sharing memory are refused (use save_model)."""
+def save_file(tensors: Dict[str, torch.Tensor], filename: PathLike, metadata: Metadata = None) -> None:
+    """Writes torch tensors to a SafeTensors file. The file is written beside its final name,
+    flushed to disk (fsync) and renamed into place, so readers never see it half-written and an
+    interrupted save leaves the previous file as it was.
+
+    Args:
+        tensors (`Dict[str, torch.Tensor]`):
+            The tensors by name: dense and contiguous. Tensors sharing memory (tied weights)
+            raise `RuntimeError`: use `save_model`, which keeps one name per storage.
+        filename (`str`, `bytes` or `os.PathLike`):
+            Where to write. An existing file is replaced.
+        metadata (`Dict[str, str]`, *optional*):
+            Text stored as the header's `__metadata__`, e.g. `{"format": "pt"}`.
+
+    Returns:
+        `None`
+
+    Example:
+
+    ```python
+    import torch
+    from safetensors.torch import save_file
+
+    save_file({"embedding": torch.zeros((512, 1024))}, "model.safetensors", metadata={"format": "pt"})
+    ```
+    """
     entries, alive = _entries(tensors)
     check_metadata(metadata)
     _serialize_file(entries, os.fsdecode(filename), metadata)
     del alive
 
 
-def load(data):
-    """name -> torch.Tensor (on the CPU) from a file's bytes."""
+def load(data: bytes) -> Dict[str, torch.Tensor]:
+    """Reads torch tensors from the bytes of a SafeTensors file.
+
+    Args:
+        data (`bytes`):
+            A whole file's content.
+
+    Returns:
+        `Dict[str, torch.Tensor]`: the tensors by name, on the CPU, in the order of their data.
+
+    Example:
+
+    ```python
+    import torch
+    from safetensors.torch import load, save
+
+    tensors = load(save({"a": torch.arange(4)}))
+    ```
+    """
     return _view2torch(deserialize(data))
 
 
-def load_file(filename, device="cpu", backend="mmap", *, mmap=True, **remote):
-    """name -> torch.Tensor on `device`, in file order. `filename` may be a URL (`remote`: the
-    token, ca_file, insecure and timeout options of safe_open)."""
+def load_file(filename: PathLike, device: Union[str, int, torch.device] = "cpu", backend: str = "mmap", *,
+              mmap: bool = True, **remote: Any) -> Dict[str, torch.Tensor]:
+    """Reads every tensor of a SafeTensors file. With the default backend, CPU tensors are views
+    of a private mapping of the file: nothing is copied until a page is touched, and writing to
+    a tensor never reaches the file.
+
+    Args:
+        filename (`str`, `bytes` or `os.PathLike`):
+            The file, or an `http://`, `https://` or `file://` URL of one.
+        device (`str`, `int` or `torch.device`, *optional*, defaults to `"cpu"`):
+            Where the tensors go: `"cpu"`, `"cuda:1"`, `1` (a CUDA index), `"mps"`, ...
+        backend (`str`, *optional*, defaults to `"mmap"`):
+            `"mmap"` (views of a mapping) or `"pread"` (copies read with `pread(2)`).
+        mmap (`bool`, *optional*, defaults to `True`):
+            `False` is the same as `backend="pread"`.
+        **remote:
+            For a URL: `token`, `ca_file`, `insecure` and `timeout`, as `safe_open` takes them.
+
+    Returns:
+        `Dict[str, torch.Tensor]`: the tensors by name, in the order of their data in the file.
+
+    Example:
+
+    ```python
+    from safetensors.torch import load_file
+
+    state_dict = load_file("model.safetensors", device="cpu")
+    ```
+    """
     with safe_open(filename, framework="pt", device=device, backend=backend, mmap=mmap, **remote) as f:
         return {name: f.get_tensor(name) for name in f.offset_keys()}
 
 
-def save_model(model, filename, metadata=None, force_contiguous=True):
-    """Saves `model.state_dict()`, keeping one name per set of tied tensors; every dropped name is
-    recorded in the metadata as `dropped -> kept` so load_model can restore it."""
+def save_model(model: torch.nn.Module, filename: PathLike, metadata: Metadata = None,
+               force_contiguous: bool = True) -> None:
+    """Saves a model's `state_dict()`, which `save_file` may refuse when weights are tied: one
+    name is kept per shared storage, and each name left out is recorded in the metadata as
+    `left out -> kept` (never replacing a key the caller gave), so `load_model` restores it.
+
+    Args:
+        model (`torch.nn.Module`):
+            The model to save.
+        filename (`str`, `bytes` or `os.PathLike`):
+            Where to write.
+        metadata (`Dict[str, str]`, *optional*):
+            Text stored as the header's `__metadata__`, besides the names left out.
+        force_contiguous (`bool`, *optional*, defaults to `True`):
+            Makes non-contiguous tensors (transposed or channels-last parameters) contiguous
+            copies instead of refusing them.
+
+    Returns:
+        `None`
+
+    Example:
+
+    ```python
+    import torch
+    from safetensors.torch import save_model
+
+    model = torch.nn.Linear(4, 4)
+    save_model(model, "model.safetensors")
+    ```
+    """
     state_dict = model.state_dict()
     for kept, dropped in _remove_duplicate_names(state_dict).items():
         for name in dropped:
@@ -311,9 +467,41 @@ def save_model(model, filename, metadata=None, force_contiguous=True):
         raise ValueError(f"{e} Or use save_model(..., force_contiguous=True), read the docs for potential caveats.")
 
 
-def load_model(model, filename, strict=True, device="cpu", backend="mmap", *, mmap=True):
-    """Loads a file written by save_model into `model`. Returns (missing, unexpected) names; with
-    `strict`, any of either raises RuntimeError. Names dropped as tied are not missing."""
+def load_model(model: torch.nn.Module, filename: PathLike, strict: bool = True,
+               device: Union[str, int, torch.device] = "cpu", backend: str = "mmap", *,
+               mmap: bool = True) -> Tuple[Set[str], List[str]]:
+    """Loads a file into a model, as `model.load_state_dict` would, knowing that `save_model`
+    keeps one name per tied storage: a tied name the file lacks is not missing.
+
+    Args:
+        model (`torch.nn.Module`):
+            The model to load into.
+        filename (`str`, `bytes` or `os.PathLike`):
+            The file to read.
+        strict (`bool`, *optional*, defaults to `True`):
+            Raise `RuntimeError` when names are missing or unexpected; otherwise only report them.
+        device (`str`, `int` or `torch.device`, *optional*, defaults to `"cpu"`):
+            Where the file's tensors are loaded before they are copied into the model.
+        backend (`str`, *optional*, defaults to `"mmap"`):
+            `"mmap"` or `"pread"`, as in `load_file`.
+        mmap (`bool`, *optional*, defaults to `True`):
+            `False` is the same as `backend="pread"`.
+
+    Returns:
+        `(Set[str], List[str])`: the model's names the file lacks, and the file's names the
+        model lacks.
+
+    Example:
+
+    ```python
+    import torch
+    from safetensors.torch import load_model, save_model
+
+    model = torch.nn.Linear(4, 4)
+    save_model(model, "model.safetensors")
+    missing, unexpected = load_model(model, "model.safetensors")
+    ```
+    """
     state_dict = load_file(filename, device=device, backend=backend, mmap=mmap)
     model_state_dict = model.state_dict()
     removals = _remove_duplicate_names(model_state_dict, preferred_names=state_dict.keys())

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Turning the core's `error` into Python exceptions: SafetensorError (with code, offset,
-// tensor and path attributes), or FileNotFoundError for a missing file as the reference does.
+// tensor and path attributes), or FileNotFoundError for a missing file as the reference does;
+// the message leads with the reference's sentence for the operation that failed.
 #pragma once
 
+#include <cstdint>
 #include <exception>
 #include <utility>
 
@@ -12,25 +14,37 @@
 
 namespace st_python {
 
+/// What the reference (upstream main, bindings/python/src/lib.rs) was doing when an error arose:
+/// its sentence leads the message, our detail (path, message, offset, tensor) follows.
+enum class operation : std::uint8_t {
+  other,        ///< our message alone
+  open,         ///< opening a file: FileNotFoundError when missing, else "Error while deserializing header: "
+  deserialize,  ///< bytes in memory: "Error while deserializing: "
+  serialize,    ///< writing: "Error while serializing: " (a missing folder too: no FileNotFoundError)
+  lookup,       ///< a tensor name: the message is the reference's sentence, the path follows in parentheses
+};
+
 /// Carries a core error through C++ until pybind11 translates it.
 class python_error : public std::exception {
  public:
-  explicit python_error(safetensors::error e) : error_(std::move(e)) {}
+  explicit python_error(safetensors::error e, operation op = operation::other) : error_(std::move(e)), op_(op) {}
   [[nodiscard]] const safetensors::error& error() const noexcept { return error_; }
+  [[nodiscard]] operation during() const noexcept { return op_; }
   [[nodiscard]] const char* what() const noexcept override { return error_.message.c_str(); }
 
  private:
   safetensors::error error_;
+  operation op_;
 };
 
-/// The value of `r`, or throws its error.
+/// The value of `r`, or throws its error (raised as the reference does during `op`).
 template <class T>
-T unwrap(safetensors::result<T> r) {
-  if (!r) throw python_error(std::move(r).err());
+T unwrap(safetensors::result<T> r, operation op = operation::other) {
+  if (!r) throw python_error(std::move(r).err(), op);
   return std::move(r).value();
 }
-inline void check(safetensors::status s) {
-  if (!s) throw python_error(std::move(s).err());
+inline void check(safetensors::status s, operation op = operation::other) {
+  if (!s) throw python_error(std::move(s).err(), op);
 }
 
 /// Throws an InvalidArgument error with `message`.

@@ -38,7 +38,8 @@ class header_reader {
     const auto* info = live().find(name);
     if (info == nullptr) {
       throw python_error(
-          st::make_error(st::error_code::tensor_not_found, "File does not contain tensor " + name, std::nullopt, name));
+          st::make_error(st::error_code::tensor_not_found, "File does not contain tensor " + name, std::nullopt, name),
+          operation::lookup);
     }
     return *info;
   }
@@ -63,14 +64,16 @@ void bind_header_reader(py::module_& m) {
       .def_static(
           "header_length",
           [](const py::bytes& prefix, std::uint64_t file_size, const std::string& policy) {
-            return unwrap(st::read_header_length(bytes_of(prefix), file_size, parse_options_for(policy)));
+            return unwrap(st::read_header_length(bytes_of(prefix), file_size, parse_options_for(policy)),
+                          operation::open);
           },
           py::arg("prefix"), py::arg("file_size"), py::arg("policy") = "reference",
           "N from a file's first 8 bytes (fewer for a tiny file), checked against the file size.")
       .def_static(
           "parse",
           [](const py::bytes& json, std::uint64_t file_size, const std::string& policy) {
-            return header_reader(unwrap(st::parse_header(bytes_of(json), file_size, parse_options_for(policy))));
+            return header_reader(
+                unwrap(st::parse_header(bytes_of(json), file_size, parse_options_for(policy)), operation::open));
           },
           py::arg("json"), py::arg("file_size"), py::arg("policy") = "reference",
           "Validates the header's N bytes of JSON for a file of `file_size` bytes.")

@@ -54,7 +54,7 @@ located locate(const source& s, const std::string& name) {
   st::error e =
       st::make_error(st::error_code::tensor_not_found, "File does not contain tensor " + name, std::nullopt, name);
   e.path = s.file ? path_of(s, *s.file) : s.checkpoint->directory();
-  throw python_error(std::move(e));
+  throw python_error(std::move(e), operation::lookup);
 }
 
 void check_size(std::span<std::byte> destination, std::uint64_t expected) {
@@ -116,7 +116,7 @@ reader open_file(const std::string& path, const std::string& backend, const std:
     }
     if (!opened) opened.emplace(st::file::open(path, options));
   }
-  s->file.emplace(unwrap(std::move(*opened)));
+  s->file.emplace(unwrap(std::move(*opened), operation::open));
   return reader(std::move(s));
 }
 
@@ -127,7 +127,7 @@ reader open_bytes(const py::handle& data, const std::string& policy) {
     contiguous_buffer in(data, false);
     s->bytes.assign(in.bytes().begin(), in.bytes().end());
   }
-  s->file.emplace(unwrap(st::file::from_buffer(s->bytes, options)));
+  s->file.emplace(unwrap(st::file::from_buffer(s->bytes, options), operation::deserialize));
   return reader(std::move(s));
 }
 
@@ -158,7 +158,7 @@ reader open_url(const std::string& url, const std::string& policy, const py::dic
     py::gil_scoped_release release;
     opened.emplace(safetensors::remote::open(url, o, parse));
   }
-  src->file.emplace(unwrap(std::move(*opened)));
+  src->file.emplace(unwrap(std::move(*opened), operation::open));
   return reader(std::move(src));
 #else
   (void)policy;

@@ -73,7 +73,7 @@ py::bytes serialize(const py::list& entries, const py::object& metadata, std::ui
     py::gil_scoped_release release;
     bytes.emplace(st::serialize(pinned.tensors, options));
   }
-  const auto out = unwrap(std::move(*bytes));
+  const auto out = unwrap(std::move(*bytes), operation::serialize);
   return {reinterpret_cast<const char*>(out.data()), out.size()};  // NOLINT: bytes as chars
 }
 
@@ -87,7 +87,7 @@ st::write_plan plan_for(const std::vector<st::tensor_data>& tensors, const st::w
   if (!plan) {
     st::error e = std::move(plan).err();
     e.path = path;
-    throw python_error(std::move(e));
+    throw python_error(std::move(e), operation::serialize);
   }
   for (const auto& t : tensors) {
     const auto* p = plan->find(t.name);
@@ -95,7 +95,8 @@ st::write_plan plan_for(const std::vector<st::tensor_data>& tensors, const st::w
       throw python_error(st::make_error(st::error_code::invalid_argument,
                                         fmt::format("tensor '{}' has {} bytes of data, its dtype and shape need {}",
                                                     t.name, t.data.size(), p->byte_size()),
-                                        std::nullopt, t.name));
+                                        std::nullopt, t.name),
+                         operation::serialize);
     }
   }
   return std::move(plan).value();
@@ -115,7 +116,7 @@ void serialize_file(const py::list& entries, const std::string& path, const py::
     py::gil_scoped_release release;
     created.emplace(st::stream_writer::create(path, std::move(plan)));
   }
-  auto writer = unwrap(std::move(*created));
+  auto writer = unwrap(std::move(*created), operation::serialize);
   for (const auto& planned : writer.plan().tensors()) {
     const auto data = data_of.at(planned.name);
     std::size_t done = 0;
@@ -126,7 +127,7 @@ void serialize_file(const py::list& entries, const std::string& path, const py::
         py::gil_scoped_release release;
         status = writer.append(planned.name, data.subspan(done, n));
       }
-      check(std::move(status));
+      check(std::move(status), operation::serialize);
       done += n;
       if (PyErr_CheckSignals() != 0) throw py::error_already_set();
     } while (done < data.size());
@@ -136,7 +137,7 @@ void serialize_file(const py::list& entries, const std::string& path, const py::
     py::gil_scoped_release release;
     status = writer.commit();
   }
-  check(std::move(status));
+  check(std::move(status), operation::serialize);
 }
 
 /// The streaming writer; `abort()` or destruction without `commit()` leaves the target untouched.

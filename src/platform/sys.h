@@ -30,6 +30,8 @@ struct table {
   int (*unlink)(const char* path);
   void* (*mmap)(void* addr, std::size_t len, int prot, int flags, int fd, off_t offset);
   int (*munmap)(void* addr, std::size_t len);
+  /// sync_file_range(2) (Linux; elsewhere does nothing and returns 0): starts write-back early.
+  int (*sync_file_range)(int fd, off_t offset, off_t n, unsigned flags);
 };
 
 /// The table in use (the real system calls unless a test replaced them).

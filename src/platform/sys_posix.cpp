@@ -16,8 +16,32 @@ namespace {
 
 int real_open(const char* path, int flags, mode_t mode) { return ::open(path, flags | O_CLOEXEC, mode); }
 
+int real_sync_file_range(int fd, off_t offset, off_t n, unsigned flags) {
+#ifdef __linux__
+  return ::sync_file_range(fd, offset, n, flags);
+#else
+  (void)fd;
+  (void)offset;
+  (void)n;
+  (void)flags;
+  return 0;
+#endif
+}
+
 const table real_table = {
-    real_open, ::close, ::fstat, ::pread, ::read, ::pwrite, ::fsync, ::ftruncate, ::rename, ::unlink, ::mmap, ::munmap,
+    real_open,
+    ::close,
+    ::fstat,
+    ::pread,
+    ::read,
+    ::pwrite,
+    ::fsync,
+    ::ftruncate,
+    ::rename,
+    ::unlink,
+    ::mmap,
+    ::munmap,
+    real_sync_file_range,
 };
 
 const table* active = &real_table;

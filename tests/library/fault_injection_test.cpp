@@ -9,10 +9,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <utility>
+#include <vector>
 
+#include "platform/sys.h"
 #include "safetensors/file.h"
 #include "safetensors/writer.h"
 #include "support/fault_injector.h"
@@ -312,6 +316,75 @@ TEST_F(FaultInjection, EveryFailingCallOnWriteLeavesOldOrNewFile) {
       break;
     }
   }
+}
+
+// ---- write-back started while writing ---------------------------------------------------
+
+std::vector<std::pair<off_t, off_t>> writeback_ranges;
+int record_writeback(int fd, off_t offset, off_t n, unsigned flags) {
+  writeback_ranges.emplace_back(offset, n);
+  return safetensors::detail::sys::real().sync_file_range(fd, offset, n, flags);
+}
+
+/// Streams one U8 tensor of `size` bytes to `target` in `chunk`-byte appends.
+status stream_bytes(const std::string& target, std::uint64_t size, std::uint64_t chunk) {
+  auto plan = write_plan::make({{"w", dtype::U8, {size}}});
+  if (!plan) return std::move(plan).err();
+  auto w = stream_writer::create(target, std::move(plan).value());
+  if (!w) return std::move(w).err();
+  std::vector<std::byte> bytes(chunk);
+  for (std::uint64_t done = 0; done < size; done += chunk) {
+    const auto n = std::min(chunk, size - done);
+    for (std::uint64_t k = 0; k < n; ++k) bytes[k] = static_cast<std::byte>(((done + k) * 13) & 0xff);
+    if (auto s = w->append("w", std::span(bytes).first(n)); !s) return s;
+  }
+  return w->commit();
+}
+
+void expect_streamed_bytes(const std::string& target, std::uint64_t size) {
+  auto f = file::open(target);
+  ASSERT_OK(f);
+  auto w = f->load("w");
+  ASSERT_OK(w);
+  ASSERT_EQ(w->size(), size);
+  for (std::uint64_t k = 0; k < size; k += 4099) ASSERT_EQ((*w)[k], static_cast<std::byte>((k * 13) & 0xff)) << k;
+}
+
+TEST_F(FaultInjection, WriteBackStartsAsEachEightMiBIsWrittenSoFsyncFindsLittleLeft) {
+  constexpr std::uint64_t mib = std::uint64_t{1} << 20;
+  safetensors::detail::sys::table recording = safetensors::detail::sys::real();
+  recording.sync_file_range = record_writeback;
+  writeback_ranges.clear();
+  {
+    const safetensors::detail::sys::scoped_override use(recording);
+    ASSERT_OK(stream_bytes(target_, 20 * mib, 3 * mib));
+  }
+  expect_streamed_bytes(target_, 20 * mib);
+  // Two 8 MiB boundaries passed: write-back of everything below the second was started, in
+  // order, each range where the previous one ended.
+  ASSERT_EQ(writeback_ranges.size(), 2U);
+  EXPECT_EQ(writeback_ranges[0].first, 0);
+  EXPECT_GE(writeback_ranges[0].second, static_cast<off_t>(8 * mib));
+  EXPECT_EQ(writeback_ranges[1].first, static_cast<off_t>(8 * mib));
+  EXPECT_GE(writeback_ranges[0].first + writeback_ranges[0].second, static_cast<off_t>(8 * mib));
+  EXPECT_GE(writeback_ranges[1].first + writeback_ranges[1].second, static_cast<off_t>(16 * mib));
+  // A small file never asks: the fsync at commit writes it.
+  writeback_ranges.clear();
+  {
+    const safetensors::detail::sys::scoped_override use(recording);
+    ASSERT_OK(write_file(target_, new_.tensors));
+  }
+  EXPECT_TRUE(writeback_ranges.empty());
+}
+
+TEST_F(FaultInjection, AFailingWriteBackRequestIsHarmless) {
+  constexpr std::uint64_t mib = std::uint64_t{1} << 20;
+  fault_injector inject({{sys_call::sync_file_range, EIO, 0, 1, 100}});
+  ASSERT_OK(stream_bytes(target_, 17 * mib, 4 * mib));
+  EXPECT_EQ(inject.calls(sys_call::sync_file_range), 2U);
+  EXPECT_EQ(inject.injected(), 2U);
+  expect_streamed_bytes(target_, 17 * mib);
+  EXPECT_EQ(st_test::list_dir(dir_), std::vector<std::string>{"model.safetensors"});
 }
 
 }  // namespace

@@ -77,16 +77,21 @@ int fake_munmap(void* addr, std::size_t len) {
   return r;
 }
 
+int fake_sync_file_range(int fd, off_t offset, off_t n, unsigned flags) {
+  if (int e = decide(sys_call::sync_file_range)) return fail(e, -1);
+  return real().sync_file_range(fd, offset, n, flags);
+}
+
 const safetensors::detail::sys::table fake_table = {
-    fake_open,  fake_close,     fake_fstat,  fake_pread,  fake_read, fake_pwrite,
-    fake_fsync, fake_ftruncate, fake_rename, fake_unlink, fake_mmap, fake_munmap,
+    fake_open,      fake_close,  fake_fstat,  fake_pread, fake_read,   fake_pwrite,          fake_fsync,
+    fake_ftruncate, fake_rename, fake_unlink, fake_mmap,  fake_munmap, fake_sync_file_range,
 };
 
 }  // namespace
 
 const char* sys_call_name(sys_call c) {
-  static const char* const names[] = {"open",  "close",     "fstat",  "pread",  "read", "pwrite",
-                                      "fsync", "ftruncate", "rename", "unlink", "mmap", "munmap"};
+  static const char* const names[] = {"open",      "close",  "fstat",  "pread", "read",   "pwrite",         "fsync",
+                                      "ftruncate", "rename", "unlink", "mmap",  "munmap", "sync_file_range"};
   return names[static_cast<std::size_t>(c)];
 }
 

@@ -28,9 +28,10 @@ enum class sys_call : std::uint8_t {
   rename,
   unlink,
   mmap,
-  munmap
+  munmap,
+  sync_file_range
 };
-inline constexpr std::size_t sys_call_count = 12;
+inline constexpr std::size_t sys_call_count = 13;
 
 /// "open", "pread", ...
 const char* sys_call_name(sys_call c);
