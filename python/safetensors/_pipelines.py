@@ -6,7 +6,9 @@ without the GIL; `progress(done, total)` is called with byte counts as it goes, 
 exception from it, or Ctrl-C, stops the run with nothing left at the output."""
 
 import os
-from typing import Any, Callable, Dict, Iterable, Optional, Union
+import re
+import textwrap
+from typing import Any, Callable, Dict, Iterable, Optional, TypeVar, Union
 
 from . import _safetensors_cxx
 from ._safetensors_cxx import SafetensorError
@@ -50,19 +52,41 @@ def _size(value):
     return "" if value is None else str(value)
 
 
+# Argument and result descriptions every pipeline function shares, filled into each docstring
+# where it says <progress>, <max_output_size> or <summary> (help() shows them in full).
+_SHARED_DOCS = {
+    "max_output_size": """max_output_size (`int` or `str`, *optional*):
+    The output budget: a plan to write more tensor bytes is refused before anything is
+    written (`LimitExceeded`). Defaults to 64 times the input's size, at least 1 GiB.""",
+    "progress": """progress (`Callable[[int, int], Any]`, *optional*):
+    Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
+    or Ctrl-C, stops the run and nothing is left at the output.""",
+    "summary": """`Dict[str, Any]`: `input_format`, `output_format`, `tensors`, `parameters`, `bytes`,
+`notes`, `warnings` and `files` (what was written).""",
+}
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _shared_docs(function: F) -> F:
+    def fill(match: "re.Match[str]") -> str:
+        return textwrap.indent(_SHARED_DOCS[match.group(2)], match.group(1))
+
+    function.__doc__ = re.sub(r"^( *)<(\w+)>$", fill, function.__doc__ or "", flags=re.M)
+    return function
+
+
 # The rewrites read SafeTensors only: another format is named ("this is a GGUF file, not SafeTensors").
 _SAFETENSORS_IN = {"from": "safetensors"}
 
 
 Progress = Optional[Callable[[int, int], Any]]
 Patterns = Union[None, str, Iterable[str]]
-ByteSize = Union[None, int, str]
-
-# Every writing function takes `max_output_size`: the most tensor bytes the output may hold
-# (bytes, or "20GB", "16GiB"). A plan above it is refused before anything is written; by default
-# 64 times the input's size, at least 1 GiB (SECURITY.md, "No small input writes gigabytes").
+ByteSize = Union[None, int, str]  # bytes, or "20GB", "16GiB"
 
 
+@_shared_docs
 def convert(input: Union[PathLike, Iterable[PathLike]], output: PathLike, *, to: Optional[str] = None,
             dtype: Optional[str] = None, key: Optional[str] = None, shared: str = "keep", strict: bool = False,
             compress: bool = False, hash_long_names: bool = False, only: Patterns = None, exclude: Patterns = None,
@@ -92,16 +116,11 @@ def convert(input: Union[PathLike, Iterable[PathLike]], output: PathLike, *, to:
             Shorten names too long for the output format with a hash.
         only, exclude (`str` or a list of glob patterns, *optional*):
             The tensors written: those matching `only` and not `exclude`.
-        max_output_size (`int` or `str`, *optional*):
-            The output budget: a plan to write more tensor bytes is refused before anything is
-            written (`LimitExceeded`). Defaults to 64 times the input's size, at least 1 GiB.
-        progress (`Callable[[int, int], Any]`, *optional*):
-            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
-            or Ctrl-C, stops the run and nothing is left at the output.
+        <max_output_size>
+        <progress>
 
     Returns:
-        `Dict[str, Any]`: `input_format`, `output_format`, `tensors`, `parameters`, `bytes`,
-        `notes`, `warnings` and `files` (what was written).
+        <summary>
 
     Example:
 
@@ -142,6 +161,7 @@ def pickle_verdict(path: PathLike) -> Dict[str, Any]:
     return _pickle_verdict(os.fsdecode(path))
 
 
+@_shared_docs
 def cast(input: PathLike, output: PathLike, dtype: str, *, only: Patterns = None, exclude: Patterns = None,
          saturate: bool = False, max_output_size: ByteSize = None, progress: Progress = None) -> Dict[str, Any]:
     """Writes a SafeTensors file with its floating tensors cast to another dtype (round to
@@ -158,16 +178,11 @@ def cast(input: PathLike, output: PathLike, dtype: str, *, only: Patterns = None
             The tensors cast: those matching `only` and not `exclude` (all floating ones by default).
         saturate (`bool`, *optional*, defaults to `False`):
             F8 values out of range become the largest finite value instead of NaN/Inf.
-        max_output_size (`int` or `str`, *optional*):
-            The output budget: a plan to write more tensor bytes is refused before anything is
-            written (`LimitExceeded`). Defaults to 64 times the input's size, at least 1 GiB.
-        progress (`Callable[[int, int], Any]`, *optional*):
-            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
-            or Ctrl-C, stops the run and nothing is left at the output.
+        <max_output_size>
+        <progress>
 
     Returns:
-        `Dict[str, Any]`: `input_format`, `output_format`, `tensors`, `parameters`, `bytes`,
-        `notes`, `warnings` and `files` (what was written).
+        <summary>
 
     Example:
 
@@ -182,6 +197,7 @@ def cast(input: PathLike, output: PathLike, dtype: str, *, only: Patterns = None
                 max_output_size=max_output_size, **_SAFETENSORS_IN)
 
 
+@_shared_docs
 def extract(input: PathLike, output: PathLike, *, only: Patterns = None, exclude: Patterns = None,
             rename: Optional[Dict[str, str]] = None, set_metadata: Optional[Dict[str, str]] = None,
             remove_metadata: Patterns = None, alignment: int = 8, max_output_size: ByteSize = None,
@@ -204,16 +220,11 @@ def extract(input: PathLike, output: PathLike, *, only: Patterns = None, exclude
             `__metadata__` keys to remove.
         alignment (`int`, *optional*, defaults to 8):
             Each tensor's data starts at a multiple of this many bytes.
-        max_output_size (`int` or `str`, *optional*):
-            The output budget: a plan to write more tensor bytes is refused before anything is
-            written (`LimitExceeded`). Defaults to 64 times the input's size, at least 1 GiB.
-        progress (`Callable[[int, int], Any]`, *optional*):
-            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
-            or Ctrl-C, stops the run and nothing is left at the output.
+        <max_output_size>
+        <progress>
 
     Returns:
-        `Dict[str, Any]`: `input_format`, `output_format`, `tensors`, `parameters`, `bytes`,
-        `notes`, `warnings` and `files` (what was written).
+        <summary>
 
     Example:
 
@@ -229,6 +240,7 @@ def extract(input: PathLike, output: PathLike, *, only: Patterns = None, exclude
                 max_output_size=max_output_size, **_SAFETENSORS_IN)
 
 
+@_shared_docs
 def merge(input: PathLike, output: PathLike, *, max_output_size: ByteSize = None,
           progress: Progress = None) -> Dict[str, Any]:
     """Joins a sharded checkpoint into one file.
@@ -238,16 +250,11 @@ def merge(input: PathLike, output: PathLike, *, max_output_size: ByteSize = None
             The checkpoint's directory or index.
         output (`str` or `os.PathLike`):
             The file to write.
-        max_output_size (`int` or `str`, *optional*):
-            The output budget: a plan to write more tensor bytes is refused before anything is
-            written (`LimitExceeded`). Defaults to 64 times the input's size, at least 1 GiB.
-        progress (`Callable[[int, int], Any]`, *optional*):
-            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
-            or Ctrl-C, stops the run and nothing is left at the output.
+        <max_output_size>
+        <progress>
 
     Returns:
-        `Dict[str, Any]`: `input_format`, `output_format`, `tensors`, `parameters`, `bytes`,
-        `notes`, `warnings` and `files` (what was written).
+        <summary>
 
     Example:
 
@@ -260,6 +267,7 @@ def merge(input: PathLike, output: PathLike, *, max_output_size: ByteSize = None
     return _run(input, output, progress, to="safetensors", max_output_size=max_output_size, **_SAFETENSORS_IN)
 
 
+@_shared_docs
 def shard(inputs: Union[PathLike, Iterable[PathLike]], output_dir: PathLike, *, max_shard_size: Union[int, str] = "5GB",
           prefix: str = "model", max_output_size: ByteSize = None, progress: Progress = None) -> Dict[str, Any]:
     """Splits files or checkpoints into shards plus an index. `__metadata__` is what the inputs
@@ -275,16 +283,11 @@ def shard(inputs: Union[PathLike, Iterable[PathLike]], output_dir: PathLike, *, 
             Bytes, or `"5GB"`, `"500MB"`, `"2GiB"`.
         prefix (`str`, *optional*, defaults to `"model"`):
             The shards' name.
-        max_output_size (`int` or `str`, *optional*):
-            The output budget: a plan to write more tensor bytes is refused before anything is
-            written (`LimitExceeded`). Defaults to 64 times the input's size, at least 1 GiB.
-        progress (`Callable[[int, int], Any]`, *optional*):
-            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
-            or Ctrl-C, stops the run and nothing is left at the output.
+        <max_output_size>
+        <progress>
 
     Returns:
-        `Dict[str, Any]`: `input_format`, `output_format`, `tensors`, `parameters`, `bytes`,
-        `notes`, `warnings` and `files` (what was written).
+        <summary>
 
     Example:
 
@@ -298,6 +301,7 @@ def shard(inputs: Union[PathLike, Iterable[PathLike]], output_dir: PathLike, *, 
                 max_output_size=max_output_size, **_SAFETENSORS_IN)
 
 
+@_shared_docs
 def diff(a: PathLike, b: PathLike, *, rtol: float = 0.0, atol: float = 0.0, ignore_dtype: bool = False,
          progress: Progress = None) -> Dict[str, Any]:
     """Compares two SafeTensors files: names, dtypes, shapes, `__metadata__` and values. Values
@@ -312,9 +316,7 @@ def diff(a: PathLike, b: PathLike, *, rtol: float = 0.0, atol: float = 0.0, igno
             Absolute tolerance.
         ignore_dtype (`bool`, *optional*, defaults to `False`):
             Compare values across dtypes.
-        progress (`Callable[[int, int], Any]`, *optional*):
-            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
-            or Ctrl-C, stops the run and nothing is left at the output.
+        <progress>
 
     Returns:
         `Dict[str, Any]`: `equal`, `only_in_a`, `only_in_b`, `metadata` (`[{key, a, b}]`) and
@@ -333,6 +335,7 @@ def diff(a: PathLike, b: PathLike, *, rtol: float = 0.0, atol: float = 0.0, igno
     return _diff(os.fsdecode(a), os.fsdecode(b), float(rtol), float(atol), ignore_dtype, progress)
 
 
+@_shared_docs
 def checksum(path: PathLike, *, per_tensor: bool = False, progress: Progress = None) -> Dict[str, Any]:
     """SHA-256 of a file as `sha256sum` computes it, and of each tensor's data in the same pass.
 
@@ -341,9 +344,7 @@ def checksum(path: PathLike, *, per_tensor: bool = False, progress: Progress = N
             Any file; `"-"` is standard input.
         per_tensor (`bool`, *optional*, defaults to `False`):
             Also hash each tensor's data bytes.
-        progress (`Callable[[int, int], Any]`, *optional*):
-            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
-            or Ctrl-C, stops the run and nothing is left at the output.
+        <progress>
 
     Returns:
         `Dict[str, Any]`: `{"sha256": hex, "bytes": n, "tensors": {name: hex}}`, tensors in file order.
@@ -359,6 +360,7 @@ def checksum(path: PathLike, *, per_tensor: bool = False, progress: Progress = N
     return _checksum(os.fsdecode(path), per_tensor, progress)
 
 
+@_shared_docs
 def quantize_checkpoint(input: PathLike, output: PathLike, *, mode: str = "affine", bits: Optional[int] = None,
                         group_size: Optional[int] = None, only: Patterns = None, exclude: Patterns = None,
                         config_out: Optional[PathLike] = None, max_shard_size: Union[int, str] = "5GB",
@@ -382,12 +384,8 @@ def quantize_checkpoint(input: PathLike, output: PathLike, *, mode: str = "affin
             Writes an mlx-lm config fragment there.
         max_shard_size (`int` or `str`, *optional*, defaults to `"5GB"`):
             For a sharded output.
-        max_output_size (`int` or `str`, *optional*):
-            The output budget: a plan to write more tensor bytes is refused before anything is
-            written (`LimitExceeded`). Defaults to 64 times the input's size, at least 1 GiB.
-        progress (`Callable[[int, int], Any]`, *optional*):
-            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
-            or Ctrl-C, stops the run and nothing is left at the output.
+        <max_output_size>
+        <progress>
 
     Returns:
         `Dict[str, Any]`: `layers`, `tensors`, `sharded` and `warnings`.
@@ -406,6 +404,7 @@ def quantize_checkpoint(input: PathLike, output: PathLike, *, mode: str = "affin
                                 _size(max_output_size), progress)
 
 
+@_shared_docs
 def dequantize_checkpoint(input: PathLike, output: PathLike, *, dtype: Optional[str] = None,
                           max_shard_size: Union[int, str] = "5GB", max_output_size: ByteSize = None,
                           progress: Progress = None) -> Dict[str, Any]:
@@ -421,12 +420,8 @@ def dequantize_checkpoint(input: PathLike, output: PathLike, *, dtype: Optional[
             `"F32"`, `"F16"` or `"BF16"`; MLX's choice without it.
         max_shard_size (`int` or `str`, *optional*, defaults to `"5GB"`):
             For a sharded output.
-        max_output_size (`int` or `str`, *optional*):
-            The output budget: a plan to write more tensor bytes is refused before anything is
-            written (`LimitExceeded`). Defaults to 64 times the input's size, at least 1 GiB.
-        progress (`Callable[[int, int], Any]`, *optional*):
-            Called with (bytes done, bytes in all) as the run goes; an exception raised in it,
-            or Ctrl-C, stops the run and nothing is left at the output.
+        <max_output_size>
+        <progress>
 
     Returns:
         `Dict[str, Any]`: `layers`, `tensors`, `sharded` and `warnings`.
