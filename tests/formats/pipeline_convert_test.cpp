@@ -4,6 +4,7 @@
 // cancellation, warnings, refused options and outputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "safetensors/pipeline/convert.h"
 #include "safetensors/sha256.h"
 #include "safetensors/writer.h"
+#include "support/amplification_fixtures.h"
 #include "support/paths.h"
 #include "support/pytorch_fixtures.h"
 #include "support/status_matchers.h"
@@ -120,6 +122,40 @@ TEST(PipelineConvert, AnOpenedSourceConvertsLikeAPath) {
   ASSERT_OK(summary);
   EXPECT_EQ(summary->output, sp::output_format::gguf);
   EXPECT_EQ(summary->parameters, 4U);
+}
+
+}  // namespace
+
+namespace {
+
+// --shared dedup: each view keeps one copy and every other name of it is an alias recorded in
+// __metadata__; a few aliases get a note each, many get one line (not 1,999).
+TEST(PipelineConvert, DeduplicatedAliasesAreRecordedAndSummed) {
+  const fs::path dir = st_test::scratch_dir();
+  sp::convert_options dedup;
+  dedup.read.shared = sp::shared_tensors::dedup;
+  const fs::path few = dir / "few.pt";
+  st_test::write_aliasing_checkpoint(few, 16, 4, false);
+  auto small = sp::convert(few.string(), (dir / "few.safetensors").string(), dedup);
+  ASSERT_OK(small);
+  EXPECT_EQ(small->tensors, 1U);
+  EXPECT_EQ(small->notes, (std::vector<std::string>{"deduplicated: t1 is t0 (recorded in __metadata__)",
+                                                    "deduplicated: t2 is t0 (recorded in __metadata__)",
+                                                    "deduplicated: t3 is t0 (recorded in __metadata__)"}));
+
+  const fs::path many = dir / "many.pt";
+  st_test::write_aliasing_checkpoint(many, 16, 2000, false);
+  const fs::path out = dir / "many.safetensors";
+  auto large = sp::convert(many.string(), out.string(), dedup);
+  ASSERT_OK(large);
+  EXPECT_EQ(large->tensors, 1U);
+  EXPECT_EQ(large->notes, (std::vector<std::string>{"deduplicated: 1999 names are t0: t1, t10, t100 and 1996 more "
+                                                    "(recorded in __metadata__)"}));
+  auto written = st::file::open(out.string());
+  ASSERT_OK(written);
+  const auto& metadata = *written->header().metadata();
+  EXPECT_EQ(std::count_if(metadata.begin(), metadata.end(), [](const auto& kv) { return kv.second == "t0"; }), 1999);
+  EXPECT_EQ(metadata.at("t1999"), "t0");
 }
 
 }  // namespace
