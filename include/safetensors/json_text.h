@@ -22,4 +22,8 @@ namespace safetensors {
 /// the tensors in file order with fields dtype, shape, data_offsets. No padding.
 [[nodiscard]] std::string header_to_json(const header& h);
 
+/// header_to_json with json_quote's escaping of names and metadata: the same JSON value, for
+/// output a terminal may show (`inspect --json`), never for a file's header.
+[[nodiscard]] std::string header_to_display_json(const header& h);
+
 }  // namespace safetensors

@@ -5,6 +5,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -13,9 +14,11 @@
 
 namespace safetensors::detail {
 
-/// `entries` are any records with name, type, shape, begin and end, in file order.
+/// `entries` are any records with name, type, shape, begin and end, in file order; names and
+/// metadata are quoted by `append_string` (the writer's serde_json escaping by default).
 template <class Entry>
-std::string header_json(std::span<const Entry> entries, const std::optional<metadata_map>& metadata) {
+std::string header_json(std::span<const Entry> entries, const std::optional<metadata_map>& metadata,
+                        void (*append_string)(std::string&, std::string_view) = append_json_string) {
   std::string json = "{";
   bool first = true;
   if (metadata) {
@@ -24,9 +27,9 @@ std::string header_json(std::span<const Entry> entries, const std::optional<meta
     for (const auto& [k, v] : *metadata) {
       if (!first_key) json.push_back(',');
       first_key = false;
-      append_json_string(json, k);
+      append_string(json, k);
       json.push_back(':');
-      append_json_string(json, v);
+      append_string(json, v);
     }
     json.push_back('}');
     first = false;
@@ -34,7 +37,7 @@ std::string header_json(std::span<const Entry> entries, const std::optional<meta
   for (const Entry& t : entries) {
     if (!first) json.push_back(',');
     first = false;
-    append_json_string(json, t.name);
+    append_string(json, t.name);
     json += fmt::format(":{{\"dtype\":\"{}\",\"shape\":[{}],\"data_offsets\":[{},{}]}}", dtype_name(t.type),
                         fmt::join(t.shape, ","), t.begin, t.end);
   }

@@ -73,6 +73,7 @@ void append_escaped(std::string& out, std::string_view text, bool for_display) {
 }  // namespace
 
 void detail::append_json_string(std::string& out, std::string_view text) { append_escaped(out, text, false); }
+void detail::append_json_display_string(std::string& out, std::string_view text) { append_escaped(out, text, true); }
 
 }  // namespace safetensors
 
@@ -84,10 +85,14 @@ namespace safetensors {
 std::string json_quote(std::string_view text) {
   std::string out;
   out.reserve(text.size() + 2);
-  append_escaped(out, text, true);
+  detail::append_json_display_string(out, text);
   return out;
 }
 
 std::string header_to_json(const header& h) { return detail::header_json(h.tensors(), h.metadata()); }
+
+std::string header_to_display_json(const header& h) {
+  return detail::header_json(h.tensors(), h.metadata(), detail::append_json_display_string);
+}
 
 }  // namespace safetensors

@@ -13,4 +13,8 @@ namespace safetensors::detail {
 /// included, is copied as is.
 void append_json_string(std::string& out, std::string_view text);
 
+/// append_json_string with json_quote's escaping (DEL, C1 and bidirectional controls,
+/// U+2028/U+2029 as \uHHHH too): for text a terminal may show, not for written headers.
+void append_json_display_string(std::string& out, std::string_view text);
+
 }  // namespace safetensors::detail

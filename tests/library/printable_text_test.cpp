@@ -6,8 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
 #include <string>
 
+#include "safetensors/header.h"
 #include "safetensors/json_text.h"
 
 namespace {
@@ -65,6 +67,19 @@ TEST(JsonQuoteForDisplay, EscapesDelC1AndBidirectionalControls) {
   EXPECT_EQ(safetensors::json_quote("\x1b[2J"), "\"\\u001b[2J\"");
   EXPECT_EQ(safetensors::json_quote("\x7f\u009b\u202e\u2066\u2069"), "\"\\u007f\\u009b\\u202e\\u2066\\u2069\"");
   EXPECT_EQ(safetensors::json_quote("\u00a0\u2027\u202f\u00e9"), "\"\u00a0\u2027\u202f\u00e9\"");
+}
+
+// The header as inspect --json shows it: the writer's JSON, names and metadata quoted for display.
+TEST(JsonQuoteForDisplay, HeaderToDisplayJsonDiffersFromTheWritersOnlyInThoseEscapes) {
+  const std::string json =
+      R"({"__metadata__":{"k\u202e":"v\u007f"},"a\u009b":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})";
+  auto h = safetensors::parse_header(std::as_bytes(std::span(json.data(), json.size())), 8 + json.size() + 1);
+  ASSERT_TRUE(h.ok()) << h.err().message;
+  EXPECT_EQ(safetensors::header_to_display_json(*h), json);
+  // The writer's bytes leave those characters raw (serde_json escapes C0 controls only).
+  EXPECT_EQ(safetensors::header_to_json(*h),
+            "{\"__metadata__\":{\"k\xe2\x80\xae\":\"v\x7f\"},\"a\xc2\x9b\":{\"dtype\":\"U8\",\"shape\":[1],"
+            "\"data_offsets\":[0,1]}}");
 }
 
 }  // namespace

@@ -39,7 +39,7 @@ run_result inspect_checkpoint(const std::string& path, bool json) {
     std::vector<std::string> shards;
     for (const auto& s : c->shards()) {
       shards.push_back(fmt::format(R"({{"name":{},"header":{}}})", safetensors::json_quote(s.name),
-                                   header_display_json(s.file.header())));
+                                   safetensors::header_to_display_json(s.file.header())));
     }
     fmt::print(R"({{"index":{},"metadata":{{{}}},"shards":[{}]}})"
                "\n",

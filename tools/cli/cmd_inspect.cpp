@@ -182,7 +182,7 @@ run_result run_inspect(const inspect_args& args) {
   auto f = open_input(args.file);
   if (!f) return std::move(f).err();
   if (args.json) {
-    fmt::print("{}\n", header_display_json(f->header()));
+    fmt::print("{}\n", safetensors::header_to_display_json(f->header()));
   } else {
     print_summary(args.file, f->header(), f->file_size());
     print_mlx_summary(args.file, f->header());
