@@ -8,6 +8,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <string>
+#include <string_view>
+#include <unordered_map>
 
 #include "safetensors/pipeline/output_check.h"
 #include "safetensors/printable_text.h"
@@ -196,17 +199,25 @@ std::size_t checksum_verdict::failures() const noexcept {
 checksum_verdict check(const checksum_entry& expected, const file_digest& computed) {
   checksum_verdict verdict;
   verdict.file = computed.sha256 == expected.sha256 ? digest_match::ok : digest_match::mismatch;
+  // `checksum` lists names as printed (printable_text); a list written before that has them raw.
+  // Each name is looked up once in each form (the first in file order wins), not compared with
+  // every tensor: a list of 100,000 names was 10^10 comparisons.
+  std::unordered_map<std::string, const tensor_digest*> by_printed;
+  std::unordered_map<std::string_view, const tensor_digest*> by_name;
+  for (const auto& t : computed.tensors) {
+    by_printed.emplace(printable_text(t.name), &t);
+    by_name.emplace(t.name, &t);
+  }
   for (const auto& listed : expected.tensors) {
-    // `checksum` lists names as printed (printable_text); a list written before that has them raw.
-    auto it = std::find_if(computed.tensors.begin(), computed.tensors.end(),
-                           [&](const tensor_digest& t) { return printable_text(t.name) == listed.first; });
-    if (it == computed.tensors.end()) {
-      it = std::find_if(computed.tensors.begin(), computed.tensors.end(),
-                        [&](const tensor_digest& t) { return t.name == listed.first; });
+    auto found = by_printed.find(listed.first);
+    const tensor_digest* t = found != by_printed.end() ? found->second : nullptr;
+    if (t == nullptr) {
+      const auto raw = by_name.find(listed.first);
+      if (raw != by_name.end()) t = raw->second;
     }
-    const digest_match m = it == computed.tensors.end()  ? digest_match::missing
-                           : it->sha256 == listed.second ? digest_match::ok
-                                                         : digest_match::mismatch;
+    const digest_match m = t == nullptr                 ? digest_match::missing
+                           : t->sha256 == listed.second ? digest_match::ok
+                                                        : digest_match::mismatch;
     verdict.tensors.emplace_back(listed.first, m);
   }
   return verdict;
