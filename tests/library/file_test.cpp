@@ -116,7 +116,7 @@ TEST(File, LookupsAndCopiesCheckTheirArguments) {
 }
 
 // Large reads go through a bounce buffer and non-temporal stores, smaller ones whose
-// destination is not congruent to the file offset modulo 64 are shifted (core/shifted_copy.h):
+// destination is not congruent to the file offset modulo 64 are shifted (reader/shifted_copy.h):
 // every size class, at every destination offset within a cache line, on both backends.
 TEST(File, ReadsAreExactAtEveryDestinationAlignment) {
   // 1 byte first, so the others start at odd offsets; then a bounced-and-shifted size, a

@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-#include "core/shifted_copy.h"
+#include "reader/shifted_copy.h"
 #include "header/header_builder.h"
 #include "platform/sys.h"
 #include "safetensors/sniff.h"
@@ -49,7 +49,7 @@ status read_stream(int fd, std::vector<std::byte>& out, const std::string& path)
 
 /// pread of `n` bytes at `offset` through a per-thread bounce buffer that stays in L2,
 /// placed congruent to the offset so the kernel's copy runs at full speed, then copied
-/// into place (core/shifted_copy.h): with non-temporal stores for large reads, shifted for
+/// into place (reader/shifted_copy.h): with non-temporal stores for large reads, shifted for
 /// smaller incongruent ones. 256 KiB per reading thread, kept for the thread's lifetime.
 status pread_bounced(int fd, std::byte* destination, std::size_t n, std::uint64_t offset, const std::string& path) {
   constexpr std::size_t bounce_bytes = std::size_t{256} << 10;
