@@ -43,7 +43,7 @@ class CMakeBuild(build_ext):
             "cmake", "-S", str(ROOT), "-B", str(build_dir), *generator,
             "-DCMAKE_BUILD_TYPE=Release", f"-DPython3_EXECUTABLE={sys.executable}",
             "-DSAFETENSORS_BUILD_PYTHON=ON", "-DSAFETENSORS_BUILD_TESTS=OFF", "-DSAFETENSORS_BUILD_BENCH=OFF",
-            "-DSAFETENSORS_BUILD_FUZZ=OFF", "-DSAFETENSORS_BUILD_CLI=OFF", "-DSAFETENSORS_BUILD_FORMATS=OFF",
+            "-DSAFETENSORS_BUILD_FUZZ=OFF", "-DSAFETENSORS_BUILD_CLI=OFF", "-DSAFETENSORS_BUILD_FORMATS=OFF", "-DSAFETENSORS_BUILD_PIPELINE=OFF",
             "-DSAFETENSORS_INSTALL=OFF",
         ]
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 1))

@@ -96,28 +96,40 @@ foreach(component IN ITEMS mlx stats sha256)
     DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endforeach()
 
-# Component formats: the converters and pipelines, safetensors::formats
-# (find_package(safetensors COMPONENTS formats)) and safetensors_formats.pc, when they were built.
-if(TARGET safetensors_formats)
-  install(TARGETS safetensors_formats EXPORT safetensors-formats-targets COMPONENT formats
+# Components formats (the PyTorch, NumPy and GGUF readers and writers, over the core with zlib
+# and minizip) and pipeline (over formats, with mlx public: pipeline/mlx_rewrite.h uses its
+# types, and sha256 private): each its library, headers, export set and .pc, when built. A
+# static library's private dependencies are the consumer's to link (Requires).
+set(SAFETENSORS_LIBRARY_DESCRIPTION_formats "Readers and writers of PyTorch, NumPy and GGUF files")
+set(SAFETENSORS_LIBRARY_PUBLIC_formats "safetensors")
+set(SAFETENSORS_LIBRARY_PRIVATE_formats "minizip zlib")
+set(SAFETENSORS_LIBRARY_DESCRIPTION_pipeline "Conversion pipelines between SafeTensors, PyTorch, NumPy and GGUF: convert, diff, checksum, MLX rewrites")
+set(SAFETENSORS_LIBRARY_PUBLIC_pipeline "safetensors safetensors_formats safetensors_mlx")
+set(SAFETENSORS_LIBRARY_PRIVATE_pipeline "safetensors_sha256")
+foreach(component IN ITEMS formats pipeline)
+  if(NOT TARGET safetensors_${component})
+    continue()
+  endif()
+  install(TARGETS safetensors_${component} EXPORT safetensors-${component}-targets COMPONENT ${component}
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
     RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
     INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-  install(DIRECTORY include/safetensors/formats include/safetensors/pipeline COMPONENT formats
+  install(DIRECTORY include/safetensors/${component} COMPONENT ${component}
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/safetensors)
-  install(EXPORT safetensors-formats-targets NAMESPACE safetensors:: COMPONENT formats
+  install(EXPORT safetensors-${component}-targets NAMESPACE safetensors:: COMPONENT ${component}
     DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/safetensors)
-  get_target_property(safetensors_formats_type safetensors_formats TYPE)
-  # Static: minizip, zlib and the sha256 component are linked by the consumer, so plain
-  # `pkg-config --libs` names them. mlx is public (pipeline/mlx_rewrite.h uses its types).
-  if(safetensors_formats_type STREQUAL "STATIC_LIBRARY")
-    set(SAFETENSORS_FORMATS_PC_REQUIRES "Requires: safetensors safetensors_mlx safetensors_sha256 minizip zlib")
+  set(SAFETENSORS_COMPONENT_NAME ${component})
+  set(SAFETENSORS_COMPONENT_DESCRIPTION "${SAFETENSORS_LIBRARY_DESCRIPTION_${component}}")
+  get_target_property(component_type safetensors_${component} TYPE)
+  if(component_type STREQUAL "STATIC_LIBRARY")
+    set(SAFETENSORS_COMPONENT_REQUIRES
+      "Requires: ${SAFETENSORS_LIBRARY_PUBLIC_${component}} ${SAFETENSORS_LIBRARY_PRIVATE_${component}}")
   else()
-    set(SAFETENSORS_FORMATS_PC_REQUIRES
-      "Requires: safetensors safetensors_mlx\nRequires.private: safetensors_sha256 minizip zlib")
+    set(SAFETENSORS_COMPONENT_REQUIRES "Requires: ${SAFETENSORS_LIBRARY_PUBLIC_${component}}\nRequires.private: ${SAFETENSORS_LIBRARY_PRIVATE_${component}}")
   endif()
-  configure_file(cmake/safetensors_formats.pc.in ${CMAKE_CURRENT_BINARY_DIR}/safetensors_formats.pc @ONLY)
-  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/safetensors_formats.pc COMPONENT formats
+  set(SAFETENSORS_COMPONENT_LIBS "")
+  configure_file(cmake/safetensors_component.pc.in ${CMAKE_CURRENT_BINARY_DIR}/safetensors_${component}.pc @ONLY)
+  install(FILES ${CMAKE_CURRENT_BINARY_DIR}/safetensors_${component}.pc COMPONENT ${component}
     DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
-endif()
+endforeach()

@@ -17,8 +17,8 @@ from ._typing import PathLike
 
 def _missing(name):
     def call(*args, **kwargs):
-        raise SafetensorError(f"{name} needs the formats component, which this build of the module lacks "
-                              "(SAFETENSORS_BUILD_FORMATS=OFF, as `pip install .` builds it)")
+        raise SafetensorError(f"{name} needs the pipeline component, which this build of the module lacks "
+                              "(SAFETENSORS_BUILD_PIPELINE=OFF, as `pip install .` builds it)")
 
     return call
 

@@ -3,7 +3,7 @@
 // They are the reference: dequantize.cpp compiles them for the baseline ISA, and the x86
 // vector path (x86/dequantize_avx2.cpp) compiles them again for AVX2, runs them for the
 // cases it does not take (non-finite scales, odd group sizes, a global scale) and is
-// tested against them (tests/library/mlx_simd_test.cpp).
+// tested against them (tests/mlx/mlx_simd_test.cpp).
 #pragma once
 
 #include <algorithm>
@@ -61,7 +61,7 @@ ST_MLX_KERNEL void affine_group(const std::byte* wrow, unsigned bits, std::size_
     for (std::size_t i = 0; i < n; ++i) {
       // Two roundings, as MLX's CPU backend: the product rounds to S, then the sum. A NaN
       // product is the result as it is: NaN + NaN keeps either payload, whichever operand
-      // order a compiler picks, and the paths (tests/library/mlx_simd_test.cpp) must agree.
+      // order a compiler picks, and the paths (tests/mlx/mlx_simd_test.cpp) must agree.
       const float t = round_to<S>(static_cast<float>(codes[i]) * s);
       const float v = t != t ? t : round_to<S>(t + b);
       emit<S, O>(orow, k + i, v);

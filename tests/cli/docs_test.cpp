@@ -96,7 +96,8 @@ TEST(Docs, EveryCppExampleCompilesWithoutWarnings) {
       " -std=c++20 -fsyntax-only -Wall -Wextra -Werror -Wno-unused-variable -Wno-unused-but-set-variable -I" +
       st_test::shell_quote((source_dir / "include").string()) + " -I" +
       st_test::shell_quote((source_dir / "tests").string()) + " -I" +
-      st_test::shell_quote((source_dir / "src").string()) + " " + st_test::shell_quote(source.string());
+      st_test::shell_quote((source_dir / "src").string()) + " -I" +
+      st_test::shell_quote((source_dir / "src" / "core").string()) + " " + st_test::shell_quote(source.string());
   auto r = st_test::run_command(command, true);
   EXPECT_EQ(r.status, 0) << "a documentation example does not compile cleanly:\n" << r.out;
 }
@@ -140,14 +141,14 @@ bool shows_word(const std::string& text, const std::string& word) {
 }
 
 TEST(Docs, ArchitectureShowsEverySubsystem) {
-  // Every public header, every folder of src/ (formats' too) and every top-level folder of the
+  // Every public header, every folder of src/ (the core's and formats' too) and every top-level folder of the
   // repository appears in docs/architecture.md's tree, so the map cannot silently fall behind.
   const std::string page = read_text(source_dir / "docs" / "architecture.md");
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(source_dir / "include" / "safetensors")) {
     if (e.is_regular_file()) names.push_back(e.path().filename().string());
   }
-  for (const char* folder : {"src", "src/formats"}) {
+  for (const char* folder : {"src", "src/core", "src/formats"}) {
     for (const auto& e : fs::directory_iterator(source_dir / folder)) {
       if (e.is_directory()) names.push_back(e.path().filename().string() + "/");
     }

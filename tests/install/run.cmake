@@ -1,6 +1,6 @@
 # Installs the built project into a scratch prefix, moves the prefix (both package files must
 # be relocatable), then builds and runs tiny consumers of the core and of each component
-# (mlx, stats, sha256, formats) twice: with find_package(safetensors [COMPONENTS name]), and
+# (mlx, stats, sha256, formats, pipeline) twice: with find_package(safetensors [COMPONENTS name]), and
 # with nothing but `pkg-config --cflags --libs safetensors[_name]` (no --static). Checks that
 # the core links no libcrypto (only component sha256 does), runs the installed CLI from the
 # moved prefix (a shared build must find its libraries through its RUNPATH) and checks that
@@ -32,7 +32,8 @@ if(SHARED)
 else()
   set(library_suffix .a)
 endif()
-foreach(library safetensors safetensors_mlx safetensors_stats safetensors_sha256 safetensors_formats)
+foreach(library safetensors safetensors_mlx safetensors_stats safetensors_sha256 safetensors_formats
+                safetensors_pipeline)
   file(GLOB_RECURSE libraries ${PREFIX}/*/lib${library}${library_suffix})
   if(NOT libraries)
     message(FATAL_ERROR "lib${library}${library_suffix} was not installed (SHARED=${SHARED})")
@@ -57,7 +58,14 @@ function(expect_mentions file pattern expected what)
 endfunction()
 file(GLOB_RECURSE core_pc ${PREFIX}/*/safetensors.pc)
 file(GLOB_RECURSE sha256_pc ${PREFIX}/*/safetensors_sha256.pc)
+file(GLOB_RECURSE formats_pc ${PREFIX}/*/safetensors_formats.pc)
 expect_mentions(${core_pc} "crypto" FALSE "the core's .pc names libcrypto")
+# A program that only reads GGUF or npz links neither MLX nor OpenSSL (the pipelines do).
+expect_mentions(${formats_pc} "crypto|sha256|mlx" FALSE "component formats' .pc names mlx or libcrypto")
+file(GLOB_RECURSE formats_exports ${PREFIX}/*/safetensors-formats-targets*.cmake)
+foreach(file IN LISTS formats_exports)
+  expect_mentions(${file} "OpenSSL|crypto|safetensors_mlx|safetensors::mlx" FALSE "component formats' exported targets link mlx or OpenSSL")
+endforeach()
 expect_mentions(${sha256_pc} "libcrypto" TRUE "component sha256's .pc does not name libcrypto")
 file(GLOB_RECURSE core_exports ${PREFIX}/*/safetensors-targets*.cmake)
 foreach(file IN LISTS core_exports)
@@ -75,6 +83,7 @@ if(SHARED)
   endfunction()
   expect_needs(libsafetensors.so "libcrypto" FALSE)
   expect_needs(libsafetensors_sha256.so "libcrypto" TRUE)
+  expect_needs(libsafetensors_formats.so "libcrypto|libsafetensors_mlx|libsafetensors_sha256" FALSE)
 else()
   file(GLOB_RECURSE sha256_exports ${PREFIX}/*/safetensors-sha256-targets.cmake)
   expect_mentions(${sha256_exports} "OpenSSL::Crypto" TRUE "a static sha256 component does not link OpenSSL")
@@ -117,7 +126,9 @@ foreach(component IN ITEMS mlx stats sha256)
   run_program("${component} ok" ${WORK_DIR}/${component}_consumer/component_consumer ${WORK_DIR}/scratch)
 endforeach()
 build_with_cmake(formats_consumer formats_consumer)
-run_program("convert ok" ${WORK_DIR}/formats_consumer/formats_consumer ${WORK_DIR}/scratch)
+run_program("npy ok" ${WORK_DIR}/formats_consumer/formats_consumer ${WORK_DIR}/scratch)
+build_with_cmake(pipeline_consumer pipeline_consumer)
+run_program("convert ok" ${WORK_DIR}/pipeline_consumer/pipeline_consumer ${WORK_DIR}/scratch)
 
 # 2. pkg-config, found by PKG_CONFIG_PATH only: the .pc files locate the moved prefix themselves.
 file(GLOB_RECURSE pc_files ${PREFIX}/*/safetensors.pc)
@@ -154,7 +165,9 @@ foreach(component IN ITEMS mlx stats sha256)
   run_program("${component} ok" ${with_libdir} ${WORK_DIR}/${component}-consumer-pc ${WORK_DIR}/scratch)
 endforeach()
 build_with_pkg_config(safetensors_formats formats_consumer/main.cpp formats-consumer-pc)
-run_program("convert ok" ${with_libdir} ${WORK_DIR}/formats-consumer-pc ${WORK_DIR}/scratch)
+run_program("npy ok" ${with_libdir} ${WORK_DIR}/formats-consumer-pc ${WORK_DIR}/scratch)
+build_with_pkg_config(safetensors_pipeline pipeline_consumer/main.cpp pipeline-consumer-pc)
+run_program("convert ok" ${with_libdir} ${WORK_DIR}/pipeline-consumer-pc ${WORK_DIR}/scratch)
 
 # 3. find_package refuses what it cannot give, saying why.
 function(expect_refused component reason)
@@ -168,11 +181,11 @@ function(expect_refused component reason)
   endif()
 endfunction()
 expect_refused(nosuch "unknown component 'nosuch'")
-# As installed without component sha256: it, and formats over it, are refused.
+# As installed without component sha256: it, and pipeline over it, are refused.
 file(GLOB_RECURSE sha256_targets ${PREFIX}/*/safetensors-sha256-targets.cmake)
 file(REMOVE ${sha256_targets})
 expect_refused(sha256 "component sha256 is not available: this safetensors was built with SAFETENSORS_BUILD_SHA256=OFF")
-expect_refused(formats "component formats is not available: it needs components mlx and sha256")
+expect_refused(pipeline "component pipeline is not available: it needs components formats, mlx and sha256")
 # As installed by a build with SAFETENSORS_BUILD_FORMATS=OFF: no formats targets file.
 file(GLOB_RECURSE formats_targets ${PREFIX}/*/safetensors-formats-targets.cmake)
 if(NOT formats_targets)
@@ -180,4 +193,4 @@ if(NOT formats_targets)
 endif()
 file(REMOVE ${formats_targets})
 expect_refused(formats "component formats is not available: this safetensors was built with SAFETENSORS_BUILD_FORMATS=OFF")
-message(STATUS "install consumers ok (core, mlx, stats, sha256, formats; find_package and pkg-config; SHARED=${SHARED})")
+message(STATUS "install consumers ok (core, mlx, stats, sha256, formats, pipeline; find_package and pkg-config; SHARED=${SHARED})")

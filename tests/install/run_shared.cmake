@@ -19,7 +19,8 @@ execute_process(COMMAND ${CMAKE_COMMAND} --build ${project_dir} --parallel 2
 if(rc)
   message(FATAL_ERROR "shared build failed: ${out}${err}")
 endif()
-foreach(library safetensors safetensors_mlx safetensors_stats safetensors_sha256 safetensors_formats)
+foreach(library safetensors safetensors_mlx safetensors_stats safetensors_sha256 safetensors_formats
+                safetensors_pipeline)
   file(GLOB_RECURSE built ${project_dir}/src/lib${library}.so)
   if(NOT built)
     message(FATAL_ERROR "BUILD_SHARED_LIBS=ON built no lib${library}.so")

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Test helper: installs a system-call table (src/platform/sys.h) that fails or shortens
+// Test helper: installs a system-call table (src/core/platform/sys.h) that fails or shortens
 // chosen calls, counting every call so a test can sweep "fail the k-th call".
 #pragma once
 
