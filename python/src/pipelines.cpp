@@ -94,7 +94,7 @@ auto run_released(const py::object& progress, Work work) {
 py::dict convert_summary_dict(const sp::convert_summary& s) {
   py::dict d;
   d["input_format"] = s.input_format;
-  d["output_format"] = std::string(sp::output_format_name(s.output));
+  d["output_format"] = s.output->name;
   d["tensors"] = s.tensors;
   d["parameters"] = s.parameters;
   d["bytes"] = s.bytes;
