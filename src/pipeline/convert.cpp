@@ -22,12 +22,12 @@ struct input_kind {
 
 /// The format table's capabilities of `source`'s format (none for a source of no row).
 format_options capabilities(const tensor_source& source) {
-  const format* row = find_format(source.format_id());
+  const format_row* row = find_format(source.format_id());
   return row != nullptr ? row->takes : format_options{};
 }
 
 /// Options that do not apply to these inputs and this output are refused, never ignored.
-status check_applicable(const convert_options& options, const input_kind& in, const format& out) {
+status check_applicable(const convert_options& options, const input_kind& in, const format_row& out) {
   const auto pytorch_only = [&](bool given, std::string_view option) -> status {
     if (!given || in.pytorch_reading) return {};
     return usage(fmt::format("{} applies to PyTorch input only (the input is {})", option, in.format));
@@ -70,7 +70,7 @@ warning_handler collecting(std::vector<std::string>& into, const warning_handler
 }
 
 /// source -> selection -> metadata -> cast -> progress -> sink.
-result<convert_summary> run(source_ptr source, const std::string& out, const format& format,
+result<convert_summary> run(source_ptr source, const std::string& out, const format_row& format,
                             const convert_options& options, std::vector<std::string> inputs,
                             std::vector<std::string> warnings) {
   convert_summary summary;
@@ -128,8 +128,8 @@ result<source_ptr> open_input(const convert_input& input, const convert_options&
 /// The output format, after the check made before any byte is written: the output is a file or
 /// absent, not an input (unless replace_input), in a writable directory. A sharded output's
 /// files are checked by its sink once their names are known.
-result<const format*> checked_output(const std::string& out, std::span<const std::string> inputs,
-                                     const convert_options& options) {
+result<const format_row*> checked_output(const std::string& out, std::span<const std::string> inputs,
+                                         const convert_options& options) {
   // The output is checked first: a device or an input named as the output is reported as such,
   // whatever its name says about the format.
   const in_place rule = options.replace_input ? in_place::allow : in_place::refuse;

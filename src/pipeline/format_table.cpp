@@ -25,8 +25,8 @@ std::function<bool(std::span<const std::byte>)> sniffed_as(std::initializer_list
   };
 }
 
-std::deque<format> built_in_rows() {
-  std::deque<format> rows;
+std::deque<format_row> built_in_rows() {
+  std::deque<format_row> rows;
   rows.push_back(
       {.id = "safetensors",
        .name = "SafeTensors",
@@ -93,7 +93,7 @@ std::deque<format> built_in_rows() {
 /// The rows, built-in ones first. A deque: rows never move, so the pointers handed out stay valid.
 struct format_registry {
   std::mutex lock;
-  std::deque<format> rows = built_in_rows();
+  std::deque<format_row> rows = built_in_rows();
 };
 
 format_registry& format_rows() {
@@ -108,11 +108,11 @@ std::string lowered(std::string text) {
 
 }  // namespace
 
-status register_format(format row) {
+status register_format(format_row row) {
   if (row.id.empty()) return make_error(error_code::invalid_argument, "a format needs an id");
   auto& r = format_rows();
   const std::lock_guard guard(r.lock);
-  if (std::any_of(r.rows.begin(), r.rows.end(), [&](const format& f) { return f.id == row.id; })) {
+  if (std::any_of(r.rows.begin(), r.rows.end(), [&](const format_row& f) { return f.id == row.id; })) {
     return make_error(error_code::invalid_argument, fmt::format("a format with id '{}' is registered already", row.id));
   }
   for (auto& e : row.extensions) e = lowered(std::move(e));
@@ -120,38 +120,38 @@ status register_format(format row) {
   return {};
 }
 
-std::vector<const format*> formats() {
+std::vector<const format_row*> formats() {
   auto& r = format_rows();
   const std::lock_guard guard(r.lock);
-  std::vector<const format*> out;
+  std::vector<const format_row*> out;
   for (const auto& row : r.rows) out.push_back(&row);
   return out;
 }
 
-const format* find_format(std::string_view id) {
-  for (const format* row : formats()) {
+const format_row* find_format(std::string_view id) {
+  for (const format_row* row : formats()) {
     if (row->id == id) return row;
   }
   return nullptr;
 }
 
-result<const format*> format_of_file(const std::string& path) {
+result<const format_row*> format_of_file(const std::string& path) {
   auto in = readonly_file::open(path);
   if (!in) return std::move(in).err();
   std::vector<std::byte> prefix(static_cast<std::size_t>(std::min<std::uint64_t>(in->size(), sniff_prefix_bytes)));
   if (auto s = in->read_at(0, prefix); !s) return std::move(s).err();
   const auto rows = formats();
-  for (const format* row : rows) {
+  for (const format_row* row : rows) {
     if (row->sniff && row->sniff(prefix)) return row;
   }
   const std::string name = lowered(std::filesystem::path(path).filename().string());
-  for (const format* row : rows) {
+  for (const format_row* row : rows) {
     if (row->sniff) continue;
     for (const auto& extension : row->extensions) {
       if (name.size() > extension.size() && name.ends_with(extension)) return row;
     }
   }
-  return static_cast<const format*>(nullptr);
+  return static_cast<const format_row*>(nullptr);
 }
 
 }  // namespace safetensors::pipeline

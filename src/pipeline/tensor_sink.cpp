@@ -33,9 +33,9 @@ std::string listed_with_or(const std::vector<std::string>& words) {
 }
 
 /// The row `word` names: its id, or one of its extensions without the dot.
-const format* named_format(std::string_view word) {
-  if (const format* row = find_format(word)) return row;
-  for (const format* row : formats()) {
+const format_row* named_format(std::string_view word) {
+  if (const format_row* row = find_format(word)) return row;
+  for (const format_row* row : formats()) {
     for (const auto& e : row->extensions) {
       if (std::string_view(e).substr(1) == word) return row;
     }
@@ -52,7 +52,7 @@ struct written_choices {
 written_choices written_format_choices() {
   std::vector<std::string> ids;
   std::vector<std::string> extensions;
-  for (const format* row : formats()) {
+  for (const format_row* row : formats()) {
     if (!row->make_sink || row->extensions.empty()) continue;
     ids.push_back(row->id);
     extensions.push_back(row->extensions.front());
@@ -62,12 +62,12 @@ written_choices written_format_choices() {
 
 }  // namespace
 
-result<const format*> output_format_for(const std::string& path, std::string_view to_format) {
+result<const format_row*> output_format_for(const std::string& path, std::string_view to_format) {
   const std::string ext = extension_of(path);
   const bool directory = is_directory_path(path);
   const std::string to =
       to_format.empty() ? (ext.empty() || directory ? std::string() : ext.substr(1)) : std::string(to_format);
-  const format* sharded = find_format("sharded");
+  const format_row* sharded = find_format("sharded");
   if (to == "sharded") return sharded;
   if (to == "safetensors" || (to.empty() && directory)) return directory ? sharded : find_format("safetensors");
   if (directory) {
@@ -75,7 +75,7 @@ result<const format*> output_format_for(const std::string& path, std::string_vie
         fmt::format("a directory output is a sharded SafeTensors checkpoint, not {}: name a file for {}", to, to),
         path);
   }
-  const format* row = to.empty() ? nullptr : named_format(to);
+  const format_row* row = to.empty() ? nullptr : named_format(to);
   if (row != nullptr && row->make_sink) return row;
   const written_choices written = written_format_choices();
   if (row != nullptr) {

@@ -213,10 +213,10 @@ TEST(FormatTable, WrittenFormatsInMessagesComeFromTheTable) {
 }
 
 TEST(FormatTable, RowsNeedAnIdOfTheirOwn) {
-  sp::format nameless;
+  sp::format_row nameless;
   nameless.name = "no id";
   EXPECT_ERROR(sp::register_format(nameless), st::error_code::invalid_argument);
-  sp::format taken_id;
+  sp::format_row taken_id;
   taken_id.id = "gguf";
   taken_id.name = "another GGUF";
   auto taken = sp::register_format(taken_id);

@@ -69,8 +69,8 @@ struct convert_options {
 
 /// What a conversion did.
 struct convert_summary {
-  std::string input_format;        ///< "PyTorch", "SafeTensors (sharded)", ...
-  const format* output = nullptr;  ///< the format table's row written (format_table.h)
+  std::string input_format;            ///< "PyTorch", "SafeTensors (sharded)", ...
+  const format_row* output = nullptr;  ///< the format table's row written (format_table.h)
   std::size_t tensors = 0;
   std::uint64_t parameters = 0;  ///< elements of every tensor written
   std::uint64_t bytes = 0;       ///< tensor bytes written

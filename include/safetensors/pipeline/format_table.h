@@ -61,7 +61,7 @@ struct format_options {
 };
 
 /// One format. Every function may be empty: a format that is only read has no make_sink.
-struct format {
+struct format_row {
   std::string id;                       ///< what convert's `to` names: "gguf", "sharded"
   std::string name;                     ///< for messages and summaries: "GGUF", "SafeTensors (sharded)"
   std::vector<std::string> extensions;  ///< lower case, with the dot: ".gguf"; the first is the one to write
@@ -78,16 +78,16 @@ struct format {
 /// Adds a row after the built-in ones. InvalidArgument for an empty id or one already taken.
 /// Call it before the pipelines run on other threads (lookups take the same lock, but a
 /// conversion that already chose its formats does not see a later row).
-[[nodiscard]] status register_format(format row);
+[[nodiscard]] status register_format(format_row row);
 
 /// Every row, the built-in ones first, in the order messages list them.
-[[nodiscard]] std::vector<const format*> formats();
+[[nodiscard]] std::vector<const format_row*> formats();
 
 /// The row with `id`, or nullptr.
-[[nodiscard]] const format* find_format(std::string_view id);
+[[nodiscard]] const format_row* find_format(std::string_view id);
 
 /// The row for the file at `path`: the one whose sniff claims its first bytes, else a row
 /// without magic bytes whose extension ends the name; nullptr when none does. Errors: IoError.
-[[nodiscard]] result<const format*> format_of_file(const std::string& path);
+[[nodiscard]] result<const format_row*> format_of_file(const std::string& path);
 
 }  // namespace safetensors::pipeline

@@ -17,7 +17,7 @@
 
 namespace safetensors::pipeline {
 
-struct format;  // format_table.h: one row per format
+struct format_row;  // format_table.h: one row per format
 
 /// The format written at `path`: the row `to` names ("safetensors", "sharded", "npz", "npy",
 /// "gguf": a row's id, or one of its extensions without the dot), else the one whose
@@ -25,7 +25,7 @@ struct format;  // format_table.h: one row per format
 /// a sharded SafeTensors checkpoint, as is any path with "sharded". InvalidArgument, naming
 /// `path`, when the name says nothing we write (a PyTorch extension: those are read, not
 /// written). The row is never null and always has a make_sink.
-[[nodiscard]] result<const format*> output_format_for(const std::string& path, std::string_view to = {});
+[[nodiscard]] result<const format_row*> output_format_for(const std::string& path, std::string_view to = {});
 
 /// How a SafeTensors output is laid out.
 struct safetensors_layout {
