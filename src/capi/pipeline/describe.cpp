@@ -29,8 +29,9 @@ safetensors::result<safetensors_description> description_of(const std::string& p
   auto row = sp::format_of_file(path);
   if (!row) return std::move(row).err().with_path(path);
   if (*row == nullptr || !(*row)->describe) {
-    const std::string what = *row == nullptr ? "not a format the library describes"
-                                             : fmt::format("{} files are read with safetensors_open, not described", (*row)->name);
+    const std::string what = *row == nullptr
+                                 ? "not a format the library describes"
+                                 : fmt::format("{} files are read with safetensors_open, not described", (*row)->name);
     return safetensors::make_error(safetensors::error_code::unsupported, what).with_path(path);
   }
   auto d = (*row)->describe(path, sp::description_style::rows);
@@ -146,8 +147,8 @@ int safetensors_description_format(const safetensors_description*, const char**,
   return SAFETENSORS_ERR_INVALID_ARGUMENT;
 }
 size_t safetensors_description_tensor_count(const safetensors_description*) { return 0; }
-int safetensors_description_tensor(const safetensors_description*, size_t, const char**, const char**,
-                                   const uint64_t**, size_t*, uint64_t*, uint64_t*, const char**) {
+int safetensors_description_tensor(const safetensors_description*, size_t, const char**, const char**, const uint64_t**,
+                                   size_t*, uint64_t*, uint64_t*, const char**) {
   return SAFETENSORS_ERR_INVALID_ARGUMENT;
 }
 size_t safetensors_description_metadata_count(const safetensors_description*) { return 0; }
