@@ -449,6 +449,44 @@ SAFETENSORS_C_API size_t safetensors_pickle_verdict_global_count(const safetenso
 SAFETENSORS_C_API int safetensors_pickle_verdict_global(const safetensors_pickle_verdict* verdict, size_t index,
                                                         const char** name, int* runs_code, uint64_t* offset);
 
+/* ---- Describing a file (what `safetensors inspect` prints) --------------------------- */
+
+/** A PyTorch, NumPy or GGUF file as `safetensors inspect` describes it: the rows of the library's
+ *  format table (safetensors/pipeline/format_table.h), the same for the CLI and Python. Not in the
+ *  WebAssembly build. */
+typedef struct safetensors_description safetensors_description;
+/** Describes `path` (nothing in a PyTorch file runs). A pickle that tries to run code is still
+ *  described, by its verdict's notes; safetensors_description_refusal says why it does not open.
+ *  Errors: IO, UNSUPPORTED for a file of no format the table describes (a SafeTensors file: open
+ *  it with safetensors_open), and the format's own errors. */
+SAFETENSORS_C_API int safetensors_describe(const char* path, safetensors_description** out);
+SAFETENSORS_C_API void safetensors_description_free(safetensors_description* description);
+/** The format table's id ("pytorch", "npz", "npy", "gguf"), inspect's "format:" line and the
+ *  title of the table's last column. Out pointers may be NULL; the strings live as long as the
+ *  description. */
+SAFETENSORS_C_API int safetensors_description_format(const safetensors_description* description, const char** id,
+                                                     const char** format, const char** extra_title);
+SAFETENSORS_C_API size_t safetensors_description_tensor_count(const safetensors_description* description);
+/** Tensor `index`, in file order: its name, its type ("F32", or the format's own: "Q8_0"), its
+ *  `rank` dimensions, its bytes and elements, and the table's last column (an offset, a descr,
+ *  notes). Out pointers may be NULL; what they point to lives as long as the description. */
+SAFETENSORS_C_API int safetensors_description_tensor(const safetensors_description* description, size_t index,
+                                                     const char** name, const char** dtype, const uint64_t** dims,
+                                                     size_t* rank, uint64_t* bytes, uint64_t* elements,
+                                                     const char** extra);
+SAFETENSORS_C_API size_t safetensors_description_metadata_count(const safetensors_description* description);
+/** Metadata entry `index`: its key (raw) and its value, made printable (escaped, cut to one line). */
+SAFETENSORS_C_API int safetensors_description_metadata(const safetensors_description* description, size_t index,
+                                                       const char** key, const char** value);
+SAFETENSORS_C_API size_t safetensors_description_note_count(const safetensors_description* description);
+/** Note `index`: skipped entries, the pickle verdict and each global it names. */
+SAFETENSORS_C_API int safetensors_description_note(const safetensors_description* description, size_t index,
+                                                   const char** note);
+/** SAFETENSORS_OK when the file opens, else the status opening it gives (SAFETENSORS_ERR_CODE_EXECUTION
+ *  for a pickle that tries to run code); `text` (may be NULL) gets its one-line report ("" when it
+ *  opens), valid as long as the description. */
+SAFETENSORS_C_API int safetensors_description_refusal(const safetensors_description* description, const char** text);
+
 /** The size of the file the writer would write. */
 SAFETENSORS_C_API int safetensors_writer_file_size(const safetensors_writer* writer, uint64_t* size);
 /** Serializes into `dst` of exactly file_size bytes. */

@@ -25,9 +25,10 @@ def _missing(name):
 
 # An extension built without the formats component (setup.py builds the core only) has none of
 # these: the functions below then raise SafetensorError, and importing safetensors.cxx still works.
-_checksum, _convert, _dequantize_checkpoint, _diff, _pickle_verdict, _quantize_checkpoint = (
+_checksum, _convert, _dequantize_checkpoint, _describe, _diff, _pickle_verdict, _quantize_checkpoint = (
     getattr(_safetensors_cxx, name, None) or _missing(name)
-    for name in ("checksum", "convert", "dequantize_checkpoint", "diff", "pickle_verdict", "quantize_checkpoint"))
+    for name in ("checksum", "convert", "dequantize_checkpoint", "describe", "diff", "pickle_verdict",
+                 "quantize_checkpoint"))
 
 
 def _paths(value):
@@ -436,3 +437,30 @@ def dequantize_checkpoint(input: PathLike, output: PathLike, *, dtype: Optional[
     """
     return _dequantize_checkpoint(os.fsdecode(input), os.fsdecode(output), dtype, str(max_shard_size),
                                   _size(max_output_size), progress)
+
+
+def describe(path: PathLike) -> Dict[str, Any]:
+    """A PyTorch, NumPy or GGUF file as `safetensors inspect` describes it: the same rows, from
+    the library's format table. Nothing in a PyTorch file runs.
+
+    Args:
+        path (`str` or `os.PathLike`):
+            A file of a format the library reads (SafeTensors files are read with `safe_open`).
+
+    Returns:
+        `Dict[str, Any]`: `format_id` (`"pytorch"`, `"npz"`, `"npy"`, `"gguf"`), `format` (inspect's
+        `format:` line), `extra_title` (the name of the table's last column), `tensors` (each:
+        `name`, `dtype`, `shape`, `bytes`, `elements`, `extra`), `metadata` (key to printable value),
+        `notes` and `refusal` (None, or the `code`, `message` and `offset` of the error that keeps
+        the file from opening: a pickle that tries to run code is described by its verdict's notes).
+
+    Example:
+
+    ```python
+    from safetensors.cxx import describe
+
+    for t in describe("model.gguf")["tensors"]:
+        print(t["name"], t["dtype"], t["shape"])
+    ```
+    """
+    return _describe(os.fsdecode(path))

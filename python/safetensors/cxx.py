@@ -16,8 +16,8 @@ from ._safetensors_cxx import mlx_params as _mlx_params
 from ._safetensors_cxx import mlx_quantize_into as _mlx_quantize_into
 from ._safetensors_cxx import mlx_scale_dtype as _mlx_scale_dtype
 from ._safetensors_cxx import validate as _validate
-from ._pipelines import (cast, checksum, convert, dequantize_checkpoint, diff, extract, merge,  # noqa: F401
-                         pickle_verdict, quantize_checkpoint, shard)
+from ._pipelines import (cast, checksum, convert, dequantize_checkpoint, describe, diff, extract,  # noqa: F401
+                         merge, pickle_verdict, quantize_checkpoint, shard)
 from ._tp_load import load_sharded  # noqa: F401
 from ._version import cxx_version, reference_version
 

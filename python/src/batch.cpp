@@ -260,7 +260,7 @@ py::dict batch_convert_url(const std::string& url, const std::string& out, const
   py::dict d;
   d["ok"] = true;
   d["input_format"] = summary->input_format;
-  d["output_format"] = std::string(sp::output_format_name(summary->output));
+  d["output_format"] = summary->output->name;
   d["tensors"] = summary->tensors;
   d["parameters"] = summary->parameters;
   d["bytes"] = summary->bytes;

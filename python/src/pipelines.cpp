@@ -20,6 +20,7 @@
 #include "safetensors/pipeline/checksum.h"
 #include "safetensors/pipeline/convert.h"
 #include "safetensors/pipeline/diff.h"
+#include "safetensors/pipeline/format_table.h"
 #include "safetensors/pipeline/mlx_rewrite.h"
 
 namespace py = pybind11;
@@ -94,7 +95,7 @@ auto run_released(const py::object& progress, Work work) {
 py::dict convert_summary_dict(const sp::convert_summary& s) {
   py::dict d;
   d["input_format"] = s.input_format;
-  d["output_format"] = std::string(sp::output_format_name(s.output));
+  d["output_format"] = s.output->name;
   d["tensors"] = s.tensors;
   d["parameters"] = s.parameters;
   d["bytes"] = s.bytes;
@@ -228,6 +229,16 @@ py::dict dequantize_checkpoint(const std::string& in, const std::string& out, co
   return mlx_summary_dict(summary);
 }
 
+/// None, or an error as {"code", "message", "offset"}.
+py::object refusal_dict(const std::optional<safetensors::error>& refusal) {
+  if (!refusal) return py::none();
+  py::dict out;
+  out["code"] = std::string(safetensors::error_code_name(refusal->code));
+  out["message"] = refusal->to_string();
+  out["offset"] = refusal->offset ? py::object(py::int_(*refusal->offset)) : py::object(py::none());
+  return out;
+}
+
 // What a PyTorch file's pickles name outside the allowlist (pickle_verdict.h), also for a
 // file convert refuses: {"kind", "globals": [...], "refusal": None or {"code", "message", "offset"}}.
 py::dict pickle_verdict(const std::string& path) {
@@ -253,15 +264,59 @@ py::dict pickle_verdict(const std::string& path) {
   py::dict out;
   out["kind"] = std::string(safetensors::torch::pickle_verdict_name(audit.verdict.kind()));
   out["globals"] = std::move(globals);
-  if (audit.refusal) {
-    py::dict refusal;
-    refusal["code"] = std::string(safetensors::error_code_name(audit.refusal->code));
-    refusal["message"] = audit.refusal->to_string();
-    refusal["offset"] = audit.refusal->offset ? py::object(py::int_(*audit.refusal->offset)) : py::object(py::none());
-    out["refusal"] = std::move(refusal);
-  } else {
-    out["refusal"] = py::none();
+  out["refusal"] = refusal_dict(audit.refusal);
+  return out;
+}
+
+// A file as `inspect` describes it: its format table row's describer (format_table.h), the
+// rows the CLI prints, as a dict. A format the table does not describe (SafeTensors, read with
+// safe_open) raises SafetensorError.
+py::dict describe(const std::string& path) {
+  std::optional<safetensors::result<sp::format_description>> described;
+  const sp::format_row* row = nullptr;
+  {
+    py::gil_scoped_release unlocked;
+    auto found = sp::format_of_file(path);
+    if (!found) {
+      described = std::move(found).err().with_path(path);
+    } else if (*found == nullptr || !(*found)->describe) {
+      described = safetensors::make_error(safetensors::error_code::unsupported,
+                                          *found == nullptr ? "not a format the library describes"
+                                                            : (*found)->name +
+                                                                  " files are read with safe_open, "
+                                                                  "not described")
+                      .with_path(path);
+    } else {
+      row = *found;
+      described = row->describe(path, sp::description_style::rows);
+    }
   }
+  const sp::format_description d = unwrap(std::move(*described));
+  // Names read from a file need not be UTF-8 (a pickle's, a GGUF's): undecodable bytes become U+FFFD.
+  const auto text = [](const std::string& raw) { return py::bytes(raw).attr("decode")("utf-8", "replace"); };
+  py::list tensors;
+  for (const auto& t : d.tensors) {
+    py::dict one;
+    one["name"] = text(t.name);
+    one["dtype"] = t.type;
+    one["shape"] = t.shape;
+    one["bytes"] = t.bytes;
+    one["elements"] = t.elements;
+    one["extra"] = text(t.extra);
+    tensors.append(std::move(one));
+  }
+  py::dict metadata;
+  for (const auto& [key, value] : d.metadata) metadata[text(key)] = text(value);
+  py::list notes;
+  for (const auto& note : d.notes) notes.append(text(note));
+  py::dict out;
+  out["format_id"] = row->id;
+  out["format"] = text(d.format);
+  out["extra_title"] = d.extra_title;
+  out["tensors"] = std::move(tensors);
+  out["metadata"] = std::move(metadata);
+  out["notes"] = std::move(notes);
+  out["refusal"] = refusal_dict(d.refusal);
   return out;
 }
 
@@ -269,6 +324,7 @@ py::dict pickle_verdict(const std::string& path) {
 
 void bind_pipelines(py::module_& m) {
   m.def("pickle_verdict", &pickle_verdict, py::arg("path"));
+  m.def("describe", &describe, py::arg("path"));
   m.def("quantize_checkpoint", &quantize_checkpoint, py::arg("input"), py::arg("output"), py::arg("mode"),
         py::arg("bits"), py::arg("group_size"), py::arg("only"), py::arg("exclude"), py::arg("config_out"),
         py::arg("max_shard_size"), py::arg("max_output_size"), py::arg("progress"));

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "safetensors/pipeline/convert_input.h"
+#include "safetensors/pipeline/format_table.h"
 #include "safetensors/pipeline/output_check.h"
 #include "safetensors/sniff.h"
 #include "usage_error.h"
@@ -15,18 +16,20 @@ using detail::usage;
 
 /// What the option checks need to know about the inputs.
 struct input_kind {
-  std::string format;   ///< the first input's: "PyTorch", "SafeTensors (sharded)", ...
-  bool pytorch = true;  ///< every input is PyTorch
+  std::string format;           ///< the first input's: "PyTorch", "SafeTensors (sharded)", ...
+  bool pytorch_reading = true;  ///< every input takes the PyTorch reading options
 };
 
-bool is_safetensors(output_format f) {
-  return f == output_format::safetensors || f == output_format::safetensors_sharded;
+/// The format table's capabilities of `source`'s format (none for a source of no row).
+format_options capabilities(const tensor_source& source) {
+  const format_row* row = find_format(source.format_id());
+  return row != nullptr ? row->takes : format_options{};
 }
 
 /// Options that do not apply to these inputs and this output are refused, never ignored.
-status check_applicable(const convert_options& options, const input_kind& in, output_format out) {
+status check_applicable(const convert_options& options, const input_kind& in, const format_row& out) {
   const auto pytorch_only = [&](bool given, std::string_view option) -> status {
-    if (!given || in.pytorch) return {};
+    if (!given || in.pytorch_reading) return {};
     return usage(fmt::format("{} applies to PyTorch input only (the input is {})", option, in.format));
   };
   if (auto s = pytorch_only(!options.read.key.empty(), "the key option"); !s) return s;
@@ -34,18 +37,16 @@ status check_applicable(const convert_options& options, const input_kind& in, ou
   if (auto s = pytorch_only(options.read.strict, "strict reading"); !s) return s;
   const auto output_only = [&](bool given, bool applies, std::string_view option, std::string_view which) -> status {
     if (!given || applies) return {};
-    return usage(
-        fmt::format("{} applies to {} output only (the output is {})", option, which, output_format_name(out)));
+    return usage(fmt::format("{} applies to {} output only (the output is {})", option, which, out.name));
   };
   const safetensors_layout plain;
   for (auto s :
-       {output_only(options.compress, out == output_format::npz, "compression", ".npz"),
-        output_only(options.hash_long_names, out == output_format::gguf, "hashing long names", "GGUF"),
-        output_only(!options.metadata.empty(), is_safetensors(out), "editing __metadata__", "SafeTensors"),
-        output_only(options.layout.alignment != plain.alignment, is_safetensors(out), "an alignment", "SafeTensors"),
-        output_only(options.layout.max_shard_bytes != 0 || options.layout.prefix != plain.prefix,
-                    out == output_format::safetensors_sharded, "a shard size or prefix",
-                    "sharded SafeTensors (a directory)")}) {
+       {output_only(options.compress, out.takes.compress, "compression", ".npz"),
+        output_only(options.hash_long_names, out.takes.hash_long_names, "hashing long names", "GGUF"),
+        output_only(!options.metadata.empty(), out.takes.layout, "editing __metadata__", "SafeTensors"),
+        output_only(options.layout.alignment != plain.alignment, out.takes.layout, "an alignment", "SafeTensors"),
+        output_only(options.layout.max_shard_bytes != 0 || options.layout.prefix != plain.prefix, out.takes.shards,
+                    "a shard size or prefix", "sharded SafeTensors (a directory)")}) {
     if (!s) return s;
   }
   if (!options.cast && (!options.cast_only.selects_all() || options.saturate)) {
@@ -69,12 +70,12 @@ warning_handler collecting(std::vector<std::string>& into, const warning_handler
 }
 
 /// source -> selection -> metadata -> cast -> progress -> sink.
-result<convert_summary> run(source_ptr source, const std::string& out, output_format format,
+result<convert_summary> run(source_ptr source, const std::string& out, const format_row& format,
                             const convert_options& options, std::vector<std::string> inputs,
                             std::vector<std::string> warnings) {
   convert_summary summary;
   summary.input_format = source->format();
-  summary.output = format;
+  summary.output = &format;
   auto selected = select_source(std::move(source), options.select, options.rename);
   if (!selected) return std::move(selected).err();
   auto edited = edit_metadata(std::move(selected).value(), options.metadata);
@@ -90,12 +91,12 @@ result<convert_summary> run(source_ptr source, const std::string& out, output_fo
     return std::move(s).err().with_path(out);
   }
   source = observed_source(std::move(source), options.progress);
-  auto sink = make_sink(format, out,
-                        {.compress = options.compress,
-                         .hash_long_names = options.hash_long_names,
-                         .layout = options.layout,
-                         .inputs = std::move(inputs),
-                         .on_warning = collecting(warnings, options.on_warning)});
+  auto sink = format.make_sink(out, {.compress = options.compress,
+                                     .hash_long_names = options.hash_long_names,
+                                     .layout = options.layout,
+                                     .inputs = std::move(inputs),
+                                     .on_warning = collecting(warnings, options.on_warning)});
+  if (!sink) return make_error(error_code::unsupported, fmt::format("{} gave no writer", format.name)).with_path(out);
   if (auto s = sink->write(*source); !s) return std::move(s).err().with_path(out);
   summary.tensors = source->tensors().size();
   for (const auto& t : source->tensors()) summary.parameters += t.element_count();
@@ -127,8 +128,8 @@ result<source_ptr> open_input(const convert_input& input, const convert_options&
 /// The output format, after the check made before any byte is written: the output is a file or
 /// absent, not an input (unless replace_input), in a writable directory. A sharded output's
 /// files are checked by its sink once their names are known.
-result<output_format> checked_output(const std::string& out, std::span<const std::string> inputs,
-                                     const convert_options& options) {
+result<const format_row*> checked_output(const std::string& out, std::span<const std::string> inputs,
+                                         const convert_options& options) {
   // The output is checked first: a device or an input named as the output is reported as such,
   // whatever its name says about the format.
   const in_place rule = options.replace_input ? in_place::allow : in_place::refuse;
@@ -162,11 +163,11 @@ result<convert_summary> convert(std::span<const std::string> ins, const std::str
     auto source = open_input(input, options, read);
     if (!source) return std::move(source).err();
     if (kind.format.empty()) kind.format = (*source)->format();
-    kind.pytorch = kind.pytorch && (*source)->format() == "PyTorch";
+    kind.pytorch_reading = kind.pytorch_reading && capabilities(**source).pytorch_reading;
     sources.push_back(std::move(source).value());
   }
-  if (auto s = check_applicable(options, kind, *format); !s) return std::move(s).err();
-  return run(concat_sources(std::move(sources), read.on_warning), out, *format, options, std::move(files),
+  if (auto s = check_applicable(options, kind, **format); !s) return std::move(s).err();
+  return run(concat_sources(std::move(sources), read.on_warning), out, **format, options, std::move(files),
              std::move(warnings));
 }
 
@@ -179,13 +180,14 @@ result<convert_summary> convert(source_ptr source, const std::string& out, const
   if (auto s = check_from(options); !s) return std::move(s).err();
   auto format = checked_output(out, inputs, options);
   if (!format) return std::move(format).err();
-  if (!options.from.empty() && !source->format().starts_with("SafeTensors")) {
+  const bool safetensors = source->format_id() == "safetensors" || source->format_id() == "sharded";
+  if (!options.from.empty() && !safetensors) {
     return make_error(error_code::invalid_format, fmt::format("the input is {}, not SafeTensors", source->format()));
   }
-  if (auto s = check_applicable(options, {source->format(), source->format() == "PyTorch"}, *format); !s) {
+  if (auto s = check_applicable(options, {source->format(), capabilities(*source).pytorch_reading}, **format); !s) {
     return std::move(s).err();
   }
-  return run(std::move(source), out, *format, options, std::move(inputs), {});
+  return run(std::move(source), out, **format, options, std::move(inputs), {});
 }
 
 }  // namespace safetensors::pipeline

@@ -58,6 +58,7 @@ class concatenated final : public tensor_source {
       all.push_back(in.metadata());
     }
     format_ = inputs_.empty() ? "SafeTensors" : inputs_.front()->format();
+    format_id_ = inputs_.empty() ? "safetensors" : inputs_.front()->format_id();
     path_ = inputs_.empty() ? "" : inputs_.front()->path();
     metadata_ = common_metadata(all, on_warning);
   }

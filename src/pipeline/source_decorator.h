@@ -11,6 +11,7 @@ class source_decorator : public tensor_source {
  public:
   explicit source_decorator(source_ptr inner) : inner_(std::move(inner)) {
     format_ = inner_->format();
+    format_id_ = inner_->format_id();
     path_ = inner_->path();
     tensors_ = inner_->tensors();
     metadata_ = inner_->metadata();

@@ -26,6 +26,7 @@ class gguf_source final : public tensor_source {
  public:
   gguf_source(gguf::reader in, safetensors::metadata_map metadata) : in_(std::move(in)) {
     format_ = "GGUF";
+    format_id_ = "gguf";
     metadata_ = std::move(metadata);
     path_ = in_.path();
     input_bytes_ = safetensors::pipeline::detail::file_bytes(path_);

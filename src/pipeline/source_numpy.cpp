@@ -17,6 +17,7 @@ class numpy_source final : public tensor_source {
  public:
   numpy_source(const std::string& path, numpy::numpy_file in) : in_(std::move(in)) {
     format_ = in_.is_npz() ? "NumPy .npz" : "NumPy .npy";
+    format_id_ = in_.is_npz() ? "npz" : "npy";
     path_ = path;
     for (const auto& a : in_.arrays()) tensors_.push_back({a.name, a.header->type, a.header->shape});
     // Members do not overlap (the zip reader refuses it), so the arrays hold no more than

@@ -126,6 +126,7 @@ class pytorch_source final : public tensor_source {
  public:
   pytorch_source(const std::string& path, conversion c, std::uint64_t shard_bytes) : c_(std::move(c)) {
     format_ = "PyTorch";
+    format_id_ = "pytorch";
     path_ = path;
     for (const auto& spec : c_.specs) tensors_.push_back({spec.name, spec.type, spec.shape});
     metadata_ = c_.metadata;

@@ -15,6 +15,7 @@ class safetensors_reader final : public tensor_source {
  public:
   explicit safetensors_reader(file f) : file_(std::move(f)) {
     format_ = "SafeTensors";
+    format_id_ = "safetensors";
     path_ = file_.path();
     input_bytes_ = file_.file_size();
     for (const auto& t : file_.tensors()) {
@@ -38,6 +39,7 @@ class checkpoint_reader final : public tensor_source {
  public:
   checkpoint_reader(checkpoint c, const warning_handler& on_warning) : checkpoint_(std::move(c)) {
     format_ = "SafeTensors (sharded)";
+    format_id_ = "sharded";
     path_ = checkpoint_.index_path();
     for (const auto& shard : checkpoint_.shards()) {
       std::uint64_t shard_total = 0;

@@ -9,6 +9,7 @@
 
 #include "safetensors/glob.h"
 #include "safetensors/pipeline/chunk_cast.h"
+#include "safetensors/pipeline/format_table.h"
 #include "safetensors/sniff.h"
 #include "source_decorator.h"
 
@@ -25,24 +26,19 @@ result<source_ptr> open_source(const std::string& path, const source_options& op
   if (std::filesystem::is_directory(path, ec) || path.ends_with(".index.json")) {
     return open_pytorch_source(path, options);
   }
-  auto format = sniff_file(path);
-  if (!format) return std::move(format).err().with_path(path);
-  switch (*format) {
-    case file_format::safetensors: return open_safetensors_source(path);
-    case file_format::pytorch_zip:
-    case file_format::pickle: return open_pytorch_source(path, options);
-    case file_format::npy:
-    case file_format::npz: return open_numpy_source(path, options.npz);
-    case file_format::gguf: return open_gguf_source(path);
-    case file_format::unknown:
-      return make_error(error_code::invalid_format, "not a SafeTensors, PyTorch, NumPy (.npy/.npz) or GGUF file")
-          .with_path(path);
-    default:
-      return make_error(error_code::unsupported, fmt::format("cannot convert a {} file (supported: SafeTensors, "
-                                                             "PyTorch .pt/.bin, NumPy .npy/.npz, GGUF)",
-                                                             file_format_name(*format)))
-          .with_path(path);
+  auto row = format_of_file(path);
+  if (!row) return std::move(row).err().with_path(path);
+  if (*row != nullptr && (*row)->open) return (*row)->open(path, options);
+  auto verdict = sniff_file(path);
+  if (!verdict) return std::move(verdict).err().with_path(path);
+  if (*verdict == file_format::unknown) {
+    return make_error(error_code::invalid_format, "not a SafeTensors, PyTorch, NumPy (.npy/.npz) or GGUF file")
+        .with_path(path);
   }
+  return make_error(error_code::unsupported, fmt::format("cannot convert a {} file (supported: SafeTensors, "
+                                                         "PyTorch .pt/.bin, NumPy .npy/.npz, GGUF)",
+                                                         file_format_name(*verdict)))
+      .with_path(path);
 }
 
 status read_tensor_chunks(const file& f, const tensor_info& t, std::vector<std::byte>& buffer,

@@ -43,7 +43,7 @@ TEST(PipelineConvert, PyTorchToSafetensorsKeepsEveryTensorExactly) {
   auto summary = sp::convert(st_test::pytorch_fixture("basic.pt").string(), out.string());
   ASSERT_OK(summary);
   EXPECT_EQ(summary->input_format, "PyTorch");
-  EXPECT_EQ(summary->output, sp::output_format::safetensors);
+  EXPECT_EQ(summary->output->id, "safetensors");
   const auto& want = st_test::pytorch_expected().tensors.at("basic.pt");
   auto f = st::file::open(out.string());
   ASSERT_OK(f);
@@ -120,7 +120,7 @@ TEST(PipelineConvert, AnOpenedSourceConvertsLikeAPath) {
   auto summary =
       sp::convert(sp::safetensors_source(std::move(f).value()), (dir / "o.gguf").string(), {}, {in.string()});
   ASSERT_OK(summary);
-  EXPECT_EQ(summary->output, sp::output_format::gguf);
+  EXPECT_EQ(summary->output->id, "gguf");
   EXPECT_EQ(summary->parameters, 4U);
 }
 

@@ -11,8 +11,8 @@ import pytest
 import torch
 
 from safetensors import SafetensorError
-from safetensors.cxx import (cast, checksum, convert, dequantize, dequantize_checkpoint, diff, extract, merge,
-                             pickle_verdict, quantize, quantize_checkpoint, shard)
+from safetensors.cxx import (cast, checksum, convert, dequantize, dequantize_checkpoint, describe, diff, extract,
+                             merge, pickle_verdict, quantize, quantize_checkpoint, shard)
 from safetensors.numpy import load_file as load_numpy
 from safetensors.torch import load_file, save_file
 
@@ -266,3 +266,26 @@ def test_pickle_verdict_of_inert_objects_and_of_a_plain_state_dict(checkpoint):
     assert not any(g["runs_code"] for g in verdict["globals"])
     path, _ = checkpoint
     assert pickle_verdict(path) == {"kind": "allowlisted", "globals": [], "refusal": None}
+
+
+def test_describe_gives_inspects_rows_from_the_format_table(checkpoint, tmp_path):
+    path, state = checkpoint
+    d = describe(path)
+    assert d["format_id"] == "pytorch" and d["format"].startswith("PyTorch checkpoint (zip container")
+    assert d["extra_title"] == "notes" and d["refusal"] is None
+    rows = {t["name"]: t for t in d["tensors"]}
+    assert rows["embed.weight"] == {"name": "embed.weight", "dtype": "F32", "shape": [64, 32], "bytes": 64 * 32 * 4,
+                                    "elements": 64 * 32, "extra": ""}
+    assert "pickle verdict: allowlisted globals only" in d["notes"]
+    npy = tmp_path / "a.npy"
+    np.save(npy, np.arange(6, dtype=np.float32).reshape(2, 3))
+    d = describe(npy)
+    assert (d["format_id"], d["format"], d["extra_title"]) == ("npy", "NumPy .npy", "descr")
+    assert [(t["name"], t["shape"], t["extra"]) for t in d["tensors"]] == [("a", [2, 3], "<f4")]
+    refused = describe(os.path.join(HOSTILE, "hand_stack_global_eval_legacy.pt"))
+    assert refused["refusal"]["code"] == "CodeExecution" and refused["tensors"] == []
+    assert refused["notes"][0] == "pickle verdict: refused: this file tries to run code"
+    out = tmp_path / "m.safetensors"
+    convert(path, out)
+    with pytest.raises(SafetensorError, match="SafeTensors files are read with safe_open"):
+        describe(out)

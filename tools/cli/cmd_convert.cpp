@@ -79,13 +79,11 @@ st::status check_options(const convert_args& args) {
   if (args.compress || !args.rename_long.empty()) {
     auto out = sp::output_format_for(args.out, args.to);
     if (!out) return std::move(out).err();
-    if (args.compress && *out != sp::output_format::npz) {
-      return usage_error(
-          fmt::format("--compress applies to .npz output only (the output is {})", sp::output_format_name(*out)));
+    if (args.compress && !(*out)->takes.compress) {
+      return usage_error(fmt::format("--compress applies to .npz output only (the output is {})", (*out)->name));
     }
-    if (!args.rename_long.empty() && *out != sp::output_format::gguf) {
-      return usage_error(
-          fmt::format("--rename-long applies to GGUF output only (the output is {})", sp::output_format_name(*out)));
+    if (!args.rename_long.empty() && !(*out)->takes.hash_long_names) {
+      return usage_error(fmt::format("--rename-long applies to GGUF output only (the output is {})", (*out)->name));
     }
   }
   return {};
@@ -94,8 +92,7 @@ st::status check_options(const convert_args& args) {
 /// "converted 3 tensors (1,234 params, 4.8 KiB) from PyTorch to SafeTensors: out.safetensors"
 void print_summary(const sp::convert_summary& s, const std::string& out_path) {
   fmt::print(stderr, "converted {} ({} params, {}) from {} to {}: {}\n", count_of(s.tensors, "tensor"),
-             with_commas(s.parameters), human_bytes(s.bytes), s.input_format, sp::output_format_name(s.output),
-             printable_text(out_path));
+             with_commas(s.parameters), human_bytes(s.bytes), s.input_format, s.output->name, printable_text(out_path));
   // Notes name what was skipped: tensor names, pickle globals, zip members.
   for (const auto& note : s.notes) fmt::print(stderr, "  {}\n", printable_text(note));
 }

@@ -11,7 +11,6 @@
 #include "checkpoint_tensors.h"
 #include "command.h"
 #include "count_text.h"
-#include "foreign_formats.h"
 #include "input.h"
 #include "json_util.h"
 #include "mlx_summary.h"
@@ -19,12 +18,14 @@
 #include "report.h"
 #include "safetensors/file.h"
 #include "safetensors/json_text.h"
-#include "safetensors/sniff.h"
+#include "safetensors/pipeline/format_table.h"
 #include "tensor_table.h"
 #include "tree.h"
 
 namespace st_cli {
 namespace {
+
+namespace sp = safetensors::pipeline;
 
 /// Largest power of two (up to 4096) that divides `offset`.
 std::uint64_t alignment_of(std::uint64_t offset) {
@@ -117,29 +118,36 @@ struct inspect_args {
   int depth = -1;
 };
 
-/// The tensors of a PyTorch, NumPy or GGUF file as the table shows them; nullopt for
-/// anything else (SafeTensors files and checkpoints, read as such).
-std::optional<safetensors::result<file_listing>> foreign_listing(const std::string& path) {
+/// A file the format table describes (PyTorch, NumPy, GGUF, ...) as `style` asks; nullopt for
+/// anything else (SafeTensors files and checkpoints, read as such, and what no row claims).
+std::optional<safetensors::result<sp::format_description>> described(const std::string& path,
+                                                                     sp::description_style style) {
   if (is_checkpoint_path(path)) return std::nullopt;
-  auto format = safetensors::sniff_file(path);
-  if (!format) return std::nullopt;
-  using safetensors::file_format;
-  switch (*format) {
-    case file_format::pytorch_zip:
-    case file_format::pickle: return list_pytorch(path);
-    case file_format::npy:
-    case file_format::npz: return list_numpy(path);
-    case file_format::gguf: return list_gguf(path);
-    default: return std::nullopt;
+  auto row = sp::format_of_file(path);
+  if (!row || *row == nullptr || !(*row)->describe) return std::nullopt;
+  return (*row)->describe(path, style);
+}
+
+/// inspect of a described file: its rows (or JSON), then its refusal if it does not open.
+run_result inspect_described(const std::string& path, const sp::format_description& d, bool json) {
+  if (json) {
+    fmt::print("{}\n", d.json);
+  } else if (d.refusal) {
+    for (const auto& note : d.notes) fmt::print("note:        {}\n", printable_text(note));
+  } else {
+    print_listing(path, d);
   }
+  if (d.refusal) return *d.refusal;
+  return exit_ok;
 }
 
 /// --tree of any file the table reads, or a whole checkpoint: every shard's tensors in one tree.
 run_result inspect_tree(const inspect_args& args) {
   std::vector<tree_tensor> tensors;
-  if (auto listing = foreign_listing(args.file)) {
+  if (auto listing = described(args.file, sp::description_style::rows)) {
     if (!*listing) return std::move(*listing).err();
-    for (auto& row : (*listing)->rows) tensors.push_back(std::move(row.tensor));
+    if ((*listing)->refusal) return *(*listing)->refusal;
+    for (auto& row : described_rows(**listing)) tensors.push_back(std::move(row.tensor));
   } else {
     auto c = open_checkpoint_input(args.file);
     if (!c) return std::move(c).err();
@@ -168,16 +176,9 @@ run_result run_inspect(const inspect_args& args) {
   if (args.depth >= 0 && !args.tree) return usage_error("--depth applies to --tree only");
   if (args.tree) return inspect_tree(args);
   if (is_checkpoint_path(args.file)) return inspect_checkpoint(args.file, args.json);
-  if (auto format = safetensors::sniff_file(args.file); format) {
-    using safetensors::file_format;
-    switch (*format) {
-      case file_format::pytorch_zip:
-      case file_format::pickle: return inspect_pytorch(args.file, args.json);
-      case file_format::npy:
-      case file_format::npz: return inspect_numpy(args.file, args.json);
-      case file_format::gguf: return inspect_gguf(args.file, args.json);
-      default: break;
-    }
+  if (auto d = described(args.file, args.json ? sp::description_style::json : sp::description_style::rows)) {
+    if (!*d) return std::move(*d).err();
+    return inspect_described(args.file, **d, args.json);
   }
   auto f = open_input(args.file);
   if (!f) return std::move(f).err();

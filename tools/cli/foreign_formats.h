@@ -1,15 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CLI's side of the other formats: the options of `convert` (the library's pipeline,
-// safetensors/pipeline/convert.h) and `inspect` of PyTorch, NumPy and GGUF files
-// (inspect_<format>.cpp).
+// safetensors/pipeline/convert.h). `inspect` shows them as the format table describes them
+// (safetensors/pipeline/format_table.h).
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "report.h"
-#include "tensor_table.h"
 
 namespace st_cli {
 
@@ -33,15 +30,5 @@ struct convert_args {
   bool max_ratio_given = false;            ///< --max-ratio was on the command line
   std::string max_output_size;             ///< --max-output-size; empty: the default budget
 };
-
-/// A non-SafeTensors file as inspect's table and tree show it (tensor_table.h).
-[[nodiscard]] safetensors::result<file_listing> list_pytorch(const std::string& path);
-[[nodiscard]] safetensors::result<file_listing> list_numpy(const std::string& path);
-[[nodiscard]] safetensors::result<file_listing> list_gguf(const std::string& path);
-
-/// `inspect` of a non-SafeTensors file; `json` as inspect --json.
-run_result inspect_pytorch(const std::string& path, bool json);
-run_result inspect_numpy(const std::string& path, bool json);
-run_result inspect_gguf(const std::string& path, bool json);
 
 }  // namespace st_cli

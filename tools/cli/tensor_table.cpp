@@ -57,18 +57,26 @@ void print_type_totals(std::span<const table_row> rows) {
   }
 }
 
-void print_listing(const std::string& path, const file_listing& listing) {
+std::vector<table_row> described_rows(const safetensors::pipeline::format_description& d) {
+  std::vector<table_row> rows;
+  rows.reserve(d.tensors.size());
+  for (const auto& t : d.tensors) rows.push_back({{t.name, t.type, t.shape, t.bytes, t.elements}, t.extra});
+  return rows;
+}
+
+void print_listing(const std::string& path, const safetensors::pipeline::format_description& listing) {
+  const std::vector<table_row> rows = described_rows(listing);
   std::uint64_t params = 0;
   std::uint64_t bytes = 0;
-  for (const auto& r : listing.rows) {
+  for (const auto& r : rows) {
     params += r.tensor.params;
     bytes += r.tensor.bytes;
   }
   fmt::print("file:        {}\n", printable_text(path));
   fmt::print("format:      {}\n", printable_text(listing.format));
-  fmt::print("tensors:     {} ({} of data)\n", with_commas(listing.rows.size()), human_bytes(bytes));
+  fmt::print("tensors:     {} ({} of data)\n", with_commas(rows.size()), human_bytes(bytes));
   fmt::print("parameters:  {}\n", with_commas(params));
-  print_type_totals(listing.rows);
+  print_type_totals(rows);
   if (listing.metadata.empty()) {
     fmt::print("metadata:    none\n");
   } else {
@@ -76,7 +84,7 @@ void print_listing(const std::string& path, const file_listing& listing) {
     for (const auto& [k, v] : listing.metadata) fmt::print("  {}: {}\n", printable_text(k), v);
   }
   for (const auto& note : listing.notes) fmt::print("note:        {}\n", printable_text(note));
-  print_tensor_table(listing.rows, listing.extra_title);
+  print_tensor_table(rows, listing.extra_title);
 }
 
 }  // namespace st_cli

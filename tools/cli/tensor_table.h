@@ -6,9 +6,9 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
+#include "safetensors/pipeline/format_table.h"
 #include "tree.h"
 
 namespace st_cli {
@@ -25,18 +25,11 @@ void print_tensor_table(std::span<const table_row> rows, std::string_view extra_
 /// "  F32     3 tensors   1,234 params   4.8 KiB", one line per type in `order`.
 void print_type_totals(std::span<const table_row> rows);
 
-/// A non-SafeTensors file as inspect shows it. Text is raw, as the file has it (print_listing
-/// escapes it), except the metadata values, which the format's lister makes printable itself
-/// (printable_text: escaped, and cut so that each key stays one line).
-struct file_listing {
-  std::string format;                                         ///< the "format:" line
-  std::vector<table_row> rows;                                ///< tensors in file order
-  std::string extra_title;                                    ///< the table's last column
-  std::vector<std::pair<std::string, std::string>> metadata;  ///< key (raw) and value (printable)
-  std::vector<std::string> notes;                             ///< skipped entries
-};
+/// A described file's tensors (the format table's describe rows) as table rows.
+[[nodiscard]] std::vector<table_row> described_rows(const safetensors::pipeline::format_description& d);
 
-/// file:, format:, tensors:, parameters:, per-type totals, metadata, notes, then the table.
-void print_listing(const std::string& path, const file_listing& listing);
+/// A non-SafeTensors file as the format table describes it (format_table.h): file:, format:,
+/// tensors:, parameters:, per-type totals, metadata, notes, then the table.
+void print_listing(const std::string& path, const safetensors::pipeline::format_description& listing);
 
 }  // namespace st_cli

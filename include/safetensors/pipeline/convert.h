@@ -19,6 +19,7 @@
 
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
+#include "safetensors/pipeline/format_table.h"
 #include "safetensors/pipeline/selection.h"
 #include "safetensors/pipeline/tensor_filter.h"
 #include "safetensors/pipeline/tensor_sink.h"
@@ -68,8 +69,8 @@ struct convert_options {
 
 /// What a conversion did.
 struct convert_summary {
-  std::string input_format;  ///< "PyTorch", "SafeTensors (sharded)", ...
-  output_format output = output_format::safetensors;
+  std::string input_format;            ///< "PyTorch", "SafeTensors (sharded)", ...
+  const format_row* output = nullptr;  ///< the format table's row written (format_table.h)
   std::size_t tensors = 0;
   std::uint64_t parameters = 0;  ///< elements of every tensor written
   std::uint64_t bytes = 0;       ///< tensor bytes written

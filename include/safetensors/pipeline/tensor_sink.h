@@ -17,16 +17,15 @@
 
 namespace safetensors::pipeline {
 
-enum class output_format : std::uint8_t { safetensors, safetensors_sharded, npz, npy, gguf };
+struct format_row;  // format_table.h: one row per format
 
-/// "SafeTensors", "SafeTensors (sharded)", "NumPy .npz", "NumPy .npy", "GGUF".
-[[nodiscard]] std::string_view output_format_name(output_format f) noexcept;
-
-/// The output format for `path`: `to` when given ("safetensors", "sharded", "npz", "npy",
-/// "gguf"), else the name's extension. A directory path (an existing directory, or one ending
-/// in '/') is a sharded SafeTensors checkpoint, as is any path with "sharded". InvalidArgument, naming `path`, when the
-/// name says nothing we write (a PyTorch extension: those are read, not written).
-[[nodiscard]] result<output_format> output_format_for(const std::string& path, std::string_view to = {});
+/// The format written at `path`: the row `to` names ("safetensors", "sharded", "npz", "npy",
+/// "gguf": a row's id, or one of its extensions without the dot), else the one whose
+/// extension ends the name. A directory path (an existing directory, or one ending in '/') is
+/// a sharded SafeTensors checkpoint, as is any path with "sharded". InvalidArgument, naming
+/// `path`, when the name says nothing we write (a PyTorch extension: those are read, not
+/// written). The row is never null and always has a make_sink.
+[[nodiscard]] result<const format_row*> output_format_for(const std::string& path, std::string_view to = {});
 
 /// How a SafeTensors output is laid out.
 struct safetensors_layout {
@@ -61,10 +60,8 @@ class tensor_sink {
 
 using sink_ptr = std::unique_ptr<tensor_sink>;
 
-/// The writer for `format` at `path`.
-[[nodiscard]] sink_ptr make_sink(output_format format, const std::string& path, const sink_options& options = {});
-/// The writers make_sink chooses from (sink_<format>.cpp). A sharded output writes through
-/// write_checkpoint_output: each shard file and the index are checked against `inputs`
+/// The writers of the format table's rows (format_table.h; sink_<format>.cpp). A sharded
+/// output writes through write_checkpoint_output: each shard file and the index are checked against `inputs`
 /// first, and directories it created are removed on failure.
 [[nodiscard]] sink_ptr make_safetensors_sink(const std::string& path, bool sharded, const safetensors_layout& layout,
                                              std::vector<std::string> inputs);

@@ -47,6 +47,9 @@ class tensor_source {
 
   /// The format's name for messages and the summary: "SafeTensors", "PyTorch", "GGUF", ...
   [[nodiscard]] const std::string& format() const noexcept { return format_; }
+  /// The format table's id of the format (format_table.h): "safetensors", "pytorch", ...; what
+  /// option checks ask about. Empty for a source of no row.
+  [[nodiscard]] const std::string& format_id() const noexcept { return format_id_; }
   /// The file, directory or URL read.
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
   /// Tensors in the order they are read (the input's order).
@@ -69,6 +72,7 @@ class tensor_source {
 
  protected:
   std::string format_;
+  std::string format_id_;
   std::string path_;
   std::vector<source_tensor> tensors_;
   std::optional<metadata_map> metadata_;
@@ -93,10 +97,12 @@ struct source_options {
   warning_handler on_warning;                    ///< null: warnings are only in notes()
 };
 
-/// Opens `path` as the source its bytes say it is. A directory or a `*.bin.index.json` /
-/// `*.pt.index.json` is a sharded PyTorch checkpoint (convert_input.h resolves the rest).
+/// Opens `path` as the source its bytes say it is (the format table's row whose sniff claims
+/// them, else a row without magic bytes by extension: format_of_file). A directory or a
+/// `*.bin.index.json` / `*.pt.index.json` is a sharded PyTorch checkpoint (convert_input.h
+/// resolves the rest).
 [[nodiscard]] result<source_ptr> open_source(const std::string& path, const source_options& options = {});
-/// The readers open_source chooses from (source_<format>.cpp).
+/// The readers of the format table's rows (source_<format>.cpp).
 [[nodiscard]] result<source_ptr> open_safetensors_source(const std::string& path);
 /// A SafeTensors checkpoint: its directory or its index (a directory holding one file is that
 /// file). `on_warning` hears what opening tolerated and `__metadata__` keys the shards disagree on.

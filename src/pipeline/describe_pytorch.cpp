@@ -1,18 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// `inspect` of a PyTorch checkpoint (.pt/.bin, zip or legacy). Nothing in the input is
-// executed: the library's restricted unpickler only describes tensors.
+// A PyTorch checkpoint (.pt/.bin, zip or legacy) as `inspect` shows it, or as JSON. Nothing
+// in the input is executed: the library's restricted unpickler only describes tensors.
 #include <map>
 #include <numeric>
 
 #include <fmt/format.h>
 
-#include "count_text.h"
-#include "foreign_formats.h"
-#include "report.h"
+#include "format_describers.h"
 #include "safetensors/formats/pytorch.h"
 #include "safetensors/json_text.h"
 
-namespace st_cli {
+namespace safetensors::pipeline::detail {
 namespace {
 namespace st = safetensors;
 
@@ -24,9 +22,9 @@ std::string verdict_summary(const st::torch::pickle_verdict& v) {
     case st::torch::pickle_verdict_kind::allowlisted: return "allowlisted globals only";
     case st::torch::pickle_verdict_kind::inert_objects:
       return fmt::format(
-          "{} outside the allowlist, never loaded (converting skips what they touch; --strict "
+          "{} {} outside the allowlist, never loaded (converting skips what they touch; --strict "
           "refuses the file)",
-          count_of(v.globals.size(), "global"));
+          with_commas(v.globals.size()), v.globals.size() == 1 ? "global" : "globals");
     case st::torch::pickle_verdict_kind::runs_code: break;
   }
   return "refused: this file tries to run code";
@@ -61,30 +59,52 @@ std::string verdict_json(const st::torch::pickle_verdict& v) {
   return out + "]}";
 }
 
-// A file that names code to run does not open: its verdict is shown, then the refusal.
-run_result refused(const std::string& path, st::error e, bool json) {
+// A file that names code to run does not open: its verdict is described, then refused.
+result<format_description> refused(const std::string& path, st::error e, description_style style) {
   if (e.code != st::error_code::code_execution) return std::move(e).with_path(path);
   const auto audit = st::torch::audit_checkpoint(path);
-  if (json) {
-    fmt::print(R"({{"format":"pytorch","verdict":{}}})"
-               "\n",
-               verdict_json(audit.verdict));
+  format_description out;
+  if (style == description_style::json) {
+    out.json = fmt::format(R"({{"format":"pytorch","verdict":{}}})", verdict_json(audit.verdict));
   } else {
-    std::vector<std::string> notes;
-    add_verdict_notes(audit.verdict, notes);
-    for (const auto& note : notes) fmt::print("note:        {}\n", note);
+    add_verdict_notes(audit.verdict, out.notes);
   }
-  return std::move(e).with_path(path);
+  out.refusal = std::move(e).with_path(path);
+  return out;
+}
+
+std::string pytorch_json(const st::torch::checkpoint& c) {
+  const char* container = c.container() == st::torch::container_kind::zip ? "zip" : "legacy";
+  auto shape_text = [](const std::vector<std::uint64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); };
+  std::string out =
+      fmt::format(R"({{"format":"pytorch","container":"{}","big_endian":{},"tensors":[)", container, c.big_endian());
+  for (std::size_t i = 0; i < c.tensors().size(); ++i) {
+    const auto& t = c.tensors()[i];
+    out += fmt::format(R"({}{{"name":{},"dtype":"{}","shape":{},"storage":{},"storage_offset":{},"contiguous":{}}})",
+                       i ? "," : "", st::json_quote(t.name), st::dtype_name(t.type), shape_text(t.shape),
+                       st::json_quote(c.storages()[t.storage].key), t.storage_offset, t.contiguous());
+  }
+  out += R"(],"skipped":[)";
+  for (std::size_t i = 0; i < c.skipped().size(); ++i) {
+    const auto& s = c.skipped()[i];
+    out +=
+        fmt::format(R"({}{{"name":{},"reason":{}}})", i ? "," : "", st::json_quote(s.name), st::json_quote(s.reason));
+  }
+  return fmt::format("{}],\"verdict\":{}}}", out, verdict_json(c.verdict()));
 }
 
 }  // namespace
 
-st::result<file_listing> list_pytorch(const std::string& path) {
+result<format_description> describe_pytorch(const std::string& path, description_style style) {
   auto c = st::torch::checkpoint::open(path);
-  if (!c) return safetensors::error(c.err()).with_path(path);
+  if (!c) return refused(path, safetensors::error(c.err()), style);
+  format_description out;
+  if (style == description_style::json) {
+    out.json = pytorch_json(*c);
+    return out;
+  }
   std::map<std::size_t, std::size_t> users;  // storage -> tensors viewing it
   for (const auto& t : c->tensors()) ++users[t.storage];
-  file_listing out;
   out.format = fmt::format("PyTorch checkpoint ({} container, {}-endian)",
                            c->container() == st::torch::container_kind::zip ? "zip" : "legacy",
                            c->big_endian() ? "big" : "little");
@@ -95,42 +115,12 @@ st::result<file_listing> list_pytorch(const std::string& path) {
     if (users[t.storage] > 1) notes.push_back(fmt::format("shares storage {}", c->storages()[t.storage].key));
     const std::uint64_t elements =
         std::accumulate(t.shape.begin(), t.shape.end(), std::uint64_t{1}, std::multiplies<>());
-    out.rows.push_back(
-        {{t.name, std::string(st::dtype_name(t.type)), t.shape, st::byte_size(t.type, t.shape).bytes, elements},
-         fmt::format("{}", fmt::join(notes, ", "))});
+    out.tensors.push_back({t.name, std::string(st::dtype_name(t.type)), t.shape, st::byte_size(t.type, t.shape).bytes,
+                           elements, fmt::format("{}", fmt::join(notes, ", "))});
   }
   for (const auto& s : c->skipped()) out.notes.push_back(fmt::format("skipped {}: {}", s.name, s.reason));
   add_verdict_notes(c->verdict(), out.notes);
   return out;
 }
 
-run_result inspect_pytorch(const std::string& path, bool json) {
-  if (!json) {
-    auto listing = list_pytorch(path);
-    if (!listing) return refused(path, std::move(listing).err(), false);
-    print_listing(path, *listing);
-    return exit_ok;
-  }
-  auto c = st::torch::checkpoint::open(path);
-  if (!c) return refused(path, std::move(c).err(), true);
-  const char* container = c->container() == st::torch::container_kind::zip ? "zip" : "legacy";
-  auto shape_text = [](const std::vector<std::uint64_t>& shape) { return fmt::format("[{}]", fmt::join(shape, ",")); };
-  std::string out =
-      fmt::format(R"({{"format":"pytorch","container":"{}","big_endian":{},"tensors":[)", container, c->big_endian());
-  for (std::size_t i = 0; i < c->tensors().size(); ++i) {
-    const auto& t = c->tensors()[i];
-    out += fmt::format(R"({}{{"name":{},"dtype":"{}","shape":{},"storage":{},"storage_offset":{},"contiguous":{}}})",
-                       i ? "," : "", st::json_quote(t.name), st::dtype_name(t.type), shape_text(t.shape),
-                       st::json_quote(c->storages()[t.storage].key), t.storage_offset, t.contiguous());
-  }
-  out += R"(],"skipped":[)";
-  for (std::size_t i = 0; i < c->skipped().size(); ++i) {
-    const auto& s = c->skipped()[i];
-    out +=
-        fmt::format(R"({}{{"name":{},"reason":{}}})", i ? "," : "", st::json_quote(s.name), st::json_quote(s.reason));
-  }
-  fmt::print("{}],\"verdict\":{}}}\n", out, verdict_json(c->verdict()));
-  return exit_ok;
-}
-
-}  // namespace st_cli
+}  // namespace safetensors::pipeline::detail

@@ -1,30 +1,35 @@
 // SPDX-License-Identifier: Apache-2.0
-// `inspect FILE.gguf [--json]`: version, alignment, metadata (long arrays and strings
+// A GGUF file as `inspect` shows it: version, alignment, metadata (long arrays and strings
 // abbreviated, control characters escaped) and the tensor table with ggml types,
-// row-major shapes and offsets.
+// row-major shapes and offsets; or all of it as JSON.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <locale>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "count_text.h"
-#include "foreign_formats.h"
-#include "progress.h"
-#include "report.h"
+#include "format_describers.h"
 #include "safetensors/formats/gguf.h"
 #include "safetensors/formats/gguf_metadata.h"
 #include "safetensors/json_text.h"
+#include "safetensors/printable_text.h"
 
-namespace st_cli {
+namespace safetensors::pipeline::detail {
 namespace {
 
 namespace gguf = safetensors::gguf;
 
 constexpr std::size_t shown_elements = 8;  // array elements printed before "..."
 constexpr std::size_t shown_chars = 120;   // string bytes printed before "..."
+
+/// Digits grouped by three with commas, as the CLI prints counts (1,234,567).
+struct comma_groups final : std::numpunct<char> {
+  char do_thousands_sep() const override { return ','; }
+  std::string do_grouping() const override { return "\3"; }
+};
 
 /// The first `shown_elements` elements of an array (the whole array when shorter).
 gguf::array_value head_of(const gguf::array_value& a) {
@@ -75,7 +80,7 @@ std::string json_value(const gguf::value& v) {
   return non_finite ? safetensors::json_quote(text) : text;
 }
 
-void print_json(const gguf::header& h) {
+std::string gguf_json(const gguf::header& h) {
   std::string out = fmt::format(R"({{"format":"gguf","version":{},"alignment":{},"data_start":{},"metadata":{{)",
                                 h.version, h.alignment, h.data_start);
   bool first = true;
@@ -98,40 +103,35 @@ void print_json(const gguf::header& h) {
                        safetensors::json_quote(t.name), safetensors::json_quote(gguf::traits(t.type).name),
                        fmt::join(t.shape, ","), h.data_start + t.offset, t.byte_size);
   }
-  out += "]}";
-  fmt::print("{}\n", out);
+  return out + "]}";
 }
 
 }  // namespace
 
-safetensors::result<file_listing> list_gguf(const std::string& path) {
+std::string with_commas(std::uint64_t n) {
+  static const std::locale grouped(std::locale::classic(), new comma_groups);
+  return fmt::format(grouped, "{:L}", n);
+}
+
+result<format_description> describe_gguf(const std::string& path, description_style style) {
   auto in = gguf::reader::open(path);
   if (!in) return safetensors::error(in.err()).with_path(path);
   const gguf::header& h = in->header();
-  file_listing out;
+  format_description out;
+  if (style == description_style::json) {
+    out.json = gguf_json(h);
+    return out;
+  }
   out.format = fmt::format("GGUF v{}, alignment {}, data starts at byte {}", h.version, h.alignment, h.data_start);
   out.extra_title = "offset";
   for (const auto& e : h.metadata) {
     out.metadata.emplace_back(fmt::format("{} ({})", e.key, gguf::type_tag(e.val)), abbreviated_text(e.val));
   }
   for (const auto& t : h.tensors) {
-    out.rows.push_back({{t.name, std::string(gguf::traits(t.type).name), t.shape, t.byte_size, t.element_count},
-                        with_commas(h.data_start + t.offset)});
+    out.tensors.push_back({t.name, std::string(gguf::traits(t.type).name), t.shape, t.byte_size, t.element_count,
+                           with_commas(h.data_start + t.offset)});
   }
   return out;
 }
 
-run_result inspect_gguf(const std::string& path, bool json) {
-  if (!json) {
-    auto listing = list_gguf(path);
-    if (!listing) return std::move(listing).err();
-    print_listing(path, *listing);
-    return exit_ok;
-  }
-  auto in = gguf::reader::open(path);
-  if (!in) return safetensors::error(in.err()).with_path(path);
-  print_json(in->header());
-  return exit_ok;
-}
-
-}  // namespace st_cli
+}  // namespace safetensors::pipeline::detail
