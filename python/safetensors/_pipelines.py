@@ -88,7 +88,7 @@ ByteSize = Union[None, int, str]  # bytes, or "20GB", "16GiB"
 
 @_shared_docs
 def convert(input: Union[PathLike, Iterable[PathLike]], output: PathLike, *, to: Optional[str] = None,
-            dtype: Optional[str] = None, key: Optional[str] = None, shared: str = "keep", strict: bool = False,
+            dtype: Optional[str] = None, key: Optional[str] = None, shared: Optional[str] = None, strict: bool = False,
             compress: bool = False, hash_long_names: bool = False, only: Patterns = None, exclude: Patterns = None,
             max_output_size: ByteSize = None, progress: Progress = None) -> Dict[str, Any]:
     """Converts a checkpoint between formats without running any code from it.
@@ -106,8 +106,10 @@ def convert(input: Union[PathLike, Iterable[PathLike]], output: PathLike, *, to:
             Casts the floating tensors: `"F32"`, `"F16"`, `"BF16"`, ...
         key (`str`, *optional*):
             The state dict's key inside a PyTorch checkpoint that nests it.
-        shared (`str`, *optional*, defaults to `"keep"`):
-            What to do with tensors sharing storage in a PyTorch input.
+        shared (`str`, *optional*):
+            What to do with tensors sharing storage in a PyTorch input: `"keep"` (copy each,
+            the default) or `"dedup"`. Like every option, refused for an input it does not
+            apply to, also when given as the default.
         strict (`bool`, *optional*, defaults to `False`):
             Refuse what would otherwise be a warning.
         compress (`bool`, *optional*, defaults to `False`):
