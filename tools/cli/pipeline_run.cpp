@@ -6,7 +6,6 @@
 #include "remote_input.h"
 #include "report.h"
 #include "safetensors/checkpoint_write.h"
-#include "safetensors/pipeline/output_check.h"
 
 namespace st_cli {
 
