@@ -79,6 +79,8 @@ def _shared_docs(function: F) -> F:
 
 # The rewrites read SafeTensors only: another format is named ("this is a GGUF file, not SafeTensors").
 _SAFETENSORS_IN = {"from": "safetensors"}
+# cast, extract and merge write one file: a directory there is refused, as the CLI refuses it.
+_ONE_FILE_OUT = {"one_file_output": True}
 
 
 Progress = Optional[Callable[[int, int], Any]]
@@ -196,7 +198,7 @@ def cast(input: PathLike, output: PathLike, dtype: str, *, only: Patterns = None
     """
     return _run(input, output, progress, to="safetensors", dtype=dtype, cast_only=_patterns(only),
                 cast_exclude=_patterns(exclude), saturate=saturate, replace_input=True,
-                max_output_size=max_output_size, **_SAFETENSORS_IN)
+                max_output_size=max_output_size, **_SAFETENSORS_IN, **_ONE_FILE_OUT)
 
 
 @_shared_docs
@@ -239,7 +241,7 @@ def extract(input: PathLike, output: PathLike, *, only: Patterns = None, exclude
     return _run(input, output, progress, to="safetensors", only=_patterns(only), exclude=_patterns(exclude),
                 rename=list((rename or {}).items()), set_metadata=set_metadata,
                 remove_metadata=_patterns(remove_metadata), alignment=alignment, replace_input=True,
-                max_output_size=max_output_size, **_SAFETENSORS_IN)
+                max_output_size=max_output_size, **_SAFETENSORS_IN, **_ONE_FILE_OUT)
 
 
 @_shared_docs
@@ -266,7 +268,8 @@ def merge(input: PathLike, output: PathLike, *, max_output_size: ByteSize = None
     merge("checkpoint/model.safetensors.index.json", "model.safetensors")
     ```
     """
-    return _run(input, output, progress, to="safetensors", max_output_size=max_output_size, **_SAFETENSORS_IN)
+    return _run(input, output, progress, to="safetensors", max_output_size=max_output_size, **_SAFETENSORS_IN,
+                **_ONE_FILE_OUT)
 
 
 @_shared_docs

@@ -119,6 +119,7 @@ status set_field(convert_options& o, std::string_view name, std::string_view val
 bool* flag_field(convert_options& o, std::string_view name) {
   if (name == "saturate") return &o.saturate;
   if (name == "replace_input") return &o.replace_input;
+  if (name == "one_file_output") return &o.one_file_output;
   if (name == "strict") return &o.read.strict;
   if (name == "compress") return &o.compress;
   if (name == "hash_long_names") return &o.hash_long_names;

@@ -152,6 +152,11 @@ TEST(CApiConvert, MisusesNameTheOptionKey) {
   EXPECT_NE(std::string(safetensors_last_error_message()).find("raise the budget with option 'max_output_size'"),
             std::string::npos)
       << safetensors_last_error_message();
+  // One file out, as the CLI's and Python's merge, cast and extract: a directory is refused.
+  options_handle one_file;
+  ASSERT_EQ(one_file.set("one_file_output", "1"), SAFETENSORS_OK);
+  EXPECT_EQ(safetensors_convert(inputs, 1, dir.string().c_str(), one_file.p), SAFETENSORS_ERR_IO);
+  EXPECT_STREQ(safetensors_last_error_message(), "cannot write the output: Is a directory");
 }
 
 }  // namespace

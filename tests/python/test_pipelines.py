@@ -98,6 +98,14 @@ def test_misuses_name_the_keyword(model, tmp_path):
         cast(path, out, "F17")
     assert not out.exists()
     assert convert(path, out, compress=False, strict=False)["tensors"] == 4
+    # cast, extract and merge write one file: a directory there is refused (as the CLI refuses
+    # it), not filled with shards.
+    (tmp_path / "adir").mkdir()
+    for rewrite in (lambda: merge(path, tmp_path / "adir"), lambda: cast(path, tmp_path / "adir", "F16"),
+                    lambda: extract(path, tmp_path / "adir")):
+        with pytest.raises(SafetensorError, match="cannot write the output: Is a directory"):
+            rewrite()
+    assert not os.listdir(tmp_path / "adir")
 
 
 def test_rewrites_name_another_format_instead_of_reading_it(checkpoint, tmp_path):
