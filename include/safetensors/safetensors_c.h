@@ -405,12 +405,15 @@ SAFETENSORS_C_API int safetensors_convert_options_new(safetensors_convert_option
 SAFETENSORS_C_API void safetensors_convert_options_free(safetensors_convert_options* options);
 /** Sets an option by name, as text: "to" (safetensors, sharded, npz, npy, gguf), "dtype"
  *  (cast floating tensors), "saturate", "alignment", "max_shard_size" ("5GB"), "prefix",
- *  "replace_input" (the output may be the input), "key", "shared" (keep, dedup), "strict",
+ *  "replace_input" (the output may be the input), "one_file_output" (a directory there is
+ *  refused, not a sharded output), "key", "shared" (keep, dedup), "strict",
  *  "compress", "hash_long_names", "max_output_size" (the output budget, "20GB": a plan above it
  *  is refused with SAFETENSORS_ERR_LIMIT_EXCEEDED before anything is written; by default 64
- *  times the input's size, at least 1 GiB); repeatable: "only", "exclude", "cast_only",
- *  "cast_exclude", "remove_metadata", "rename" ("FROM=TO"), "set_metadata" ("KEY=VALUE").
- *  Booleans: "1"/"0". */
+ *  times the input's size, at least 1 GiB), "max_expanded_size" and "max_ratio" (.npz input's
+ *  zip-bomb limits); repeatable: "only", "exclude", "cast_only", "cast_exclude",
+ *  "remove_metadata", "rename" ("FROM=TO"), "set_metadata" ("KEY=VALUE"). Booleans: "1"/"0".
+ *  An option set (a boolean set to "1") that does not apply to the input or the output is
+ *  refused by safetensors_convert, naming it as "option 'key'". */
 SAFETENSORS_C_API int safetensors_convert_options_set(safetensors_convert_options* options, const char* name,
                                                       const char* value);
 SAFETENSORS_C_API int safetensors_convert_options_set_progress(safetensors_convert_options* options,

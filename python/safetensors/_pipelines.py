@@ -80,6 +80,8 @@ def _shared_docs(function: F) -> F:
 
 # The rewrites read SafeTensors only: another format is named ("this is a GGUF file, not SafeTensors").
 _SAFETENSORS_IN = {"from": "safetensors"}
+# cast, extract and merge write one file: a directory there is refused, as the CLI refuses it.
+_ONE_FILE_OUT = {"one_file_output": True}
 
 
 Progress = Optional[Callable[[int, int], Any]]
@@ -89,7 +91,7 @@ ByteSize = Union[None, int, str]  # bytes, or "20GB", "16GiB"
 
 @_shared_docs
 def convert(input: Union[PathLike, Iterable[PathLike]], output: PathLike, *, to: Optional[str] = None,
-            dtype: Optional[str] = None, key: Optional[str] = None, shared: str = "keep", strict: bool = False,
+            dtype: Optional[str] = None, key: Optional[str] = None, shared: Optional[str] = None, strict: bool = False,
             compress: bool = False, hash_long_names: bool = False, only: Patterns = None, exclude: Patterns = None,
             max_output_size: ByteSize = None, progress: Progress = None) -> Dict[str, Any]:
     """Converts a checkpoint between formats without running any code from it.
@@ -107,8 +109,10 @@ def convert(input: Union[PathLike, Iterable[PathLike]], output: PathLike, *, to:
             Casts the floating tensors: `"F32"`, `"F16"`, `"BF16"`, ...
         key (`str`, *optional*):
             The state dict's key inside a PyTorch checkpoint that nests it.
-        shared (`str`, *optional*, defaults to `"keep"`):
-            What to do with tensors sharing storage in a PyTorch input.
+        shared (`str`, *optional*):
+            What to do with tensors sharing storage in a PyTorch input: `"keep"` (copy each,
+            the default) or `"dedup"`. Like every option, refused for an input it does not
+            apply to, also when given as the default.
         strict (`bool`, *optional*, defaults to `False`):
             Refuse what would otherwise be a warning.
         compress (`bool`, *optional*, defaults to `False`):
@@ -195,7 +199,7 @@ def cast(input: PathLike, output: PathLike, dtype: str, *, only: Patterns = None
     """
     return _run(input, output, progress, to="safetensors", dtype=dtype, cast_only=_patterns(only),
                 cast_exclude=_patterns(exclude), saturate=saturate, replace_input=True,
-                max_output_size=max_output_size, **_SAFETENSORS_IN)
+                max_output_size=max_output_size, **_SAFETENSORS_IN, **_ONE_FILE_OUT)
 
 
 @_shared_docs
@@ -238,7 +242,7 @@ def extract(input: PathLike, output: PathLike, *, only: Patterns = None, exclude
     return _run(input, output, progress, to="safetensors", only=_patterns(only), exclude=_patterns(exclude),
                 rename=list((rename or {}).items()), set_metadata=set_metadata,
                 remove_metadata=_patterns(remove_metadata), alignment=alignment, replace_input=True,
-                max_output_size=max_output_size, **_SAFETENSORS_IN)
+                max_output_size=max_output_size, **_SAFETENSORS_IN, **_ONE_FILE_OUT)
 
 
 @_shared_docs
@@ -265,7 +269,8 @@ def merge(input: PathLike, output: PathLike, *, max_output_size: ByteSize = None
     merge("checkpoint/model.safetensors.index.json", "model.safetensors")
     ```
     """
-    return _run(input, output, progress, to="safetensors", max_output_size=max_output_size, **_SAFETENSORS_IN)
+    return _run(input, output, progress, to="safetensors", max_output_size=max_output_size, **_SAFETENSORS_IN,
+                **_ONE_FILE_OUT)
 
 
 @_shared_docs

@@ -532,8 +532,11 @@ def batch(command, inputs, *, out=None, scheduler=None, workers=None, threads_pe
             raise UsageError(f"unknown output format '{to}' (expected {', '.join(OUTPUT_SUFFIXES)})")
         out = os.path.abspath(os.fsdecode(out))
         os.makedirs(out, exist_ok=True)
-        job["options"] = _conversion_options(to, dtype, key, shared, strict, compress, only, exclude)
-        options_key = json.dumps(job["options"], sort_keys=True)
+        options = _conversion_options(to, dtype, key, shared, strict, compress, only, exclude)
+        options_key = json.dumps(options, sort_keys=True)
+        # shared="keep" is the default for a batch of mixed formats: given, the library would
+        # refuse it for every input that is not PyTorch.
+        job["options"] = {**options, "shared": None if shared == "keep" else shared}
         manifest = _Manifest(out)
         items, decided = _plan_convert(found, out, to, options_key, manifest, force)
     else:

@@ -43,6 +43,7 @@ safetensors::dtype dtype_named(const std::string& name) {
 /// are set directly, since "FROM=TO" text cannot carry a pattern or key containing '='.
 sp::convert_options convert_options_from(const py::dict& given) {
   sp::convert_options options;
+  options.names = sp::option_names::keywords();  // messages name max_output_size=, not option 'max_output_size'
   const auto set = [&](const std::string& name, const std::string& value) {
     check(sp::set_option(options, name, value));
   };
@@ -179,9 +180,12 @@ py::dict checksum(const std::string& path, bool per_tensor, const py::object& pr
   return out;
 }
 
-/// max_output_size as bytes: "" keeps the default budget (0).
+/// max_output_size as bytes: "" keeps the default budget (0); a bad size names the keyword, as convert's does.
 std::uint64_t output_budget(const std::string& text) {
-  return text.empty() ? 0 : unwrap(safetensors::parse_byte_size(text));
+  if (text.empty()) return 0;
+  auto bytes = safetensors::parse_byte_size(text);
+  if (!bytes) fail_argument("max_output_size=: " + bytes.err().message);
+  return *bytes;
 }
 
 py::dict mlx_summary_dict(const sp::mlx_rewrite_summary& s) {

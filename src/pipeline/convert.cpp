@@ -18,6 +18,7 @@ using detail::usage;
 struct input_kind {
   std::string format;           ///< the first input's: "PyTorch", "SafeTensors (sharded)", ...
   bool pytorch_reading = true;  ///< every input takes the PyTorch reading options
+  bool npz_limits = true;       ///< every input takes the .npz expansion limits
 };
 
 /// The format table's capabilities of `source`'s format (none for a source of no row).
@@ -26,31 +27,62 @@ format_options capabilities(const tensor_source& source) {
   return row != nullptr ? row->takes : format_options{};
 }
 
-/// Options that do not apply to these inputs and this output are refused, never ignored.
-status check_applicable(const convert_options& options, const input_kind& in, const format_row& out) {
-  const auto pytorch_only = [&](bool given, std::string_view option) -> status {
-    if (!given || in.pytorch_reading) return {};
-    return usage(fmt::format("{} applies to PyTorch input only (the input is {})", option, in.format));
+input_kind kind_of_input(const tensor_source& source) {
+  const format_options takes = capabilities(source);
+  return {source.format(), takes.pytorch_reading, takes.npz_limits};
+}
+
+/// An option that applies to some inputs or outputs only.
+struct option_scope {
+  std::string_view name;  ///< set_option's
+  bool used;              ///< given, or its field is not the default
+  bool applies;
+  std::string_view where;  ///< "PyTorch", ".npz", ...
+};
+
+/// Options that do not apply to these inputs and this output are refused, never ignored,
+/// named as the caller spells them.
+status check_applicable(const convert_options& o, const input_kind& in, const format_row& out) {
+  const auto used = [&](std::string_view name, bool differs) { return differs || o.given.contains(name); };
+  const source_options read;
+  const safetensors_layout layout;
+  const option_scope input_scopes[] = {
+      {"key", used("key", !o.read.key.empty()), in.pytorch_reading, "PyTorch"},
+      {"shared", used("shared", o.read.shared != read.shared), in.pytorch_reading, "PyTorch"},
+      {"strict", used("strict", o.read.strict), in.pytorch_reading, "PyTorch"},
+      {"max_expanded_size", used("max_expanded_size", o.read.npz.max_expanded_bytes != read.npz.max_expanded_bytes),
+       in.npz_limits, ".npz"},
+      {"max_ratio", used("max_ratio", o.read.npz.max_compression_ratio != read.npz.max_compression_ratio),
+       in.npz_limits, ".npz"},
   };
-  if (auto s = pytorch_only(!options.read.key.empty(), "the key option"); !s) return s;
-  if (auto s = pytorch_only(options.read.shared != shared_tensors::keep, "deduplicating shared tensors"); !s) return s;
-  if (auto s = pytorch_only(options.read.strict, "strict reading"); !s) return s;
-  const auto output_only = [&](bool given, bool applies, std::string_view option, std::string_view which) -> status {
-    if (!given || applies) return {};
-    return usage(fmt::format("{} applies to {} output only (the output is {})", option, which, out.name));
-  };
-  const safetensors_layout plain;
-  for (auto s :
-       {output_only(options.compress, out.takes.compress, "compression", ".npz"),
-        output_only(options.hash_long_names, out.takes.hash_long_names, "hashing long names", "GGUF"),
-        output_only(!options.metadata.empty(), out.takes.layout, "editing __metadata__", "SafeTensors"),
-        output_only(options.layout.alignment != plain.alignment, out.takes.layout, "an alignment", "SafeTensors"),
-        output_only(options.layout.max_shard_bytes != 0 || options.layout.prefix != plain.prefix, out.takes.shards,
-                    "a shard size or prefix", "sharded SafeTensors (a directory)")}) {
-    if (!s) return s;
+  for (const auto& option : input_scopes) {
+    if (option.used && !option.applies) {
+      return usage(
+          fmt::format("{} applies to {} input only (the input is {})", o.names(option.name), option.where, in.format));
+    }
   }
-  if (!options.cast && (!options.cast_only.selects_all() || options.saturate)) {
-    return usage("choosing the tensors to cast, or saturating, needs a dtype to cast to");
+  const option_scope output_scopes[] = {
+      {"compress", used("compress", o.compress), out.takes.compress, ".npz"},
+      {"hash_long_names", used("hash_long_names", o.hash_long_names), out.takes.hash_long_names, "GGUF"},
+      {"set_metadata", used("set_metadata", !o.metadata.set.empty()), out.takes.layout, "SafeTensors"},
+      {"remove_metadata", used("remove_metadata", !o.metadata.remove.empty()), out.takes.layout, "SafeTensors"},
+      {"alignment", used("alignment", o.layout.alignment != layout.alignment), out.takes.layout, "SafeTensors"},
+      {"max_shard_size", used("max_shard_size", o.layout.max_shard_bytes != layout.max_shard_bytes), out.takes.shards,
+       "sharded SafeTensors (a directory)"},
+      {"prefix", used("prefix", o.layout.prefix != layout.prefix), out.takes.shards,
+       "sharded SafeTensors (a directory)"},
+  };
+  for (const auto& option : output_scopes) {
+    if (option.used && !option.applies) {
+      return usage(fmt::format("{} applies to {} output only (the output is {})", o.names(option.name), option.where,
+                               out.name));
+    }
+  }
+  if (o.cast) return {};
+  for (const auto& [name, on] :
+       {std::pair{"cast_only", !o.cast_only.only.empty()}, std::pair{"cast_exclude", !o.cast_only.exclude.empty()},
+        std::pair{"saturate", o.saturate}}) {
+    if (used(name, on)) return usage(fmt::format("{} needs a dtype to cast to ({})", o.names(name), o.names("dtype")));
   }
   return {};
 }
@@ -58,7 +90,8 @@ status check_applicable(const convert_options& options, const input_kind& in, co
 /// `from` is empty (any input format) or "safetensors".
 status check_from(const convert_options& options) {
   if (options.from.empty() || options.from == "safetensors") return {};
-  return usage(fmt::format("from: unknown input format '{}' (supported: safetensors; empty for any)", options.from));
+  return usage(fmt::format("{}: unknown input format '{}' (supported: safetensors; empty for any)",
+                           options.names("from"), options.from));
 }
 
 /// Keeps every warning for the summary and passes each on as it happens.
@@ -87,7 +120,9 @@ result<convert_summary> run(source_ptr source, const std::string& out, const for
     source = std::move(cast).value();
   }
   // The plan is complete: refuse an amplifying one before the sink creates anything.
-  if (auto s = check_output_budget(total_bytes(*source), source->input_bytes(), options.max_output_bytes); !s) {
+  if (auto s = check_output_budget(total_bytes(*source), source->input_bytes(), options.max_output_bytes,
+                                   options.names("max_output_size"));
+      !s) {
     return std::move(s).err().with_path(out);
   }
   source = observed_source(std::move(source), options.progress);
@@ -126,14 +161,15 @@ result<source_ptr> open_input(const convert_input& input, const convert_options&
 }
 
 /// The output format, after the check made before any byte is written: the output is a file or
-/// absent, not an input (unless replace_input), in a writable directory. A sharded output's
-/// files are checked by its sink once their names are known.
+/// absent, not an input (unless replace_input), in a writable directory; a directory only
+/// where a sharded output may go. A sharded output's files are checked by its sink once their
+/// names are known.
 result<const format_row*> checked_output(const std::string& out, std::span<const std::string> inputs,
                                          const convert_options& options) {
   // The output is checked first: a device or an input named as the output is reported as such,
   // whatever its name says about the format.
   const in_place rule = options.replace_input ? in_place::allow : in_place::refuse;
-  const bool sharded = options.to == "sharded" || is_directory_path(out);
+  const bool sharded = !options.one_file_output && (options.to == "sharded" || is_directory_path(out));
   if (auto s = sharded ? check_output_dir(out) : check_output(out, inputs, rule); !s) return std::move(s).err();
   return output_format_for(out, options.to);
 }
@@ -162,8 +198,10 @@ result<convert_summary> convert(std::span<const std::string> ins, const std::str
   for (const auto& input : inputs) {
     auto source = open_input(input, options, read);
     if (!source) return std::move(source).err();
-    if (kind.format.empty()) kind.format = (*source)->format();
-    kind.pytorch_reading = kind.pytorch_reading && capabilities(**source).pytorch_reading;
+    const input_kind one = kind_of_input(**source);
+    if (kind.format.empty()) kind.format = one.format;
+    kind.pytorch_reading = kind.pytorch_reading && one.pytorch_reading;
+    kind.npz_limits = kind.npz_limits && one.npz_limits;
     sources.push_back(std::move(source).value());
   }
   if (auto s = check_applicable(options, kind, **format); !s) return std::move(s).err();
@@ -184,9 +222,7 @@ result<convert_summary> convert(source_ptr source, const std::string& out, const
   if (!options.from.empty() && !safetensors) {
     return make_error(error_code::invalid_format, fmt::format("the input is {}, not SafeTensors", source->format()));
   }
-  if (auto s = check_applicable(options, {source->format(), capabilities(*source).pytorch_reading}, **format); !s) {
-    return std::move(s).err();
-  }
+  if (auto s = check_applicable(options, kind_of_input(*source), **format); !s) return std::move(s).err();
   return run(std::move(source), out, **format, options, std::move(inputs), {});
 }
 

@@ -68,7 +68,7 @@ std::deque<format_row> built_in_rows() {
                   .make_sink = [](const std::string& path,
                                   const sink_options& o) { return make_npz_sink(path, o.compress, o.on_warning); },
                   .describe = detail::describe_numpy,
-                  .takes = {.compress = true}});
+                  .takes = {.npz_limits = true, .compress = true}});
   rows.push_back(
       {.id = "npy",
        .name = "NumPy .npy",

@@ -126,19 +126,19 @@ std::uint64_t default_output_budget(std::uint64_t input_bytes) noexcept {
 }
 
 safetensors::status check_output_budget(std::uint64_t planned, std::uint64_t input_bytes,
-                                        std::uint64_t max_output_bytes) {
+                                        std::uint64_t max_output_bytes, std::string_view option) {
   const std::uint64_t limit = max_output_bytes != 0 ? max_output_bytes : default_output_budget(input_bytes);
   if (planned <= limit) return {};
   const std::string why = max_output_bytes != 0
-                              ? std::string("as max_output_size sets it")
+                              ? fmt::format("as {} sets it", option)
                               : fmt::format("the default: {} times the {}-byte input, at least {} bytes",
                                             output_budget_ratio, input_bytes, output_budget_floor);
   return safetensors::make_error(
       safetensors::error_code::limit_exceeded,
       fmt::format("the output would hold {} bytes of tensor data, over the output budget of {} bytes ({}): refusing "
                   "a likely amplification (tensors sharing one storage or overlapping data, each written in full); "
-                  "raise the budget with max_output_size (--max-output-size) if this output is expected",
-                  planned, limit, why));
+                  "raise the budget with {} if this output is expected",
+                  planned, limit, why, option));
 }
 
 bool is_directory_path(const std::string& path) {

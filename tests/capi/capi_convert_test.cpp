@@ -119,4 +119,44 @@ TEST(CApiConvert, MaxOutputSizeRefusesABiggerPlan) {
   EXPECT_EQ(o.set("max_output_size", "much"), SAFETENSORS_ERR_INVALID_ARGUMENT);
 }
 
+// Misuses are named by the C key, as the CLI names its flags and Python its keywords
+// (pipeline_options_test.cpp): an option set that does not apply is refused even at its
+// default value, a bad value says which key, and the budget says which key raises it.
+TEST(CApiConvert, MisusesNameTheOptionKey) {
+  SKIP_WITHOUT_CONVERTERS();
+  const auto dir = st_test::scratch_dir();
+  const std::string in = model(dir / "m.safetensors").string();
+  const std::string out = (dir / "out.safetensors").string();
+  const char* inputs[] = {in.c_str()};
+  const auto refused = [&](const char* name, const char* value) {
+    options_handle o;
+    EXPECT_EQ(o.set(name, value), SAFETENSORS_OK) << name;
+    EXPECT_EQ(safetensors_convert(inputs, 1, out.c_str(), o.p), SAFETENSORS_ERR_INVALID_ARGUMENT) << name;
+    return std::string(safetensors_last_error_message());
+  };
+  EXPECT_NE(refused("shared", "keep").find("option 'shared' applies to PyTorch input only (the input is SafeTensors)"),
+            std::string::npos);
+  EXPECT_NE(refused("compress", "1").find("option 'compress' applies to .npz output only (the output is SafeTensors)"),
+            std::string::npos);
+  EXPECT_NE(refused("max_ratio", "10").find("option 'max_ratio' applies to .npz input only"), std::string::npos);
+  EXPECT_FALSE(fs::exists(out));
+  options_handle o;
+  EXPECT_EQ(o.set("compress", "0"), SAFETENSORS_OK);  // off: as if not set
+  EXPECT_EQ(safetensors_convert(inputs, 1, out.c_str(), o.p), SAFETENSORS_OK) << safetensors_last_error_message();
+  EXPECT_EQ(o.set("max_output_size", "0"), SAFETENSORS_ERR_INVALID_ARGUMENT);
+  EXPECT_STREQ(safetensors_last_error_message(),
+               "option 'max_output_size': invalid size '0': must be at least one byte");
+  ASSERT_EQ(o.set("max_output_size", "10"), SAFETENSORS_OK);
+  EXPECT_EQ(safetensors_convert(inputs, 1, (dir / "big.safetensors").string().c_str(), o.p),
+            SAFETENSORS_ERR_LIMIT_EXCEEDED);
+  EXPECT_NE(std::string(safetensors_last_error_message()).find("raise the budget with option 'max_output_size'"),
+            std::string::npos)
+      << safetensors_last_error_message();
+  // One file out, as the CLI's and Python's merge, cast and extract: a directory is refused.
+  options_handle one_file;
+  ASSERT_EQ(one_file.set("one_file_output", "1"), SAFETENSORS_OK);
+  EXPECT_EQ(safetensors_convert(inputs, 1, dir.string().c_str(), one_file.p), SAFETENSORS_ERR_IO);
+  EXPECT_STREQ(safetensors_last_error_message(), "cannot write the output: Is a directory");
+}
+
 }  // namespace

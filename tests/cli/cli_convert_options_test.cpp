@@ -145,6 +145,43 @@ TEST(CliConvertOptions, OptionsThatDoNotApplyAreRefusedNamingThem) {
   EXPECT_EQ(st_test::run_cli({"inspect", st_in.string(), "--tree", "--depth", "1"}).status, 0);
 }
 
+// The library checks the flags (set through set_option, as Python's keywords and the C API's
+// keys are) and names them as typed: a flag given at its default value is still a choice, a
+// bad value names its flag, and every command's output check is the library's.
+TEST(CliConvertOptions, TheLibraryChecksEveryFlagAndNamesItAsTyped) {
+  const auto dir = st_test::scratch_dir();
+  const auto st_in = dir / "in.safetensors";
+  st_test::make_f32_file(st_in, {{"w", {2}, {1.0F, 2.0F}}});
+  const std::string in = st_in.string();
+  const std::string out = (dir / "o.safetensors").string();
+  struct misuse {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<misuse> cases{
+      {{"convert", in, out, "--shared", "keep"}, "--shared applies to PyTorch input only (the input is SafeTensors)"},
+      {{"convert", in, out, "--max-ratio", "200"}, "--max-ratio applies to .npz input only (the input is SafeTensors)"},
+      {{"convert", in, out, "--max-output-size", "0"},
+       "--max-output-size: invalid size '0': must be at least one byte"},
+      {{"convert", in, out, "--max-expanded-size", "lots"}, "--max-expanded-size: "},
+      {{"extract", in, out, "--set-meta", "k"}, "--set-meta 'k': expected KEY=VALUE"},
+      {{"cast", in, out, "--dtype", "F17"}, "--dtype: unknown dtype 'F17': expected a floating-point dtype (F64, "},
+      {{"shard", in, (dir / "shards").string(), "--max-shard-size", "5XB"}, "--max-shard-size: "},
+      {{"merge", in, dir.string()}, "cannot write the output: Is a directory"},
+  };
+  for (const auto& c : cases) {
+    auto r = st_test::run_cli(c.args);
+    EXPECT_EQ(r.status, 2) << c.message << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("safetensors: error: ", 0), 0U) << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out)) << c.message;
+    EXPECT_FALSE(fs::exists(dir / "shards")) << c.message;
+  }
+  auto r = st_test::run_cli({"convert", in, out, "--max-output-size", "4"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.err.find("(as --max-output-size sets it)"), std::string::npos) << r.err;
+}
+
 TEST(CliConvertOptions, EveryConversionPrintsOneSummaryLineOnStderrAndQuietSilencesIt) {
   const auto dir = st_test::scratch_dir();
   const auto st_in = dir / "in.safetensors";

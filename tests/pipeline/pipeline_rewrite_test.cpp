@@ -181,7 +181,7 @@ TEST(PipelineRewrite, FromSafeTensorsNamesAnyOtherFormat) {
   ASSERT_OK(sp::convert(std::span(&in, 1), (dir / "out.safetensors").string(), options));
   options.from = "gguf";
   EXPECT_ERROR_SAYING(sp::convert(in, (dir / "x.safetensors").string(), options), st::error_code::invalid_argument,
-                      "from: unknown input format 'gguf'");
+                      "option 'from': unknown input format 'gguf'");
 }
 
 TEST(PipelineRewrite, WritesOverItsInputOnlyWhenAsked) {
@@ -215,11 +215,11 @@ TEST(PipelineRewrite, LayoutAndOptionsThatDoNotApplyAreRefused) {
   EXPECT_NE(plain->header().data_start() % 64, 0U);  // so the check above is the option's doing
 
   EXPECT_ERROR_SAYING(sp::convert(in, (dir / "x.npz").string(), aligned), st::error_code::invalid_argument,
-                      "an alignment applies to SafeTensors output only");
+                      "option 'alignment' applies to SafeTensors output only");
   sp::convert_options prefix;
   prefix.layout.prefix = "p";
   EXPECT_ERROR_SAYING(sp::convert(in, (dir / "x.safetensors").string(), prefix), st::error_code::invalid_argument,
-                      "a shard size or prefix applies to sharded SafeTensors");
+                      "option 'prefix' applies to sharded SafeTensors");
   sp::convert_options cast_only;
   cast_only.cast_only.only = {"a.*"};
   EXPECT_ERROR_SAYING(sp::convert(in, (dir / "x.safetensors").string(), cast_only), st::error_code::invalid_argument,
@@ -227,7 +227,7 @@ TEST(PipelineRewrite, LayoutAndOptionsThatDoNotApplyAreRefused) {
   sp::convert_options metadata;
   metadata.metadata.set = {{"k", "v"}};
   EXPECT_ERROR_SAYING(sp::convert(in, (dir / "x.gguf").string(), metadata), st::error_code::invalid_argument,
-                      "editing __metadata__ applies to SafeTensors output only");
+                      "option 'set_metadata' applies to SafeTensors output only");
   EXPECT_FALSE(fs::exists(dir / "x.npz"));
   EXPECT_FALSE(fs::exists(dir / "x.safetensors"));
   EXPECT_FALSE(fs::exists(dir / "x.gguf"));

@@ -80,6 +80,34 @@ def test_bad_requests_raise_safetensor_error_naming_the_problem(checkpoint, tmp_
     assert not (tmp_path / "x.safetensors").exists()
 
 
+def test_misuses_name_the_keyword(model, tmp_path):
+    """The library checks every option once, for every face, naming it as the caller spells it:
+    here as a keyword. An option given at its default value is a choice, refused where it does
+    not apply (the CLI's flags and the C API's keys get the same checks)."""
+    path, _ = model
+    out = tmp_path / "o.safetensors"
+    with pytest.raises(SafetensorError, match=r"^shared= applies to PyTorch input only \(the input is SafeTensors\)"):
+        convert(path, out, shared="keep")
+    with pytest.raises(SafetensorError, match=r"^compress= applies to \.npz output only \(the output is SafeTensors\)"):
+        convert(path, out, compress=True)
+    with pytest.raises(SafetensorError, match="^max_output_size=: invalid size '0': must be at least one byte"):
+        convert(path, out, max_output_size=0)
+    with pytest.raises(SafetensorError, match=r"raise the budget with max_output_size= if"):
+        convert(path, out, max_output_size=10)
+    with pytest.raises(SafetensorError, match="^dtype=: unknown dtype 'F17'"):
+        cast(path, out, "F17")
+    assert not out.exists()
+    assert convert(path, out, compress=False, strict=False)["tensors"] == 4
+    # cast, extract and merge write one file: a directory there is refused (as the CLI refuses
+    # it), not filled with shards.
+    (tmp_path / "adir").mkdir()
+    for rewrite in (lambda: merge(path, tmp_path / "adir"), lambda: cast(path, tmp_path / "adir", "F16"),
+                    lambda: extract(path, tmp_path / "adir")):
+        with pytest.raises(SafetensorError, match="cannot write the output: Is a directory"):
+            rewrite()
+    assert not os.listdir(tmp_path / "adir")
+
+
 def test_rewrites_name_another_format_instead_of_reading_it(checkpoint, tmp_path):
     path, _ = checkpoint  # a torch.save zip: convert reads it, the rewrites refuse it by name
     for rewrite in (lambda: merge(path, tmp_path / "m.safetensors"), lambda: shard(path, tmp_path / "s"),

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "command.h"
+#include "option_flags.h"
 #include "pipeline_run.h"
 #include "report.h"
 
@@ -17,12 +18,10 @@ struct merge_args {
   std::string max_output_size;  ///< --max-output-size; empty: the default budget
 };
 
-run_result run_merge(const merge_args& args) {
+run_result run_merge(const merge_args& args, const option_flags& flags) {
   safetensors::pipeline::convert_options options;
   options.to = "safetensors";  // one file, whatever its name
-  auto budget = max_output_bytes(args.max_output_size);
-  if (!budget) return std::move(budget).err();
-  options.max_output_bytes = *budget;
+  if (auto s = flags.apply(options); !s) return std::move(s).err();
   auto done = run_pipeline(std::span(&args.input, 1), args.output, std::move(options), "merge", args.quiet,
                            {.safetensors_only = true, .file_output = true});
   if (!done) return std::move(done).err();
@@ -34,11 +33,12 @@ run_result run_merge(const merge_args& args) {
 const command_registrar merge_registrar{
     "merge", "Join a sharded checkpoint (directory or index) into one file", [](CLI::App& app) -> runner {
       auto args = std::make_shared<merge_args>();
+      auto flags = std::make_shared<option_flags>();
       app.add_option("input", args->input, "Checkpoint directory or index")->required();
       app.add_option("output", args->output, "Output .safetensors file")->required();
-      add_max_output_size(app, args->max_output_size);
+      flags->bind(add_max_output_size(app, args->max_output_size), "max_output_size");
       add_quiet(app, args->quiet);
-      return [args] { return run_merge(*args); };
+      return [args, flags] { return run_merge(*args, *flags); };
     }};
 
 }  // namespace

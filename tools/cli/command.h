@@ -34,19 +34,23 @@ inline void add_quiet(CLI::App& app, bool& quiet, const std::string& help = "No 
   app.add_flag("-q,--quiet", quiet, help);
 }
 /// `--max-output-size SIZE` on every writing command: the output budget
-/// (safetensors/pipeline/output_check.h), read by max_output_bytes() (pipeline_run.h).
-inline void add_max_output_size(CLI::App& app, std::string& size) {
-  app.add_option("--max-output-size", size,
-                 "Most tensor bytes the output may hold, decimal (20GB) or binary (16GiB) units; a bigger plan is "
-                 "refused before anything is written (default: 64 times the input's size, at least 1 GiB)");
+/// (safetensors/pipeline/output_check.h), the library's option max_output_size.
+inline CLI::Option* add_max_output_size(CLI::App& app, std::string& size) {
+  return app.add_option(
+      "--max-output-size", size,
+      "Most tensor bytes the output may hold, decimal (20GB) or binary (16GiB) units; a bigger plan is "
+      "refused before anything is written (default: 64 times the input's size, at least 1 GiB)");
 }
 /// `--json`: machine-readable output, as `help` describes it.
 inline void add_json(CLI::App& app, bool& json, const std::string& help) { app.add_flag("--json", json, help); }
 /// `--only GLOB` and `--exclude GLOB`, repeatable (safetensors/pipeline/tensor_filter.h).
-inline void add_selection(CLI::App& app, std::vector<std::string>& only, std::vector<std::string>& exclude,
-                          const std::string& only_help, const std::string& exclude_help) {
-  app.add_option("--only", only, only_help + " (repeatable)")->allow_extra_args(false);
-  app.add_option("--exclude", exclude, exclude_help + " (repeatable)")->allow_extra_args(false);
+/// Returns the two options.
+inline std::pair<CLI::Option*, CLI::Option*> add_selection(CLI::App& app, std::vector<std::string>& only,
+                                                           std::vector<std::string>& exclude,
+                                                           const std::string& only_help,
+                                                           const std::string& exclude_help) {
+  return {app.add_option("--only", only, only_help + " (repeatable)")->allow_extra_args(false),
+          app.add_option("--exclude", exclude, exclude_help + " (repeatable)")->allow_extra_args(false)};
 }
 /// `--policy`: one of the library's validation policies (safetensors/policy.h).
 inline void add_policy(CLI::App& app, std::string& policy, const std::string& help) {

@@ -1,20 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// What `convert` passes to the readers of foreign formats: the .npz zip-bomb limits from
-// its options, and the guard that turns an allocation failure into a clean error.
+// The guard `convert` runs in: an allocation failure becomes a clean error.
 #pragma once
 
 #include <new>
 #include <string>
 #include <utility>
 
-#include "foreign_formats.h"
-#include "safetensors/formats/npz.h"
-#include "safetensors/formats/pytorch.h"
+#include "report.h"
 
 namespace st_cli {
-
-/// --max-expanded-size and --max-ratio as numpy::npz_options. InvalidArgument for a bad size.
-[[nodiscard]] safetensors::result<safetensors::numpy::npz_options> npz_limits_of(const convert_args& args);
 
 /// Runs `convert` and turns std::bad_alloc from anywhere inside it into LimitExceeded
 /// naming `path`, so that running out of memory is an error like any other, never an

@@ -10,7 +10,8 @@
 
 namespace st_cli {
 
-/// What `safetensors convert` was asked; options that do not apply to the pair are refused.
+/// What `safetensors convert` was given: its flags are the library's options (option_flags.h),
+/// which the library checks, and refuses where they do not apply.
 struct convert_args {
   std::string in;
   std::string out;
@@ -21,13 +22,9 @@ struct convert_args {
   std::string rename_long;      ///< GGUF output: "hash" shortens names over 63 bytes
   bool compress = false;        ///< .npz output: deflate members
   bool quiet = false;
-  bool key_given = false;                  ///< --key was on the command line
-  bool shared_given = false;               ///< --shared was on the command line
   bool strict = false;                     ///< PyTorch: refuse skipped objects and tensors instead of warning
   std::string max_expanded_size = "4GiB";  ///< .npz input: deflated members' total expanded size
   std::uint64_t max_ratio = 200;           ///< .npz input: compression ratio of a member over 1 MiB
-  bool max_expanded_size_given = false;    ///< --max-expanded-size was on the command line
-  bool max_ratio_given = false;            ///< --max-ratio was on the command line
   std::string max_output_size;             ///< --max-output-size; empty: the default budget
 };
 

@@ -6,7 +6,6 @@
 #include "remote_input.h"
 #include "report.h"
 #include "safetensors/checkpoint_write.h"
-#include "safetensors/pipeline/output_check.h"
 
 namespace st_cli {
 
@@ -15,10 +14,7 @@ namespace sp = safetensors::pipeline;
 safetensors::result<std::uint64_t> max_output_bytes(const std::string& text) {
   if (text.empty()) return std::uint64_t{0};
   auto bytes = safetensors::parse_byte_size(text);
-  if (!bytes) return std::move(bytes).err();
-  if (*bytes == 0)
-    return safetensors::make_error(safetensors::error_code::invalid_argument,
-                                   "--max-output-size: the budget must be more than 0 bytes");
+  if (!bytes) return usage_error("--max-output-size: " + bytes.err().message);
   return bytes;
 }
 
@@ -30,10 +26,7 @@ safetensors::result<sp::convert_summary> run_pipeline(std::span<const std::strin
   options.on_warning = print_warning;
   auto summary = [&]() -> safetensors::result<sp::convert_summary> {
     const bool one_file = ins.size() == 1 && (io.one_input_file || is_url(ins.front()));
-    if (io.file_output) {
-      // One file out: a directory there is an error, not a sharded output.
-      if (auto s = sp::check_output(out, {}, sp::in_place::allow); !s) return std::move(s).err();
-    }
+    options.one_file_output = io.file_output;
     if (!one_file) {
       if (io.safetensors_only) options.from = "safetensors";
       return sp::convert(ins, out, options);

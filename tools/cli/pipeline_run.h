@@ -20,6 +20,8 @@ struct command_io {
 };
 
 /// The value of --max-output-size as bytes; 0 (the default budget) when it was not given.
+/// For the MLX rewrites, whose options are not convert_options (the other commands set it
+/// through option_flags).
 [[nodiscard]] safetensors::result<std::uint64_t> max_output_bytes(const std::string& text);
 
 /// pipeline::convert of `ins` into `out`. A URL (one input) is read over HTTP as SafeTensors.

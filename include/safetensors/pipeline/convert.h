@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -20,6 +22,7 @@
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
 #include "safetensors/pipeline/format_table.h"
+#include "safetensors/pipeline/option_names.h"
 #include "safetensors/pipeline/selection.h"
 #include "safetensors/pipeline/tensor_filter.h"
 #include "safetensors/pipeline/tensor_sink.h"
@@ -56,15 +59,29 @@ struct convert_options {
   /// default, default_output_budget(the input's size). A plan above it is refused
   /// (LimitExceeded) before anything is written.
   std::uint64_t max_output_bytes = 0;
+  /// The output is one file: a directory there is refused, not a sharded output (`cast`,
+  /// `extract` and `merge`, from the CLI and Python).
+  bool one_file_output = false;
+  /// The options set_option set, by name (a flag set to false is not given). An option that
+  /// does not apply to the input or the output is refused when given, even at its default
+  /// value (the CLI's `--shared keep` for a SafeTensors input), and when its field differs
+  /// from the default.
+  std::set<std::string, std::less<>> given;
+  /// How the caller spells the options: every message about an option names it so
+  /// (set_option's and the checks'), "option 'key'" by default.
+  option_names names = option_names::keys();
 };
 
-/// Sets one option from text, for bindings that pass options by name (the C API): "to", "from",
-/// "dtype", "saturate", "alignment", "max_shard_size" ("5GB"), "prefix", "replace_input", "key",
-/// "shared" ("keep"/"dedup"), "strict", "compress", "hash_long_names" (booleans "1"/"0",
-/// "true"/"false"), "max_output_size" (the output budget: bytes or "20GB"; "0": the
-/// default), and the repeatable "only", "exclude", "cast_only", "cast_exclude",
-/// "remove_metadata", "rename" ("FROM=TO") and "set_metadata" ("KEY=VALUE").
-/// InvalidArgument naming the option for an unknown name or a bad value.
+/// Sets one option from text, the one way every face sets options by name (the CLI's flags,
+/// Python's keywords, the C API's keys), and records it in `options.given`: "to", "from",
+/// "dtype" (a floating-point dtype), "saturate", "alignment", "max_shard_size" ("5GB"),
+/// "prefix", "replace_input", "one_file_output", "key", "shared" ("keep"/"dedup"), "strict",
+/// "compress", "hash_long_names" (booleans "1"/"0", "true"/"false"), "max_output_size" (the
+/// output budget: bytes or "20GB"), "max_expanded_size" and "max_ratio" (.npz input's zip-bomb
+/// limits: bytes or "4GiB", a number over 0), and the repeatable "only", "exclude",
+/// "cast_only", "cast_exclude", "remove_metadata", "rename" ("FROM=TO") and "set_metadata"
+/// ("KEY=VALUE"). InvalidArgument for an unknown name or a bad value, naming the option as
+/// `options.names` spells it.
 [[nodiscard]] status set_option(convert_options& options, std::string_view name, std::string_view value);
 
 /// What a conversion did.

@@ -54,6 +54,7 @@ struct format_description {
 /// Which of convert's format-specific options a format takes; convert refuses the others.
 struct format_options {
   bool pytorch_reading = false;  ///< source_options' key, shared and strict
+  bool npz_limits = false;       ///< source_options' npz limits (max_expanded_size, max_ratio)
   bool compress = false;         ///< sink_options::compress
   bool hash_long_names = false;  ///< sink_options::hash_long_names
   bool layout = false;           ///< `__metadata__` edits and the alignment (safetensors_layout)

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "safetensors/checkpoint.h"
@@ -56,10 +57,11 @@ inline constexpr std::uint64_t output_budget_floor = std::uint64_t{1} << 30;  //
 [[nodiscard]] std::uint64_t default_output_budget(std::uint64_t input_bytes) noexcept;
 
 /// LimitExceeded when `planned` output bytes exceed `max_output_bytes` (0: the default
-/// budget for `input_bytes`); the message names both sizes and the option that raises the
-/// limit (max_output_size; the CLI's --max-output-size).
+/// budget for `input_bytes`); the message names both sizes and `option`, the option that
+/// raises the limit as the caller spells it (convert_options::names).
 [[nodiscard]] safetensors::status check_output_budget(std::uint64_t planned, std::uint64_t input_bytes,
-                                                      std::uint64_t max_output_bytes);
+                                                      std::uint64_t max_output_bytes,
+                                                      std::string_view option = "max_output_size (--max-output-size)");
 
 /// True when `path` names a directory: an existing one, or a path ending in '/'.
 [[nodiscard]] bool is_directory_path(const std::string& path);
