@@ -74,8 +74,8 @@ status check_applicable(const convert_options& o, const input_kind& in, const fo
   };
   for (const auto& option : output_scopes) {
     if (option.used && !option.applies) {
-      return usage(fmt::format("{} applies to {} output only (the output is {})", o.names(option.name), option.where,
-                               out.name));
+      return usage(
+          fmt::format("{} applies to {} output only (the output is {})", o.names(option.name), option.where, out.name));
     }
   }
   if (o.cast) return {};
