@@ -478,10 +478,9 @@ class safe_open(_Handle):
         fw = _framework(framework)
         _device(fw, device)
         backend = _backend(backend, mmap)
-        if _is_url(filename):
-            reader = Reader.open_url(filename, "reference", _remote_settings(token, ca_file, insecure, timeout))
-        else:
-            reader = Reader.open(os.fsdecode(filename), backend)
+        # The library decides what the name is (a path, a file:// or http(s):// URL): one door.
+        settings = _remote_settings(token, ca_file, insecure, timeout) if _is_url(filename) else {}
+        reader = Reader.open_location(os.fsdecode(filename), backend, "reference", settings)
         super().__init__(reader, fw, device)
 
 

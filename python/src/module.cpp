@@ -5,9 +5,16 @@
 #include "bindings.h"
 #include "errors.h"
 #include "mapping.h"
+#if SAFETENSORS_HAVE_REMOTE
+#include "safetensors/remote/remote.h"
+#endif
 
 PYBIND11_MODULE(_safetensors_cxx, m) {
   m.doc() = "safetensors-cxx: SafeTensors reading, writing and validation in C++";
+#if SAFETENSORS_HAVE_REMOTE
+  // http(s) URLs for the location door (location.h); the module links the remote library itself.
+  (void)safetensors::remote::register_url_schemes();
+#endif
   st_python::bind_errors(m);
   st_python::bind_mapping(m);
   st_python::bind_reader(m);

@@ -10,6 +10,7 @@
 
 #include "command.h"
 #include "remote_input.h"
+#include "remote_module.h"
 #include "report.h"
 #include "safetensors/cleanup.h"
 #include "safetensors/version.h"
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
   using namespace st_cli;
   // Ctrl-C or a kill during a write removes the hidden temporaries (no half-written outputs).
   safetensors::remove_temporaries_on_signals();
+  register_remote_module();  // http(s) URLs load the HTTP client when one is used
   try {
     CLI::App app{"Inspect, validate and write SafeTensors files.", "safetensors"};
     app.require_subcommand(1);
