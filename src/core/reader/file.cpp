@@ -15,9 +15,9 @@
 
 #include <fmt/format.h>
 
+#include "reader/shifted_copy.h"
 #include "header/header_builder.h"
 #include "platform/sys.h"
-#include "reader/shifted_copy.h"
 #include "safetensors/sniff.h"
 
 namespace safetensors {
