@@ -59,12 +59,17 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("safetensors ") + safetensors::version_string);
     std::map<CLI::App*, runner> runners;
+    const std::string_view named = subcommand_word(argc, argv);
+    // A command line that starts with a subcommand (no top-level option such as --help before
+    // it) builds only that one: all of them are most of what a short run (validate of a small
+    // file) does itself.
+    const bool one = argc > 1 && named == argv[1] && is_registered(named);
     for (const command& c : registry()) {
+      if (one && c.name != named) continue;
       CLI::App* sub = app.add_subcommand(c.name, c.help);
       runners[sub] = c.setup(*sub);
       add_remote_options(*sub);  // any input may be a URL
     }
-    const std::string_view named = subcommand_word(argc, argv);
     if (!named.empty() && !is_registered(named)) {
       print_error(fmt::format("unknown subcommand '{}' (see 'safetensors --help')", named));
       return exit_usage;

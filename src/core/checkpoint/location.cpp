@@ -100,7 +100,7 @@ std::string bearer_token_of(const url_options& options) {
 }
 
 status register_store_provider(std::string_view scheme, std::shared_ptr<const store_provider> provider) {
-  if (scheme_of(fmt::format("{}://", scheme)) != scheme) {
+  if (scheme.empty() || scheme_of(fmt::format("{}://", scheme)) != scheme) {
     return make_error(error_code::invalid_argument, fmt::format("'{}' is not a lower-case URL scheme", scheme));
   }
   if (scheme == "file") {
