@@ -29,6 +29,16 @@ void write_one_tensor(const std::filesystem::path& path, const std::string& name
   ASSERT_OK(st::write_file(path.string(), std::span(&t, 1)));
 }
 
+/// What write_one_tensor(path, "w") wrote, opened and read through `at`.
+void expect_the_one_tensor_file(const location& at) {
+  auto f = at.open_file();
+  ASSERT_OK(f);
+  EXPECT_NE(f->find("w"), nullptr);
+  auto h = at.read_header();
+  ASSERT_OK(h);
+  EXPECT_EQ(h->tensors().size(), 1u);
+}
+
 /// `demo://host/p` read as the local file `root/p`: a provider of the caller's, which records
 /// the options it was given.
 class demo_store final : public st::checkpoint_store {
@@ -105,12 +115,7 @@ TEST(Location, FileUrlsAreTheCoresOwnPercentDecoded) {
     ASSERT_OK(at);
     EXPECT_TRUE(at->is_local());
     EXPECT_EQ(at->path(), (dir / "a b%.safetensors").string());
-    auto f = at->open_file();
-    ASSERT_OK(f);
-    EXPECT_NE(f->find("w"), nullptr);
-    auto h = at->read_header();
-    ASSERT_OK(h);
-    EXPECT_EQ(h->tensors().size(), 1u);
+    expect_the_one_tensor_file(*at);
   }
   auto dir_url = location::resolve("file://" + dir.string() + "/");
   ASSERT_OK(dir_url);
@@ -150,12 +155,7 @@ TEST(Location, ARegisteredProviderServesItsSchemeWithTheCallersOptions) {
     EXPECT_EQ(provider->given.front().bearer_token, "t0ken");
     EXPECT_EQ(provider->given.front().connections, 3);
   }
-  auto f = at->open_file();
-  ASSERT_OK(f);
-  EXPECT_NE(f->find("w"), nullptr);
-  auto h = at->read_header();
-  ASSERT_OK(h);
-  EXPECT_EQ(h->tensors().size(), 1u);
+  expect_the_one_tensor_file(*at);
   auto c = at->open_checkpoint();
   ASSERT_OK(c);
   EXPECT_EQ(c->tensors().size(), 1u);
