@@ -111,7 +111,7 @@ if(EXISTS ${BUILD_DIR}/tools/cli/safetensors-remote.so)
   endif()
   execute_process(COMMAND ${PREFIX}/bin/safetensors validate --timeout 5 http://127.0.0.1:9/model.safetensors
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-  if(NOT rc OR err MATCHES "remote module" OR NOT err MATCHES "127.0.0.1")
+  if(NOT rc OR "${out}${err}" MATCHES "remote module" OR NOT "${out}${err}" MATCHES "127.0.0.1 port 9")
     message(FATAL_ERROR "the installed CLI did not read a URL through its module (${rc}): ${out}${err}")
   endif()
 endif()
