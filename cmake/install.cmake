@@ -20,6 +20,10 @@ install(DIRECTORY include/safetensors DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} PA
   PATTERN pipeline EXCLUDE PATTERN remote EXCLUDE ${component_header_excludes})
 if(TARGET safetensors_cli)
   install(TARGETS safetensors_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  # The CLI's HTTP client, loaded at its first URL (tools/cli/remote_module.cpp looks here).
+  if(TARGET safetensors_remote_module)
+    install(TARGETS safetensors_remote_module LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/safetensors)
+  endif()
 endif()
 
 install(EXPORT safetensors-targets NAMESPACE safetensors::

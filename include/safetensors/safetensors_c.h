@@ -206,7 +206,9 @@ SAFETENSORS_C_API int safetensors_open_header(const void* data, size_t size, uin
  *  INVALID_HEADER_LENGTH). */
 SAFETENSORS_C_API int safetensors_header_length(const void* data, size_t size, uint64_t file_size,
                                                 const safetensors_options* options, uint64_t* header_length);
-/** Reserved for remote files (HTTP range requests); this build has none: UNSUPPORTED. */
+/** Opens a file by URL through the library's location door (location.h): a `file://` URL is
+ *  its local file, as safetensors_open; a scheme no store provider serves (this library links
+ *  no HTTP client: http(s) URLs) is UNSUPPORTED; text that is not a URL is INVALID_ARGUMENT. */
 SAFETENSORS_C_API int safetensors_open_url(const char* url, const safetensors_options* options, safetensors_file** out);
 SAFETENSORS_C_API void safetensors_close(safetensors_file* file);
 

@@ -14,7 +14,7 @@ import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar
 
 from . import _dtypes
-from ._safetensors_cxx import HeaderReader, Reader, SafetensorError
+from ._safetensors_cxx import HeaderReader, Reader, SafetensorError, is_url
 from ._typing import PathLike
 
 _FRAMEWORKS = {
@@ -82,11 +82,9 @@ def _backend(name, mmap=True):
     return name
 
 
-_URL_SCHEMES = ("http://", "https://", "file://")
-
-
 def _is_url(filename):
-    return isinstance(filename, str) and filename.startswith(_URL_SCHEMES)
+    """The library's rule (`scheme://...`), so Python and the CLI read a name alike."""
+    return isinstance(filename, str) and is_url(filename)
 
 
 def _remote_settings(token=None, ca_file=None, insecure=False, timeout=None, connections=None):
@@ -478,10 +476,9 @@ class safe_open(_Handle):
         fw = _framework(framework)
         _device(fw, device)
         backend = _backend(backend, mmap)
-        if _is_url(filename):
-            reader = Reader.open_url(filename, "reference", _remote_settings(token, ca_file, insecure, timeout))
-        else:
-            reader = Reader.open(os.fsdecode(filename), backend)
+        # The library decides what the name is (a path, a file:// or http(s):// URL): one door.
+        settings = _remote_settings(token, ca_file, insecure, timeout) if _is_url(filename) else {}
+        reader = Reader.open_location(os.fsdecode(filename), backend, "reference", settings)
         super().__init__(reader, fw, device)
 
 

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-from ._safetensors_cxx import SafetensorError
+from ._safetensors_cxx import SafetensorError, is_url
 
 COMMANDS = ("validate", "convert", "checksum", "inspect")
 # What a directory or glob yields: the files the converters read (an index is a checkpoint for `inspect`).
@@ -31,7 +31,6 @@ INDEX_SUFFIX = ".safetensors.index.json"
 OUTPUT_SUFFIXES = {"safetensors": ".safetensors", "npz": ".npz", "npy": ".npy", "gguf": ".gguf", "sharded": ""}
 MANIFEST_NAME = ".safetensors-batch.json"
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
-_URL_SCHEMES = ("http://", "https://", "file://")
 # Tests only: seconds a convert task sleeps at each progress report, so that a worker can be
 # killed while its output is still a temporary file.
 _CHUNK_DELAY_ENV = "SAFETENSORS_BATCH_TEST_CHUNK_DELAY"
@@ -82,7 +81,7 @@ class BatchResult:
 
 
 def _is_url(text):
-    return text.startswith(_URL_SCHEMES)
+    return is_url(text)  # the library's rule, as the CLI's
 
 
 # ---------------------------------------------------------------------------------------------

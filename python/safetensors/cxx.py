@@ -193,10 +193,8 @@ class open_checkpoint(_Handle):
     def __init__(self, path: PathLike, framework: str = "np", device: Any = "cpu", *, backend: str = "mmap",
                  policy: str = "reference", token: Optional[str] = None, ca_file: Optional[PathLike] = None,
                  insecure: bool = False, timeout: Optional[float] = None) -> None:
-        if _is_url(path):
-            reader = Reader.open_checkpoint_url(path, policy, _remote_settings(token, ca_file, insecure, timeout))
-        else:
-            reader = Reader.open_checkpoint(os.fsdecode(path), _backend(backend), policy)
+        settings = _remote_settings(token, ca_file, insecure, timeout) if _is_url(path) else {}
+        reader = Reader.open_checkpoint_location(os.fsdecode(path), _backend(backend), policy, settings)
         super().__init__(reader, framework, device)
 
 

@@ -17,17 +17,14 @@
 #include "buffers.h"
 #include "convert_options.h"
 #include "errors.h"
+#include "remote_options.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/file.h"
+#include "safetensors/location.h"
 #include "safetensors/pipeline/checksum.h"
 #include "safetensors/pipeline/convert.h"
 #include "safetensors/pipeline/tensor_source.h"
 #include "safetensors/sniff.h"
-
-#if SAFETENSORS_HAVE_REMOTE
-#include "remote_options.h"
-#include "safetensors/remote/remote.h"
-#endif
 
 namespace py = pybind11;
 namespace st = safetensors;
@@ -36,15 +33,12 @@ namespace sp = safetensors::pipeline;
 namespace st_python {
 namespace {
 
-bool batch_is_url(const std::string& s) {
-  return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0 || s.rfind("file://", 0) == 0;
+/// What `input` names (location.h), with the remote settings of a URL.
+st::result<st::location> batch_resolve(const std::string& input, const py::dict& remote) {
+  const auto o = remote_options(remote);
+  py::gil_scoped_release release;
+  return st::location::resolve(input, o);
 }
-
-#if !SAFETENSORS_HAVE_REMOTE
-[[noreturn]] void no_urls(const py::dict& /*remote*/) {
-  fail_argument("this build reads no URLs (the Python module was built without libcurl)");
-}
-#endif
 
 py::object text_or_none(const std::optional<std::string>& s) { return s ? py::object(py::str(*s)) : py::none(); }
 
@@ -63,19 +57,13 @@ py::dict error_dict(const st::error& e) {
 /// `validate --json`'s verdict: read_header (of a path or URL), a length-prefix error explained.
 py::dict batch_validate(const std::string& input, const std::string& policy, const py::dict& remote) {
   const auto options = parse_options_for(policy);
+  auto at = batch_resolve(input, remote);
+  if (!at) return error_dict(at.err());
   std::optional<st::result<st::header>> header;
-  if (batch_is_url(input)) {
-#if SAFETENSORS_HAVE_REMOTE
-    const auto o = remote_options(remote);
+  {
     py::gil_scoped_release release;
-    header.emplace(st::remote::read_header(input, o, options));
-#else
-    no_urls(remote);
-#endif
-  } else {
-    py::gil_scoped_release release;
-    header.emplace(st::read_header(input, options));
-    if (!*header) header.emplace(st::explain_format_error(std::move(*header).err()));
+    header.emplace(at->read_header(options));
+    if (!*header && at->is_local()) header.emplace(st::explain_format_error(std::move(*header).err()));
   }
   if (!*header) return error_dict(header->err());
   py::dict d;
@@ -197,42 +185,37 @@ py::dict summary_dict(const inspect_summary& s) {
 
 py::dict batch_inspect(const std::string& input, const std::string& policy, const py::dict& remote) {
   const st::parse_options parse = parse_options_for(policy);
+  auto at = batch_resolve(input, remote);
+  if (!at) return error_dict(at.err());
   std::optional<st::result<inspect_summary>> summary;
-  if (batch_is_url(input)) {
-#if SAFETENSORS_HAVE_REMOTE
-    const auto o = remote_options(remote);
+  {
     py::gil_scoped_release release;
-    st::checkpoint_options options;
-    options.shard.parse = parse;
-    auto c = st::remote::open_checkpoint(input, o, options);
-    summary.emplace(c ? st::result<inspect_summary>(summary_of(*c)) : st::result<inspect_summary>(std::move(c).err()));
-#else
-    no_urls(remote);
-#endif
-  } else {
-    py::gil_scoped_release release;
-    summary.emplace(inspect_local(input, parse));
+    if (at->is_local()) {
+      summary.emplace(inspect_local(at->path(), parse));
+    } else {
+      st::checkpoint_options options;
+      options.shard.parse = parse;
+      auto c = at->open_checkpoint(options);
+      summary.emplace(c ? st::result<inspect_summary>(summary_of(*c))
+                        : st::result<inspect_summary>(std::move(c).err()));
+    }
   }
   if (!*summary) return error_dict(summary->err());
   return summary_dict(**summary);
 }
 
-#if SAFETENSORS_HAVE_REMOTE
-/// The bytes of a URL: a file:// URL is its local file, anything else Range requests.
+/// The bytes of a URL: a file:// URL is its local file, anything else its store's reads.
 py::dict batch_checksum_url(const std::string& url, bool per_tensor, const py::dict& remote) {
-  const auto o = remote_options(remote);
+  auto at = batch_resolve(url, remote);
+  if (!at) return error_dict(at.err());
   auto digest = [&]() -> st::result<sp::file_digest> {
     py::gil_scoped_release release;
     sp::checksum_options options;
     options.per_tensor = per_tensor;
-    if (url.rfind("file://", 0) == 0) {
-      auto path = st::remote::local_path(url);
-      if (!path) return std::move(path).err();
-      return sp::checksum(*path, options);
-    }
-    auto source = st::remote::http_source::open(url, o);
-    if (!source) return std::move(source).err();
-    return sp::checksum(**source, options);
+    if (at->is_local()) return sp::checksum(at->path(), options);
+    auto bytes = at->open_sequential();
+    if (!bytes) return std::move(bytes).err();
+    return sp::checksum(*bytes->reader, options);
   }();
   if (!digest) return error_dict(digest.err());
   py::dict tensors;  // in file order
@@ -248,11 +231,14 @@ py::dict batch_checksum_url(const std::string& url, bool per_tensor, const py::d
 /// A SafeTensors file by URL converted into `out` (the options as safetensors.cxx.convert's).
 py::dict batch_convert_url(const std::string& url, const std::string& out, const py::dict& given,
                            const py::dict& remote) {
-  const auto o = remote_options(remote);
+  auto at = batch_resolve(url, remote);
+  if (!at) return error_dict(at.err());
   sp::convert_options options = convert_options_from(given);
   auto summary = [&]() -> st::result<sp::convert_summary> {
     py::gil_scoped_release release;
-    auto f = st::remote::open(url, o);
+    st::open_options open;
+    open.backend = st::io_backend::pread;
+    auto f = at->open_file(open);
     if (!f) return std::move(f).err();
     return sp::convert(sp::safetensors_source(std::move(f).value()), out, options);
   }();
@@ -269,7 +255,6 @@ py::dict batch_convert_url(const std::string& url, const std::string& out, const
   d["files"] = summary->files;
   return d;
 }
-#endif
 
 }  // namespace
 
@@ -279,11 +264,9 @@ void bind_batch(py::module_& m) {
   m.def("batch_inspect", &batch_inspect, py::arg("input"), py::arg("policy"), py::arg("remote"),
         "A summary of any input (tensors, parameters and bytes in all and per dtype, metadata format, shards), "
         "or {'ok': False, 'code', 'message', ...}.");
-#if SAFETENSORS_HAVE_REMOTE
   m.def("batch_checksum_url", &batch_checksum_url, py::arg("url"), py::arg("per_tensor"), py::arg("remote"));
   m.def("batch_convert_url", &batch_convert_url, py::arg("url"), py::arg("output"), py::arg("options"),
         py::arg("remote"));
-#endif
 }
 
 }  // namespace st_python

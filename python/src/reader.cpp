@@ -19,10 +19,8 @@
 #include "remote_options.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/file.h"
+#include "safetensors/location.h"
 #include "safetensors/slice.h"
-#if SAFETENSORS_HAVE_REMOTE
-#include "safetensors/remote/remote.h"
-#endif
 
 namespace py = pybind11;
 namespace st = safetensors;
@@ -140,51 +138,50 @@ reader open_checkpoint(const std::string& path, const std::string& backend, cons
   return reader(std::move(s));
 }
 
-#if !SAFETENSORS_HAVE_REMOTE
-[[noreturn]] void no_remote(const std::string& url) {
-  st::error e = st::make_error(st::error_code::unsupported, "this build reads no URLs (it was built without libcurl)");
-  e.path = url.substr(0, url.find_first_of("?#"));
-  throw python_error(std::move(e));
-}
-#endif
-
-reader open_url(const std::string& url, const std::string& policy, const py::dict& settings) {
-#if SAFETENSORS_HAVE_REMOTE
+/// What `text` names (location.h), with the remote settings of a URL.
+st::location resolve(const std::string& text, const py::dict& settings) {
   const auto o = remote_options(settings);
-  const auto parse = parse_options_for(policy);
+  std::optional<st::result<st::location>> at;
+  {
+    py::gil_scoped_release release;
+    at.emplace(st::location::resolve(text, o));
+  }
+  return unwrap(std::move(*at));
+}
+
+/// A path or URL: a local file as `open` opens it (the mmap backend maps it), a URL through the
+/// store that serves it.
+reader open_location(const std::string& text, const std::string& backend, const std::string& policy,
+                     const py::dict& settings) {
+  const st::location at = resolve(text, settings);
+  if (at.is_local()) return open_file(at.path(), backend, policy);
+  st::open_options options;
+  options.parse = parse_options_for(policy);
   auto src = std::make_shared<source>();
   std::optional<st::result<st::file>> opened;
   {
     py::gil_scoped_release release;
-    opened.emplace(safetensors::remote::open(url, o, parse));
+    opened.emplace(at.open_file(options));
   }
   src->file.emplace(unwrap(std::move(*opened), operation::open));
   return reader(std::move(src));
-#else
-  (void)policy;
-  (void)settings;
-  no_remote(url);
-#endif
 }
 
-reader open_checkpoint_url(const std::string& url, const std::string& policy, const py::dict& settings) {
-#if SAFETENSORS_HAVE_REMOTE
-  const auto o = remote_options(settings);
+/// A checkpoint (file, index, directory, or a URL of one, or a base URL).
+reader open_checkpoint_location(const std::string& text, const std::string& backend, const std::string& policy,
+                                const py::dict& settings) {
+  const st::location at = resolve(text, settings);
+  if (at.is_local()) return open_checkpoint(at.path(), backend, policy);
   st::checkpoint_options options;
   options.shard.parse = parse_options_for(policy);
   auto src = std::make_shared<source>();
   std::optional<st::result<st::checkpoint>> opened;
   {
     py::gil_scoped_release release;
-    opened.emplace(safetensors::remote::open_checkpoint(url, o, options));
+    opened.emplace(at.open_checkpoint(options));
   }
   src->checkpoint.emplace(unwrap(std::move(*opened)));
   return reader(std::move(src));
-#else
-  (void)policy;
-  (void)settings;
-  no_remote(url);
-#endif
 }
 
 py::list keys(const reader& r) {
@@ -317,11 +314,13 @@ void bind_reader(py::module_& m) {
       .def_static("from_bytes", &open_bytes, py::arg("data"), py::arg("policy") = "reference")
       .def_static("open_checkpoint", &open_checkpoint, py::arg("path"), py::arg("backend") = "mmap",
                   py::arg("policy") = "reference")
-      .def_static("open_url", &open_url, py::arg("url"), py::arg("policy") = "reference",
-                  py::arg("settings") = py::dict(),
-                  "Opens a file by http(s):// or file:// URL; settings: token, ca_file, insecure, timeout.")
-      .def_static("open_checkpoint_url", &open_checkpoint_url, py::arg("url"), py::arg("policy") = "reference",
-                  py::arg("settings") = py::dict(), "Opens a checkpoint (file, index or base URL) by URL.")
+      .def_static("open_location", &open_location, py::arg("location"), py::arg("backend") = "mmap",
+                  py::arg("policy") = "reference", py::arg("settings") = py::dict(),
+                  "Opens a file by path or URL (http(s)://, file://); settings (URLs): token, ca_file, insecure, "
+                  "timeout, connections.")
+      .def_static("open_checkpoint_location", &open_checkpoint_location, py::arg("location"),
+                  py::arg("backend") = "mmap", py::arg("policy") = "reference", py::arg("settings") = py::dict(),
+                  "Opens a checkpoint (file, index, directory; a URL of one, or a base URL).")
       .def_property_readonly_static("remote_supported", [](const py::object&) { return SAFETENSORS_HAVE_REMOTE != 0; })
       .def("keys", &keys, "Tensor names, sorted.")
       .def("offset_keys", &offset_keys, "Tensor names in data order (shard by shard for a checkpoint).")

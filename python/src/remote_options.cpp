@@ -1,10 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "remote_options.h"
 
-#if SAFETENSORS_HAVE_REMOTE
-
-#include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "errors.h"
@@ -29,9 +25,8 @@ bool is_number(const py::handle& value) {
 
 }  // namespace
 
-safetensors::remote::options remote_options(const py::dict& given) {
-  safetensors::remote::options o;
-  bool token_given = false;
+safetensors::url_options remote_options(const py::dict& given) {
+  safetensors::url_options o;
   for (auto item : given) {
     const auto key = py::str(item.first).cast<std::string>();
     const py::handle value = item.second;
@@ -41,7 +36,6 @@ safetensors::remote::options remote_options(const py::dict& given) {
     if (value.is_none()) continue;
     if (key == "token") {
       o.bearer_token = text_option("token", value);
-      token_given = true;
     } else if (key == "ca_file") {
       o.ca_file = text_option("ca_file", value);
     } else if (key == "insecure") {
@@ -51,7 +45,7 @@ safetensors::remote::options remote_options(const py::dict& given) {
       if (!(s > 0)) {
         fail_argument("timeout must be a positive number of seconds, not " + py::repr(value).cast<std::string>());
       }
-      o.connect_timeout_ms = o.stall_timeout_ms = std::max(1L, static_cast<long>(s * 1000));
+      o.timeout_s = s;
     } else {
       const bool ok = is_number(value) && py::isinstance<py::int_>(value) && value.cast<long long>() >= 1 &&
                       value.cast<long long>() <= 64;
@@ -59,17 +53,7 @@ safetensors::remote::options remote_options(const py::dict& given) {
       o.connections = value.cast<int>();
     }
   }
-  if (!token_given) {
-    for (const char* name : {"SAFETENSORS_TOKEN", "HF_TOKEN"}) {
-      if (const char* v = std::getenv(name); v != nullptr && *v != '\0') {
-        o.bearer_token = v;
-        break;
-      }
-    }
-  }
   return o;
 }
 
 }  // namespace st_python
-
-#endif

@@ -5,23 +5,19 @@
 
 #include <pybind11/pybind11.h>
 
-#if SAFETENSORS_HAVE_REMOTE
-#include "safetensors/remote/remote.h"
-#endif
+#include "safetensors/location.h"
 
 namespace st_python {
 
-#if SAFETENSORS_HAVE_REMOTE
 /// Options from a dict of `token`, `ca_file`, `insecure`, `timeout` and `connections`
 /// (missing or None: the default):
 /// - token: a str; when missing or None, $SAFETENSORS_TOKEN, then $HF_TOKEN (as the CLI);
-///   "" sends none. Sent to the URL's host only, never in a message.
+///   "" sends none (location.h's url_options). Sent to the URL's host only, never in a message.
 /// - ca_file: a str, the PEM file of CAs to trust; insecure: truthiness, no TLS checks.
 /// - timeout: seconds, > 0: the connect and stall timeouts.
 /// - connections: an int >= 1, parallel connections of one large read.
 /// Another key, a wrong type or value: SafetensorError (InvalidArgument), TypeError for a
 /// token or ca_file that is not a str.
-[[nodiscard]] safetensors::remote::options remote_options(const pybind11::dict& given);
-#endif
+[[nodiscard]] safetensors::url_options remote_options(const pybind11::dict& given);
 
 }  // namespace st_python

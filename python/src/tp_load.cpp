@@ -20,6 +20,7 @@
 #include "remote_options.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/distributed/tensor_parallel.h"
+#include "safetensors/location.h"
 #if SAFETENSORS_HAVE_REMOTE
 #include "safetensors/remote/remote.h"
 #endif
@@ -37,10 +38,6 @@ constexpr std::uint64_t remote_chunk_bytes = std::uint64_t{1} << 20;
 /// How often a load checks for Ctrl-C.
 constexpr auto signal_poll = std::chrono::milliseconds(50);
 
-bool is_url(const std::string& s) {
-  return s.rfind("http://", 0) == 0 || s.rfind("https://", 0) == 0 || s.rfind("file://", 0) == 0;
-}
-
 class rank_load {
  public:
   rank_load(const std::string& path, std::uint64_t rank, std::uint64_t world_size, const std::string& plan_json,
@@ -53,20 +50,18 @@ class rank_load {
     } else if (backend != "mmap") {
       fail_argument("backend " + backend + " is invalid (valid: mmap, pread)");
     }
+    if (!remote.empty() && !st::is_url(path)) fail_argument("remote options are for URLs only");
+    const auto o = remote_options(remote);
     std::optional<st::result<st::checkpoint>> opened;
-    if (is_url(path)) {
-#if SAFETENSORS_HAVE_REMOTE
-      const auto o = remote_options(remote);
-      remote_ = path.rfind("file://", 0) != 0;
+    {
       py::gil_scoped_release release;
-      opened.emplace(st::remote::open_checkpoint(path, o, options));
-#else
-      fail_argument("this build reads no URLs (the Python module was built without libcurl)");
-#endif
-    } else {
-      if (!remote.empty()) fail_argument("remote options are for URLs only");
-      py::gil_scoped_release release;
-      opened.emplace(st::checkpoint::open(path, options));
+      auto at = st::location::resolve(path, o);
+      if (at) {
+        remote_ = !at->is_local();
+        opened.emplace(at->open_checkpoint(options));
+      } else {
+        opened.emplace(std::move(at).err());
+      }
     }
     checkpoint_.emplace(unwrap(std::move(*opened)));
     plan_rank_ = unwrap(st::plan_tp_rank(*checkpoint_, plan_, rank, world_size));

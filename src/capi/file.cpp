@@ -6,6 +6,7 @@
 
 #include "capi/boundary.h"
 #include "capi/handles.h"
+#include "safetensors/location.h"
 
 namespace st = safetensors;
 using namespace safetensors::capi;
@@ -182,13 +183,24 @@ int safetensors_open_header(const void* data, size_t size, uint64_t file_size, c
 }
 
 int safetensors_open_url(const char* url, const safetensors_options* options, safetensors_file** out) {
-  (void)options;
   return guarded(__func__, [&](const char* fn) {
     SAFETENSORS_C_REQUIRE(out);
     *out = nullptr;
     SAFETENSORS_C_REQUIRE(url);
-    return fail(
-        st::make_error(st::error_code::unsupported, fmt::format("{}: this build cannot open URLs ('{}')", fn, url)));
+    if (!st::is_url(url)) return fail_argument(fn, fmt::format("'{}' is not a URL", url));
+    // The location door decides: file:// is the local file; a scheme no provider serves (this
+    // library links no HTTP client) is UNSUPPORTED.
+    auto at = st::location::resolve(url);
+    if (!at) return fail(at.err());
+    const safetensors_options& o = or_default(options);
+    st::open_options open;
+    open.backend = o.backend;
+    open.parse = o.parse();
+    auto f = at->open_file(open);
+    if (!f) return fail(f.err());
+    auto handle = std::make_unique<safetensors_file>();
+    handle->file.emplace(std::move(*f));
+    return publish(std::move(handle), out);
   });
 }
 

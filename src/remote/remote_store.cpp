@@ -16,6 +16,7 @@
 #include "safetensors/checkpoint_index.h"
 #include "safetensors/checkpoint_store.h"
 #include "safetensors/checkpoint_verify.h"
+#include "safetensors/location.h"
 #include "safetensors/remote/remote.h"
 
 namespace safetensors::remote {
@@ -152,8 +153,39 @@ class remote_store final : public safetensors::checkpoint_store {
   mutable std::map<std::string, std::vector<std::byte>> cache_;
 };
 
+/// http and https URLs for location::resolve: a remote_store with the caller's options.
+class http_provider final : public safetensors::store_provider {
+ public:
+  result<std::shared_ptr<const safetensors::checkpoint_store>> store(const url_options& given) const override {
+    return std::shared_ptr<const safetensors::checkpoint_store>(
+        std::make_shared<const remote_store>(options_from(given)));
+  }
+};
+
 }  // namespace
 }  // namespace detail
+
+options options_from(const url_options& given) {
+  options o;
+  o.bearer_token = bearer_token_of(given);
+  o.ca_file = given.ca_file;
+  o.insecure = given.insecure;
+  if (given.timeout_s > 0) {
+    o.connect_timeout_ms = o.stall_timeout_ms = std::max(1L, static_cast<long>(given.timeout_s * 1000));
+  }
+  if (given.connections > 0) o.connections = given.connections;
+  return o;
+}
+
+std::shared_ptr<const store_provider> make_store_provider() { return std::make_shared<const detail::http_provider>(); }
+
+status register_url_schemes() {
+  const auto provider = make_store_provider();
+  for (const char* scheme : {"http", "https"}) {
+    if (auto s = safetensors::register_store_provider(scheme, provider); !s) return s;
+  }
+  return {};
+}
 
 result<file> open(const std::string& url, const options& opts, const parse_options& parse) {
   open_options o;

@@ -282,3 +282,22 @@ TEST(CApiErrors, LengthsKeepWhatFollowsANulInATensorName) {
 }
 
 }  // namespace
+
+// safetensors_open_url goes through the library's location door (location.h): a file:// URL is
+// its local file, a scheme no provider serves is UNSUPPORTED naming it, and a path is no URL.
+TEST(CApiErrors, OpenUrlReadsFileUrlsAndNamesWhatItCannotRead) {
+  const auto path = st_test::scratch_dir() / "two tensors.safetensors";
+  st_test::write_bytes(path, two_tensor_file());
+  safetensors_file* f = nullptr;
+  const std::string url = "file://" + path.parent_path().string() + "/two%20tensors.safetensors";
+  ASSERT_EQ(safetensors_open_url(url.c_str(), nullptr, &f), SAFETENSORS_OK) << last_message();
+  std::size_t count = 0;
+  EXPECT_EQ(safetensors_tensor_count(f, &count), SAFETENSORS_OK);
+  EXPECT_EQ(count, 2u);
+  safetensors_close(f);
+  f = nullptr;
+  EXPECT_EQ(safetensors_open_url("https://example.invalid/x.safetensors", nullptr, &f), SAFETENSORS_ERR_UNSUPPORTED);
+  EXPECT_NE(last_message().find("reads no https:// URLs"), std::string::npos) << last_message();
+  EXPECT_EQ(f, nullptr);
+  EXPECT_EQ(safetensors_open_url(path.c_str(), nullptr, &f), SAFETENSORS_ERR_INVALID_ARGUMENT);
+}

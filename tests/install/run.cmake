@@ -105,6 +105,26 @@ if(NOT EXISTS ${WORK_DIR}/scratch/cli.safetensors)
   message(FATAL_ERROR "the installed CLI's convert wrote nothing")
 endif()
 
+# The CLI loads its HTTP client at its first URL: the module is installed when it was built, the
+# CLI itself needs no libcurl, and the moved CLI finds the module (a URL of a closed port then
+# fails in the HTTP client, not for want of the module).
+if(EXISTS ${BUILD_DIR}/tools/cli/safetensors-remote.so)
+  file(GLOB_RECURSE remote_module ${PREFIX}/*/safetensors/safetensors-remote.so)
+  if(NOT remote_module)
+    message(FATAL_ERROR "the CLI's remote module was not installed")
+  endif()
+  find_program(READELF readelf REQUIRED)
+  execute_process(COMMAND ${READELF} -d ${PREFIX}/bin/safetensors OUTPUT_VARIABLE dynamic RESULT_VARIABLE rc)
+  if(rc OR dynamic MATCHES "NEEDED[^\n]*libcurl")
+    message(FATAL_ERROR "the installed CLI links libcurl (${rc}):\n${dynamic}")
+  endif()
+  execute_process(COMMAND ${PREFIX}/bin/safetensors validate --timeout 5 http://127.0.0.1:9/model.safetensors
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc OR "${out}${err}" MATCHES "remote module" OR NOT "${out}${err}" MATCHES "127.0.0.1 port 9")
+    message(FATAL_ERROR "the installed CLI did not read a URL through its module (${rc}): ${out}${err}")
+  endif()
+endif()
+
 # 1. CMake package, each component.
 function(build_with_cmake source name)
   execute_process(COMMAND ${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/${source} -B ${WORK_DIR}/${name}

@@ -1,6 +1,6 @@
 # The install test for BUILD_SHARED_LIBS=ON: configures and builds the libraries and the CLI
 # shared into WORK_DIR/project (no tests, benchmarks, fuzzers, Python or C API: only what is
-# installed and consumed; the uninstalled remote reader stays static inside the CLI), then
+# installed and consumed; the remote reader is the CLI's module, over the shared core), then
 # runs run.cmake on it. The CLI then runs from a moved prefix through its install RUNPATH
 # ($ORIGIN/../lib), without LD_LIBRARY_PATH.
 #   cmake -DSOURCE_DIR= -DWORK_DIR= -DCXX= -DGENERATOR= -P run_shared.cmake

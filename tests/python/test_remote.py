@@ -181,8 +181,9 @@ OPENERS = {
     "safe_open": lambda url, **o: safe_open(url, framework="np", **o).keys(),
     "open_checkpoint": lambda url, **o: safetensors.cxx.open_checkpoint(url, **o).keys(),
     "load_sharded": _load_sharded,
-    "Reader.open_url": lambda url, **o: Reader.open_url(url, "reference", o).keys(),
-    "Reader.open_checkpoint_url": lambda url, **o: Reader.open_checkpoint_url(url, "reference", o).keys(),
+    "Reader.open_location": lambda url, **o: Reader.open_location(url, "mmap", "reference", o).keys(),
+    "Reader.open_checkpoint_location":
+    lambda url, **o: Reader.open_checkpoint_location(url, "mmap", "reference", o).keys(),
 }
 
 
@@ -218,7 +219,7 @@ def test_remote_options_fail_alike_everywhere(server, model, opener):
     assert open_url(url, timeout=30, token=None, ca_file=None) == sorted(ARRAYS)
 
 
-@pytest.mark.parametrize("opener", ["load_sharded", "Reader.open_url", "Reader.open_checkpoint_url"])
+@pytest.mark.parametrize("opener", ["load_sharded", "Reader.open_location", "Reader.open_checkpoint_location"])
 def test_connections_option(server, model, opener):
     open_url = OPENERS[opener]
     url = server.url("model.safetensors")
@@ -230,7 +231,7 @@ def test_connections_option(server, model, opener):
 
 def test_unknown_remote_option_is_an_error(server, model):
     with pytest.raises(SafetensorError, match="unknown remote option 'tokn'"):
-        Reader.open_url(server.url("model.safetensors"), "reference", {"tokn": TOKEN})
+        Reader.open_location(server.url("model.safetensors"), "mmap", "reference", {"tokn": TOKEN})
     with pytest.raises(TypeError, match="unexpected keyword arguments"):
         _load_sharded(server.url("model.safetensors"), tokn=TOKEN)
 
@@ -249,3 +250,14 @@ def test_safe_open_handle_over_fsspec_http_reads_only_what_it_needs(server, mode
     gets = [r for r in server.access_since(mark) if r[0] == "GET"]
     assert gets and all(r[2] == 206 for r in gets)
     assert sum(r[4] for r in gets) < 16 * 1024  # the header, 80 bytes and one 2 KiB row of a 1 MiB file
+
+
+def test_the_library_decides_what_a_name_is(tmp_path):
+    # A URL of a scheme nothing reads is refused as such by the location door (location.h),
+    # not looked up as a local file; a file:// URL needs no remote library.
+    with pytest.raises(SafetensorError, match="reads no s3:// URLs"):
+        safe_open("s3://bucket/model.safetensors", framework="np")
+    path = str(tmp_path / "local.safetensors")
+    save_file({"small": ARRAYS["small"]}, path)
+    with safe_open("file://" + path.replace("%", "%25"), framework="np") as f:
+        assert f.keys() == ["small"]

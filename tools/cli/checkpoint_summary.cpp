@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 // `inspect` and `validate` of a checkpoint directory or index.
-#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -20,10 +19,8 @@
 namespace st_cli {
 
 bool is_checkpoint_path(const std::string& path) {
-  if (is_url(path) && path.substr(0, path.find_first_of("?#")).ends_with("/")) return true;  // a base URL
-  std::error_code ec;
-  return std::filesystem::is_directory(path, ec) ||
-         (path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0);
+  auto at = resolve_input(path);  // one that cannot be resolved says why when it is opened
+  return at && at->names_checkpoint();
 }
 
 run_result inspect_checkpoint(const std::string& path, bool json) {

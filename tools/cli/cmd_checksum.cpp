@@ -41,11 +41,12 @@ using safetensors::pipeline::file_digest;
 /// The whole-file digest of a path, `-` (standard input) or URL: any content.
 safetensors::result<file_digest> digest_stream(const std::string& path, bool quiet) {
   pipeline_progress bar("checksum", quiet);
-  if (!is_url(path)) return safetensors::pipeline::checksum(path, {.per_tensor = false, .progress = bar.callback()});
-  auto bytes = open_url_bytes(path);
+  auto at = resolve_input(path);
+  if (!at) return std::move(at).err();
+  if (at->is_local()) return safetensors::pipeline::checksum(at->path(), {.progress = bar.callback()});
+  auto bytes = at->open_sequential();
   if (!bytes) return std::move(bytes).err();
-  if (!bytes->remote) return safetensors::pipeline::checksum(bytes->local_path, {.progress = bar.callback()});
-  return safetensors::pipeline::checksum(*bytes->remote, {.progress = bar.callback()});
+  return safetensors::pipeline::checksum(*bytes->reader, {.progress = bar.callback()});
 }
 
 /// Whole-file and per-tensor digests of a SafeTensors path or URL, in one pass.
@@ -63,10 +64,12 @@ constexpr std::uint64_t max_list_bytes = std::uint64_t{256} << 20;
 safetensors::result<std::string> read_list(std::string path) {
   std::string text;
   if (is_url(path)) {
-    auto bytes = open_url_bytes(path);
-    if (!bytes) return std::move(bytes).err();
-    if (bytes->remote) {
-      const safetensors::range_reader& remote = *bytes->remote;
+    auto at = resolve_input(path);
+    if (!at) return std::move(at).err();
+    if (!at->is_local()) {
+      auto bytes = at->open_sequential();
+      if (!bytes) return std::move(bytes).err();
+      const safetensors::range_reader& remote = *bytes->reader;
       if (remote.size() > max_list_bytes) {
         return safetensors::make_error(
             safetensors::error_code::limit_exceeded,
@@ -76,7 +79,7 @@ safetensors::result<std::string> read_list(std::string path) {
       if (auto s = remote.read(0, std::as_writable_bytes(std::span(text))); !s) return std::move(s).err();
       return text;
     }
-    path = bytes->local_path;
+    path = at->path();
   }
   std::ifstream file;
   if (path != "-") {

@@ -11,18 +11,20 @@
 namespace st_cli {
 
 safetensors::result<safetensors::file> open_input(const std::string& path) {
-  if (is_url(path)) return open_url(path);
+  auto at = resolve_input(path);
+  if (!at) return std::move(at).err();
   safetensors::open_options options;
   options.backend = safetensors::io_backend::pread;
-  auto f = safetensors::file::open(path, options);
-  if (f) return f;
+  auto f = at->open_file(options);
+  if (f || !at->is_local()) return f;
   return safetensors::explain_format_error(std::move(f).err());
 }
 
 safetensors::result<safetensors::header> read_input_header(const std::string& path,
                                                            const safetensors::parse_options& options) {
-  if (is_url(path)) return read_url_header(path, options);
-  return safetensors::read_header(path, options);
+  auto at = resolve_input(path);
+  if (!at) return std::move(at).err();
+  return at->read_header(options);
 }
 
 std::size_t element_chunk_bytes(safetensors::dtype t) { return chunk_elements * safetensors::dtype_bits(t) / 8; }

@@ -10,6 +10,7 @@
 
 #include "command.h"
 #include "remote_input.h"
+#include "remote_module.h"
 #include "report.h"
 #include "safetensors/cleanup.h"
 #include "safetensors/version.h"
@@ -52,17 +53,23 @@ int main(int argc, char** argv) {
   using namespace st_cli;
   // Ctrl-C or a kill during a write removes the hidden temporaries (no half-written outputs).
   safetensors::remove_temporaries_on_signals();
+  register_remote_module();  // http(s) URLs load the HTTP client when one is used
   try {
     CLI::App app{"Inspect, validate and write SafeTensors files.", "safetensors"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string("safetensors ") + safetensors::version_string);
     std::map<CLI::App*, runner> runners;
+    const std::string_view named = subcommand_word(argc, argv);
+    // A command line that starts with a subcommand (no top-level option such as --help before
+    // it) builds only that one: all of them are most of what a short run (validate of a small
+    // file) does itself.
+    const bool one = argc > 1 && named == argv[1] && is_registered(named);
     for (const command& c : registry()) {
+      if (one && c.name != named) continue;
       CLI::App* sub = app.add_subcommand(c.name, c.help);
       runners[sub] = c.setup(*sub);
       add_remote_options(*sub);  // any input may be a URL
     }
-    const std::string_view named = subcommand_word(argc, argv);
     if (!named.empty() && !is_registered(named)) {
       print_error(fmt::format("unknown subcommand '{}' (see 'safetensors --help')", named));
       return exit_usage;

@@ -25,6 +25,7 @@
 #include "safetensors/checkpoint_verify.h"
 #include "safetensors/error.h"
 #include "safetensors/file.h"
+#include "safetensors/location.h"
 #include "safetensors/multi_range_reader.h"
 
 namespace safetensors::remote {
@@ -54,6 +55,17 @@ struct options {
   /// answers a multi-range request with 200 or fewer ranges gets one range per request.
   int max_ranges_per_request = 200;
 };
+
+/// `given` (location.h's url_options: the options every front end takes) as options; unset
+/// fields keep their defaults, an unset token is $SAFETENSORS_TOKEN, then $HF_TOKEN.
+[[nodiscard]] options options_from(const url_options& given);
+
+/// The store provider of http:// and https:// URLs (location.h): remote_store with the options
+/// each location::resolve is given.
+[[nodiscard]] std::shared_ptr<const store_provider> make_store_provider();
+
+/// Registers make_store_provider() for `http` and `https`, so that location::resolve reads them.
+[[nodiscard]] status register_url_schemes();
 
 /// What a source has fetched so far.
 struct transfer_stats {

@@ -25,10 +25,12 @@ constexpr std::size_t max_path = 4096;
 
 struct slot {
   std::atomic<int> state{free_slot};
-  char path[max_path];
+  char path[max_path]{};
 };
 
-std::array<slot, max_slots> slots;
+// constinit: zeros in .bss, no code at start-up. A run-time initializer would write the state
+// word of every slot, touching all 64 pages (256 KiB) of every process at its start.
+constinit std::array<slot, max_slots> slots{};
 
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs lock-free state words");
 
