@@ -25,6 +25,7 @@
 #include "safetensors/json_text.h"           // IWYU pragma: export
 #include "safetensors/lifetimebound.h"       // IWYU pragma: export
 #include "safetensors/loader.h"              // IWYU pragma: export
+#include "safetensors/location.h"            // IWYU pragma: export
 #include "safetensors/minifloat.h"           // IWYU pragma: export
 #include "safetensors/multi_range_reader.h"  // IWYU pragma: export
 #include "safetensors/output_path.h"         // IWYU pragma: export
