@@ -144,6 +144,17 @@ result<convert_summary> run(source_ptr source, const std::string& out, const for
 
 /// A resolved input as a source, its format sniffed once (SafeTensors only with `from`, checked).
 result<source_ptr> open_input(const convert_input& input, const convert_options& options, const source_options& read) {
+  if (input.shape == convert_input::kind::url) {
+    // Through the store the URL's scheme is served by: a SafeTensors file or checkpoint.
+    if (input.remote->names_checkpoint()) {
+      auto c = input.remote->open_checkpoint();
+      if (!c) return std::move(c).err();
+      return checkpoint_source(std::move(c).value(), read.on_warning);
+    }
+    auto f = input.remote->open_file();
+    if (!f) return std::move(f).err();
+    return safetensors_source(std::move(f).value());
+  }
   if (options.from.empty()) {
     return input.shape == convert_input::kind::safetensors_sharded ? open_checkpoint_source(input.path, read.on_warning)
                                                                    : open_source(input.path, read);
@@ -183,7 +194,7 @@ result<convert_summary> convert(std::span<const std::string> ins, const std::str
   std::vector<convert_input> inputs;
   std::vector<std::string> files;
   for (const auto& in : ins) {
-    auto input = resolve_convert_input(in);
+    auto input = resolve_convert_input(in, options.url);
     if (!input) return std::move(input).err();
     files.insert(files.end(), input->files.begin(), input->files.end());
     inputs.push_back(std::move(input).value());

@@ -80,6 +80,13 @@ result<source_ptr> open_checkpoint_source(const std::string& path, const warning
   return source_ptr(std::make_unique<checkpoint_reader>(std::move(c).value(), on_warning));
 }
 
+source_ptr checkpoint_source(checkpoint c, const warning_handler& on_warning) {
+  if (on_warning) {
+    for (const auto& w : c.warnings()) on_warning(w);
+  }
+  return source_ptr(std::make_unique<checkpoint_reader>(std::move(c), on_warning));
+}
+
 source_ptr safetensors_source(file f) { return std::make_unique<safetensors_reader>(std::move(f)); }
 
 result<source_ptr> open_safetensors_source(const std::string& path) {

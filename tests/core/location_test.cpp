@@ -13,6 +13,7 @@
 
 #include "safetensors/location.h"
 #include "safetensors/writer.h"
+#include "support/demo_store.h"
 #include "support/paths.h"
 #include "support/status_matchers.h"
 
@@ -39,53 +40,7 @@ void expect_the_one_tensor_file(const location& at) {
   EXPECT_EQ(h->tensors().size(), 1u);
 }
 
-/// `demo://host/p` read as the local file `root/p`: a provider of the caller's, which records
-/// the options it was given.
-class demo_store final : public st::checkpoint_store {
- public:
-  explicit demo_store(std::filesystem::path root) : root_(std::move(root)) {}
-  st::result<st::checkpoint_target> resolve(const std::string& url) const override {
-    return local().resolve(local_path(url));
-  }
-  st::result<st::checkpoint_index> read_index(const std::string& path, std::uint64_t max_bytes) const override {
-    return local().read_index(path, max_bytes);
-  }
-  st::result<std::string> shard_path(const std::string& directory, std::string_view name) const override {
-    return local().shard_path(directory, name);
-  }
-  std::vector<st::result<st::file>> open_files(std::span<const std::string> urls,
-                                               const st::open_options& options) const override {
-    std::vector<std::string> paths;
-    for (const auto& u : urls) paths.push_back(u.starts_with("demo://") ? local_path(u) : u);
-    return local().open_files(paths, options);
-  }
-  st::result<st::sequential_file> open_sequential(const std::string& url) const override {
-    return local().open_sequential(local_path(url));
-  }
-
- private:
-  static const st::checkpoint_store& local() { return st::local_checkpoint_store(); }
-  std::string local_path(const std::string& url) const {
-    return (root_ / url.substr(url.find('/', std::string("demo://").size()) + 1)).string();
-  }
-  std::filesystem::path root_;
-};
-
-class demo_provider final : public st::store_provider {
- public:
-  explicit demo_provider(std::filesystem::path root) : root_(std::move(root)) {}
-  st::result<std::shared_ptr<const st::checkpoint_store>> store(const st::url_options& options) const override {
-    std::lock_guard lock(mutex);
-    given.push_back(options);
-    if (options.ca_file == "refuse") return st::make_error(error_code::unsupported, "the demo provider refuses");
-    return std::shared_ptr<const st::checkpoint_store>(std::make_shared<const demo_store>(root_));
-  }
-  mutable std::mutex mutex;
-  mutable std::vector<st::url_options> given;
-
- private:
-  std::filesystem::path root_;
-};
+using st_test::demo_provider;
 
 TEST(Location, PathsAreFilesDirectoriesOrIndexes) {
   const auto dir = st_test::scratch_dir();

@@ -14,6 +14,7 @@
 #include "safetensors/sha256.h"
 #include "safetensors/writer.h"
 #include "support/amplification_fixtures.h"
+#include "support/demo_store.h"
 #include "support/paths.h"
 #include "support/pytorch_fixtures.h"
 #include "support/status_matchers.h"
@@ -122,6 +123,40 @@ TEST(PipelineConvert, AnOpenedSourceConvertsLikeAPath) {
   ASSERT_OK(summary);
   EXPECT_EQ(summary->output->id, "gguf");
   EXPECT_EQ(summary->parameters, 4U);
+}
+
+TEST(PipelineConvert, UrlInputsAreReadThroughTheLocationDoor) {
+  // A URL of a registered scheme is an input like a path: a file, or a checkpoint directory
+  // (a base URL ending in '/'), read through the store its provider gives, with the caller's
+  // url_options; a scheme nothing serves is refused before anything is written.
+  const fs::path dir = st_test::scratch_dir();
+  const fs::path in = f32_file(dir, 6);
+  const auto provider = std::make_shared<st_test::demo_provider>(dir);
+  ASSERT_OK(st::register_store_provider("demo", provider));
+  sp::convert_options options;
+  options.url.bearer_token = "t0ken";
+  const std::vector<std::string> file_url{"demo://host/in.safetensors"};
+  auto summary = sp::convert(file_url, (dir / "o.npz").string(), options);
+  ASSERT_OK(summary);
+  EXPECT_EQ(summary->parameters, 6U);
+  {
+    std::lock_guard lock(provider->mutex);
+    ASSERT_FALSE(provider->given.empty());
+    EXPECT_EQ(provider->given.back().bearer_token, "t0ken");
+  }
+  ASSERT_OK(sp::convert(std::vector<std::string>{in.string()}, (dir / "sharded").string(), [] {
+    sp::convert_options o;
+    o.to = "sharded";
+    o.layout.max_shard_bytes = 8;
+    return o;
+  }()));
+  auto merged = sp::convert(std::vector<std::string>{"demo://host/sharded/"}, (dir / "merged.safetensors").string());
+  ASSERT_OK(merged);
+  EXPECT_EQ(merged->parameters, 6U);
+  EXPECT_EQ(st_test::read_bytes(dir / "merged.safetensors"), st_test::read_bytes(in));
+  ASSERT_OK(st::register_store_provider("demo", nullptr));
+  EXPECT_ERROR(sp::convert(file_url, (dir / "never.npz").string()), st::error_code::unsupported);
+  EXPECT_FALSE(fs::exists(dir / "never.npz"));
 }
 
 }  // namespace

@@ -24,8 +24,15 @@ safetensors::result<sp::convert_summary> run_pipeline(std::span<const std::strin
   pipeline_progress bar(std::string(label), quiet);
   options.progress = bar.callback();
   options.on_warning = print_warning;
+  options.url = command_url_options();
   auto summary = [&]() -> safetensors::result<sp::convert_summary> {
-    const bool one_file = ins.size() == 1 && (io.one_input_file || is_url(ins.front()));
+    // A URL is an input like a path: the pipeline resolves it through the location door.
+    for (const auto& in : ins) {
+      if (is_url(in)) {
+        if (auto at = resolve_input(in); !at) return std::move(at).err();  // says --insecure once
+      }
+    }
+    const bool one_file = ins.size() == 1 && io.one_input_file;
     options.one_file_output = io.file_output;
     if (!one_file) {
       if (io.safetensors_only) options.from = "safetensors";

@@ -40,9 +40,14 @@ void add_remote_options(CLI::App& app) {
 
 bool is_url(const std::string& input) { return safetensors::is_url(input); }
 
-safetensors::result<safetensors::location> resolve_input(const std::string& input) {
+safetensors::url_options command_url_options() {
   safetensors::url_options options = settings();
   if (!token().empty()) options.bearer_token = token();
+  return options;
+}
+
+safetensors::result<safetensors::location> resolve_input(const std::string& input) {
+  const safetensors::url_options options = command_url_options();
   auto resolved = safetensors::location::resolve(input, options);
   static bool warned = false;
   if (resolved && !resolved->is_local() && options.insecure && input.rfind("https://", 0) == 0 &&

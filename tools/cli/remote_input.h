@@ -21,6 +21,9 @@ void add_remote_options(CLI::App& app);
 /// True for a URL (`scheme://...`), whether or not this program reads its scheme.
 [[nodiscard]] bool is_url(const std::string& input);
 
+/// The remote options of the command line (--token, --ca-file, --insecure, --timeout).
+[[nodiscard]] safetensors::url_options command_url_options();
+
 /// What `input` names (location::resolve), with the remote options of the command line.
 /// Errors name the URL, never the token.
 [[nodiscard]] safetensors::result<safetensors::location> resolve_input(const std::string& input);

@@ -21,6 +21,7 @@
 
 #include "safetensors/dtype.h"
 #include "safetensors/error.h"
+#include "safetensors/location.h"
 #include "safetensors/pipeline/format_table.h"
 #include "safetensors/pipeline/option_names.h"
 #include "safetensors/pipeline/selection.h"
@@ -49,6 +50,9 @@ struct convert_options {
   /// The output may be the input file itself: it is replaced atomically once complete (the
   /// CLI's in-place `cast` and `extract`). Otherwise writing over an input is refused.
   bool replace_input = false;
+  /// How URL inputs are reached (location.h: token, CA file, timeout): a URL of a SafeTensors
+  /// file or checkpoint is an input like a path, through the store its scheme's provider gives.
+  url_options url;
   /// PyTorch and .npz reading options; PyTorch ones given for another input are refused.
   source_options read;
   bool compress = false;         ///< .npz output: deflate members (refused for other outputs)

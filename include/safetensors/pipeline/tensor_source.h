@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "safetensors/checkpoint.h"
 #include "safetensors/chunk_sink.h"
 #include "safetensors/convert.h"
 #include "safetensors/dtype.h"
@@ -110,6 +111,9 @@ struct source_options {
                                                         const warning_handler& on_warning = {});
 /// An opened SafeTensors file of any backend (a remote one included): read in chunks.
 [[nodiscard]] source_ptr safetensors_source(file f);
+/// An opened SafeTensors checkpoint of any store (a remote one included): its shards as one
+/// source. `on_warning` hears what opening tolerated and `__metadata__` keys the shards disagree on.
+[[nodiscard]] source_ptr checkpoint_source(checkpoint c, const warning_handler& on_warning = {});
 [[nodiscard]] result<source_ptr> open_pytorch_source(const std::string& path, const source_options& options = {});
 [[nodiscard]] result<source_ptr> open_numpy_source(const std::string& path, const numpy::npz_options& npz = {});
 [[nodiscard]] result<source_ptr> open_gguf_source(const std::string& path);
