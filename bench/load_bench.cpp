@@ -14,11 +14,14 @@
 //       --benchmark_filter='Load|Memcpy|Cat|Slice|MmapView' --benchmark_min_time=2
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -235,6 +238,102 @@ void BM_SliceLoad(benchmark::State& state, safetensors::io_backend backend) {
   finish(state, at);
 }
 
+/// Issue 38's baseline: the pread backend's read of a slice before it, which fetched ranges
+/// through a 1 MiB bounce buffer while at least half of the window was wanted (a rank's
+/// part of a row split at world 2 read the whole tensor).
+safetensors::status read_through_half_full_windows(const safetensors::file& f, const safetensors::slice_plan& plan,
+                                                   std::span<std::byte> destination) {
+  constexpr std::uint64_t window = std::uint64_t{1} << 20;
+  const auto& r = plan.ranges;
+  std::vector<std::byte> bounce;
+  std::size_t out = 0;
+  for (std::size_t i = 0; i < r.size();) {
+    std::size_t j = i + 1;
+    std::uint64_t useful = r[i].length;
+    while (j < r.size() && r[j].offset >= r[j - 1].offset + r[j - 1].length &&
+           r[j].offset + r[j].length - r[i].offset <= window &&
+           (useful + r[j].length) * 2 >= r[j].offset + r[j].length - r[i].offset) {
+      useful += r[j].length;
+      ++j;
+    }
+    if (j == i + 1) {
+      if (auto s = f.read_range(r[i].offset, destination.subspan(out, r[i].length)); !s) return s;
+      out += r[i].length;
+      i = j;
+      continue;
+    }
+    const std::uint64_t base = r[i].offset;
+    bounce.resize(r[j - 1].offset + r[j - 1].length - base);
+    if (auto s = f.read_range(base, bounce); !s) return s;
+    for (; i < j; ++i) {
+      std::memcpy(destination.data() + out, bounce.data() + (r[i].offset - base), r[i].length);
+      out += r[i].length;
+    }
+  }
+  return {};
+}
+
+/// Bytes this process has read with read(2)/pread(2) (the kernel's count, /proc/self/io).
+std::uint64_t bytes_read_so_far() {
+  std::FILE* io = std::fopen("/proc/self/io", "r");
+  if (io == nullptr) return 0;
+  unsigned long long rchar = 0;
+  if (std::fscanf(io, "rchar: %llu", &rchar) != 1) rchar = 0;
+  std::fclose(io);
+  return rchar;
+}
+
+/// Rank 0's part of a row split (dim 1) of every tensor at world size range(0), each tensor
+/// viewed as rows of range(1) BF16 values, read on the pread backend by read_slice or by
+/// the old half-full-window read (range(2) = 1), one thread. The file is re-read before each
+/// timed pass (the machine pages out idle page cache). Counter read_x: bytes read / bytes wanted.
+void BM_RankRead(benchmark::State& state) {
+  if (!ready(state)) return;
+  auto& d = data();
+  const auto world = static_cast<std::uint64_t>(state.range(0));
+  const auto columns_per_row = static_cast<std::uint64_t>(state.range(1));
+  const bool old_path = state.range(2) == 1;
+  safetensors::open_options o;
+  o.backend = safetensors::io_backend::pread;
+  auto f = safetensors::file::open(d.path, o);
+  if (!f) {
+    state.SkipWithError(f.err().to_string().c_str());
+    return;
+  }
+  std::vector<safetensors::slice_plan> plans;
+  std::uint64_t wanted = 0;
+  for (const auto& t : f->tensors()) {
+    safetensors::tensor_info rows = t;
+    const std::vector<std::uint64_t> shape = {t.byte_size() / 2 / columns_per_row, columns_per_row};
+    rows.shape = shape;
+    plans.push_back(safetensors::plan_tensor_parallel(rows, f->header().data_start(), 1, 0, world).value());
+    wanted += plans.back().byte_size;
+  }
+  std::vector<std::byte> warm(std::size_t{1} << 20);
+  std::uint64_t read = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    for (std::uint64_t at = 0; at < f->file_size(); at += warm.size()) {
+      const auto n = static_cast<std::size_t>(std::min<std::uint64_t>(warm.size(), f->file_size() - at));
+      if (auto s = f->read_range(at, {warm.data(), n}); !s) state.SkipWithError(s.err().to_string().c_str());
+    }
+    const std::uint64_t before = bytes_read_so_far();
+    state.ResumeTiming();
+    std::uint64_t at = 0;
+    for (const auto& plan : plans) {
+      const std::span<std::byte> into(d.destination.get() + at, plan.byte_size);
+      auto s = old_path ? read_through_half_full_windows(*f, plan, into) : safetensors::read_slice(*f, plan, into);
+      if (!s) state.SkipWithError(s.err().to_string().c_str());
+      at += plan.byte_size;
+    }
+    state.PauseTiming();
+    read += bytes_read_so_far() - before;
+    state.ResumeTiming();
+  }
+  finish(state, wanted);
+  state.counters["read_x"] = static_cast<double>(read) / static_cast<double>(wanted) / static_cast<double>(state.iterations());
+}
+
 BENCHMARK(BM_MemcpyBaseline)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_Load, mmap, safetensors::io_backend::mmap)
     ->Arg(1)
@@ -258,6 +357,12 @@ BENCHMARK_CAPTURE(BM_SliceLoad, mmap, safetensors::io_backend::mmap)
     ->ArgName("dim")
     ->Arg(0)
     ->Arg(1)
+    ->UseRealTime()
+    ->Unit(benchmark::kMillisecond);
+// Interleaved: the old path then read_slice for each world size and row length.
+BENCHMARK(BM_RankRead)
+    ->ArgNames({"world", "row", "old"})
+    ->ArgsProduct({{2, 4, 8}, {1024, 4096}, {1, 0}})
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 

@@ -13,6 +13,7 @@
 #include "safetensors/checkpoint_write.h"
 #include "safetensors/distributed/tensor_parallel.h"
 #include "safetensors/multi_range_reader.h"
+#include "safetensors/slice.h"
 #include "safetensors/writer.h"
 #include "support/fault_injector.h"
 #include "support/paths.h"
@@ -264,6 +265,78 @@ TEST(TensorParallelLoad, ReadsOnePreadPerRunOfTheRanksPart) {
   auto loaded = safetensors::load_tp_rank(*mine, o);
   ASSERT_OK(loaded);
   EXPECT_EQ(count.calls(st_test::sys_call::pread), runs);
+}
+
+TEST(TensorParallelLoad, EachRankPreadsOnlyItsOwnBytes) {
+  // Issue 38: a row split wants 1/world of every row. Rows of 1 KiB lie within one read
+  // window, and at world 2 the pread backend used to read them whole through a bounce
+  // buffer (2x the rank's bytes); every rank must now read at most 1.05x its bytes.
+  const std::filesystem::path dir = st_test::scratch_dir();
+  constexpr std::uint64_t rows = 256;
+  constexpr std::uint64_t cols = 256;
+  std::vector<float> values(rows * cols);
+  std::iota(values.begin(), values.end(), 0.0F);
+  const std::vector<safetensors::tensor_data> tensors = {
+      {"l.down.weight", dtype::F32, {rows, cols}, std::as_bytes(std::span(values))},
+      {"l.up.weight", dtype::F32, {rows, cols}, std::as_bytes(std::span(values))}};
+  ASSERT_OK(safetensors::write_checkpoint(dir.string(), tensors, {}));
+  safetensors::checkpoint_options co;
+  co.shard.backend = safetensors::io_backend::pread;
+  auto c = safetensors::checkpoint::open(dir.string(), co);
+  ASSERT_OK(c);
+  const auto plan = plan_of(R"({"*.down.weight": "row", "*.up.weight": "column"})");
+  for (std::uint64_t world : {2U, 4U, 8U}) {
+    for (std::uint64_t rank = 0; rank < world; ++rank) {
+      SCOPED_TRACE(fmt::format("rank {} of {}", rank, world));
+      auto mine = safetensors::plan_tp_rank(*c, plan, rank, world);
+      ASSERT_OK(mine);
+      safetensors::load_options o;
+      o.threads = 1;  // the injector counts calls of one thread
+      st_test::fault_injector count;
+      auto loaded = safetensors::load_tp_rank(*mine, o);
+      ASSERT_OK(loaded);
+      EXPECT_EQ(mine->bytes, 2 * rows * cols * sizeof(float) / world);
+      EXPECT_LE(count.bytes(st_test::sys_call::pread) * 100, mine->bytes * 105);
+      for (const auto& t : *loaded) {
+        if (t.name != "l.down.weight") continue;
+        const std::uint64_t part = cols / world;
+        std::vector<float> expected;
+        for (std::uint64_t r = 0; r < rows; ++r)
+          for (std::uint64_t k = 0; k < part; ++k) expected.push_back(values[r * cols + rank * part + k]);
+        EXPECT_EQ(floats(t), expected);
+      }
+    }
+  }
+}
+
+TEST(TensorParallelLoad, NearlyWholeRowsStillShareOnePread) {
+  // Gaps of under 1/20 of the wanted bytes are cheaper read than skipped: 4 of every 64
+  // floats left out of a 256 x 64 matrix (64 KiB) still takes one pread, not 256.
+  const std::filesystem::path path = st_test::scratch_dir() / "dense.safetensors";
+  std::vector<float> values(256 * 64);
+  std::iota(values.begin(), values.end(), 0.0F);
+  const std::vector<safetensors::tensor_data> tensors = {
+      {"w", dtype::F32, {256, 64}, std::as_bytes(std::span(values))}};
+  ASSERT_OK(safetensors::write_file(path.string(), tensors));
+  safetensors::open_options oo;
+  oo.backend = safetensors::io_backend::pread;
+  auto f = safetensors::file::open(path.string(), oo);
+  ASSERT_OK(f);
+  const std::vector<safetensors::slice_index> spec = {safetensors::slice_index::all(),
+                                                      safetensors::slice_index::range(0, 62)};
+  auto plan = safetensors::plan_slice(*f, "w", spec);
+  ASSERT_OK(plan);
+  ASSERT_EQ(plan->ranges.size(), 256U);
+  std::vector<std::byte> out(plan->byte_size);
+  st_test::fault_injector count;
+  ASSERT_OK(safetensors::read_slice(*f, *plan, out));
+  EXPECT_EQ(count.calls(st_test::sys_call::pread), 1U);
+  EXPECT_LE(count.bytes(st_test::sys_call::pread) * 100, plan->byte_size * 105);
+  std::vector<float> got(out.size() / sizeof(float));
+  std::memcpy(got.data(), out.data(), out.size());
+  EXPECT_EQ(got[61], 61.0F);
+  EXPECT_EQ(got[62], 64.0F);
+  EXPECT_EQ(got.back(), static_cast<float>(255 * 64 + 61));
 }
 
 /// A file in memory behind the multi_range_reader interface, counting the calls of each kind.

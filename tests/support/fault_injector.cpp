@@ -40,15 +40,21 @@ int fake_fstat(int fd, struct stat* st) {
 }
 ssize_t fake_pread(int fd, void* buf, std::size_t n, off_t offset) {
   if (int e = decide(sys_call::pread, &n)) return fail(e, -1);
-  return real().pread(fd, buf, n, offset);
+  const ssize_t r = real().pread(fd, buf, n, offset);
+  if (active != nullptr) active->add_bytes(sys_call::pread, r);
+  return r;
 }
 ssize_t fake_read(int fd, void* buf, std::size_t n) {
   if (int e = decide(sys_call::read, &n)) return fail(e, -1);
-  return real().read(fd, buf, n);
+  const ssize_t r = real().read(fd, buf, n);
+  if (active != nullptr) active->add_bytes(sys_call::read, r);
+  return r;
 }
 ssize_t fake_pwrite(int fd, const void* buf, std::size_t n, off_t offset) {
   if (int e = decide(sys_call::pwrite, &n)) return fail(e, -1);
-  return real().pwrite(fd, buf, n, offset);
+  const ssize_t r = real().pwrite(fd, buf, n, offset);
+  if (active != nullptr) active->add_bytes(sys_call::pwrite, r);
+  return r;
 }
 int fake_fsync(int fd) {
   if (int e = decide(sys_call::fsync)) return fail(e, -1);

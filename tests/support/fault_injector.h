@@ -60,16 +60,23 @@ class fault_injector {
 
   [[nodiscard]] std::uint64_t calls(sys_call c) const { return counts_[static_cast<std::size_t>(c)]; }
   [[nodiscard]] std::uint64_t total_calls() const { return total_; }
+  /// Bytes that calls of kind `c` (pread, read, pwrite) transferred.
+  [[nodiscard]] std::uint64_t bytes(sys_call c) const { return bytes_[static_cast<std::size_t>(c)]; }
   /// Calls that the injector failed or shortened.
   [[nodiscard]] std::uint64_t injected() const { return injected_; }
 
   /// Internal: decides the fate of the next call of kind `c`. Returns the errno to fail
   /// with (0: do not fail) and lowers `n` for a short transfer.
   int next(sys_call c, std::size_t* n);
+  /// Internal: records `n` bytes transferred by a call of kind `c`.
+  void add_bytes(sys_call c, ssize_t n) {
+    if (n > 0) bytes_[static_cast<std::size_t>(c)] += static_cast<std::uint64_t>(n);
+  }
 
  private:
   std::vector<fault> faults_;
   std::array<std::uint64_t, sys_call_count> counts_{};
+  std::array<std::uint64_t, sys_call_count> bytes_{};
   std::uint64_t total_ = 0;
   std::uint64_t injected_ = 0;
   std::uint64_t nth_ = 0;
