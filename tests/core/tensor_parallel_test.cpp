@@ -395,6 +395,46 @@ TEST(TensorParallelLoad, MultiRangeReaderGetsARowPartsRunsInOneCall) {
   }
 }
 
+/// A file in memory behind the plain range_reader interface (one round trip per read).
+class single_range_reader final : public safetensors::range_reader {
+ public:
+  explicit single_range_reader(std::vector<std::byte> bytes) : bytes_(std::move(bytes)) {}
+  const std::string& name() const noexcept override { return name_; }
+  std::uint64_t size() const noexcept override { return bytes_.size(); }
+  safetensors::status read(std::uint64_t offset, std::span<std::byte> destination) const override {
+    ++reads;
+    std::memcpy(destination.data(), bytes_.data() + offset, destination.size());
+    return {};
+  }
+  mutable std::atomic<int> reads{0};
+
+ private:
+  std::string name_ = "single";
+  std::vector<std::byte> bytes_;
+};
+
+TEST(TensorParallelLoad, PlainRangeReaderStillReadsHalfWantedWindowsAtOnce) {
+  // A round trip costs more than the gaps: a rank's half of 64 rows is one read, not 64.
+  std::vector<float> w(64 * 16);
+  std::iota(w.begin(), w.end(), 0.0F);
+  const std::vector<safetensors::tensor_data> data = {{"w", dtype::F32, {64, 16}, std::as_bytes(std::span(w))}};
+  auto bytes = safetensors::serialize(data);
+  ASSERT_OK(bytes);
+  auto reader = std::make_shared<single_range_reader>(std::move(bytes).value());
+  auto f = safetensors::file::open_reader(reader);
+  ASSERT_OK(f);
+  const int opening_reads = reader->reads;
+  auto part = safetensors::plan_tensor_parallel(*f->find("w"), f->header().data_start(), 1, 1, 2);
+  ASSERT_OK(part);
+  ASSERT_EQ(part->ranges.size(), 64U);
+  std::vector<float> got(64 * 8);
+  ASSERT_OK(safetensors::read_slice(*f, *part, std::as_writable_bytes(std::span(got))));
+  EXPECT_EQ(reader->reads, opening_reads + 1);
+  for (std::size_t r = 0; r < 64; ++r) {
+    for (std::size_t c = 0; c < 8; ++c) EXPECT_EQ(got[r * 8 + c], w[r * 16 + 8 + c]);
+  }
+}
+
 TEST(TensorParallelLoad, DestinationsMustMatchThePlan) {
   tp_fixture fx;
   auto c = safetensors::checkpoint::open(fx.dir.string());

@@ -11,15 +11,24 @@
 namespace safetensors {
 namespace {
 
-/// Ranges closer than this may be fetched by one pread through a bounce buffer: one system
-/// call per tiny range (e.g. a column of a matrix) would dominate.
+/// Ranges closer than this may be fetched by one read through a bounce buffer: one system
+/// call (or request) per tiny range, e.g. a column of a matrix, would dominate.
 constexpr std::uint64_t window_bytes = std::uint64_t{1} << 20;
-/// ... but only while the gaps read with them stay within 1/max_waste of the wanted bytes:
-/// a tensor-parallel rank must read its own bytes, not its neighbours' (issue 38: with
-/// half of each row wanted, the old 1/2 density rule read the whole tensor), and a pread
-/// per run is as fast as copying gaps out of the page cache (bench/load_bench.cpp,
-/// BM_SliceRead).
-constexpr std::uint64_t max_waste = 20;
+/// A local file (pread) reads gaps only while they stay within 1/local_max_waste of the
+/// wanted bytes: a tensor-parallel rank reads its own bytes, not its neighbours' (issue 38:
+/// at world 2 the old rule below read the whole of a row-split tensor), and a pread per
+/// run of 4 KiB or more is as fast as copying the gaps out of the page cache
+/// (bench/load_bench.cpp, BM_RankRead).
+constexpr std::uint64_t local_max_waste = 20;
+/// A range reader without multi-range requests (one round trip per read) reads gaps while
+/// at least 1/reader_min_density of the window is wanted.
+constexpr std::uint64_t reader_min_density = 2;
+
+/// Whether one read of [first, last] is worth its gaps: `wanted` of its `span` bytes are wanted.
+bool worth_one_read(const file& f, std::uint64_t wanted, std::uint64_t span) {
+  if (f.backend() == io_backend::pread) return (span - wanted) * local_max_waste <= wanted;
+  return wanted * reader_min_density >= span;
+}
 
 }  // namespace
 
@@ -58,7 +67,7 @@ status read_ranges(const file& f, std::span<const byte_range> r, std::span<std::
       std::uint64_t useful = r[i].length;
       while (j < r.size() && r[j].offset >= r[j - 1].offset + r[j - 1].length &&
              r[j].offset + r[j].length - r[i].offset <= window_bytes &&
-             (r[j].offset + r[j].length - r[i].offset - (useful + r[j].length)) * max_waste <= useful + r[j].length) {
+             worth_one_read(f, useful + r[j].length, r[j].offset + r[j].length - r[i].offset)) {
         useful += r[j].length;
         ++j;
       }
