@@ -159,7 +159,7 @@ function showSummary() {
       `${fmt(l.rows)} × ${fmt(l.cols)}`]), ['layer', 'mode', 'group', 'logical shape']));
   }
   for (const e of valid) {
-    const meta = Object.entries(e.result.metadata);
+    const meta = [...e.result.metadata];
     if (meta.length === 0) continue;
     box.append(el('h2', {}, valid.length === 1 ? 'Metadata' : `Metadata of ${e.name}`));
     const m = el('dl', { class: 'facts meta' });

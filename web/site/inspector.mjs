@@ -67,7 +67,7 @@ export function sniff(a, prefix) {
  */
 export async function inspect(a, read, size, policy = 'reference') {
   const { m, scratch } = a;
-  const empty = { tensors: [], metadata: {}, layout: null, warnings: [], mlx: [], head: null };
+  const empty = { tensors: [], metadata: new Map(), layout: null, warnings: [], mlx: [], head: null };
   const options = newOptions(a, policy);
   try {
     const prefix = await read(0, Math.min(SNIFF_BYTES, size));
@@ -140,11 +140,11 @@ function describe(a, file, size) {
     const align = alignmentOf(layout.dataStart + begin);
     tensors.push({ index: i, name, dtype: DTYPE_NAMES[dtypeId], dtypeId, shape, begin, end, bytes: end - begin, elements, align });
   }
-  const metadata = {};
+  const metadata = new Map(); // a plain object would drop a `__proto__` key
   m._safetensors_metadata_count(file, scratch);
   for (let i = 0, count = a.u32(scratch); i < count; ++i) {
     m._safetensors_metadata_at(file, i, scratch, scratch + 4, scratch + 8, scratch + 12);
-    metadata[a.bytesText(a.u32(scratch), a.u32(scratch + 4))] = a.bytesText(a.u32(scratch + 8), a.u32(scratch + 12));
+    metadata.set(a.bytesText(a.u32(scratch), a.u32(scratch + 4)), a.bytesText(a.u32(scratch + 8), a.u32(scratch + 12)));
   }
   const warnings = [];
   m._safetensors_warning_count(file, scratch);
