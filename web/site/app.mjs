@@ -43,10 +43,18 @@ let a = null;
 let state = null; // { files, entries: [{name, file, result}], combined, summary, policy, sortKey, ascending, selected }
 let generation = 0; // a newer openFiles (another drop, a policy change) makes an older one stop
 
+let pending = null; // files picked while the core loads: opened once it is ready
+
 async function openFiles(files) {
-  if (!a || files.length === 0) return;
+  if (files.length === 0) return;
+  if (!a) {
+    pending = [...files];
+    $('status').textContent = `${pending.length} file${pending.length === 1 ? '' : 's'} will be read once the WebAssembly core is loaded…`;
+    return;
+  }
   const mine = ++generation;
   const started = performance.now();
+  const readBefore = reads.bytes;
   $('status').textContent = `Reading ${files.length} file${files.length === 1 ? '' : 's'}…`;
   const policy = $('policy').value;
   const list = [...files].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
@@ -62,7 +70,7 @@ async function openFiles(files) {
   if (indexText !== null) reads.bytes += indexFile.size;
   const combined = combine(entries, indexText, indexFile?.name);
   const summary = summarize(combined.tensors);
-  state = { files: list, entries, combined, summary, policy, sortKey: 'begin', ascending: true, selected: null, indexName: indexFile?.name ?? null };
+  state = { files: list, entries, combined, summary, policy, sortKey: 'begin', ascending: true, selected: null, indexName: indexFile?.name ?? null, sorted: null, view: [], window: null, rowHeight: undefined };
   showVerdicts();
   const any = combined.tensors.length > 0 || entries.some((e) => e.result.verdict.ok);
   $('views').hidden = !any;
@@ -73,7 +81,7 @@ async function openFiles(files) {
     for (const id of ['summary', 'tensors', 'tree', 'charts', 'tensor']) $(id).hidden = true;
   }
   const ms = performance.now() - started;
-  $('status').textContent = `Judged ${entries.length} file${entries.length === 1 ? '' : 's'} in ${ms.toFixed(0)} ms, reading ${bytesText(reads.bytes)}.`;
+  $('status').textContent = `Judged ${entries.length} file${entries.length === 1 ? '' : 's'} in ${ms.toFixed(0)} ms, reading ${bytesText(reads.bytes - readBefore)}.`;
   document.body.dataset.openMs = ms.toFixed(1);
   document.body.dataset.state = 'ready';
 }
@@ -169,8 +177,11 @@ function showSummary() {
 }
 
 // ---- Tensor table -------------------------------------------------------------------------
+// Only the rows in view are in the DOM (a header of 20,000 tensors stays fast to filter and
+// scroll): spacer rows stand for the others, sized by the rendered rows' mean height.
 
-const ROW_LIMIT = 2000;
+const FILTER_DELAY_MS = 80; // typing waits this long after the last keystroke before filtering
+const OVERSCAN = 12; // rows rendered above and below the visible ones
 
 function matcher(text) {
   const m = /^\/(.+)\/([a-z]*)$/.exec(text);
@@ -180,36 +191,88 @@ function matcher(text) {
   return (name) => name.includes(text);
 }
 
-function showRows() {
+/** The tensors in the table's order (cached until the sort changes). */
+function sortedTensors() {
+  if (state.sorted) return state.sorted;
   const { sortKey, ascending } = state;
-  const match = matcher($('filter').value);
   const key = (t) => (sortKey === 'shape' ? t.shape.length * 1e15 + t.shape.reduce((x, y) => x * y, 1) : sortKey === 'begin' ? [t.shard ?? '', t.begin] : t[sortKey]);
   const cmp = (p, q) => (Array.isArray(p) ? (p[0] < q[0] ? -1 : p[0] > q[0] ? 1 : p[1] - q[1]) : p < q ? -1 : p > q ? 1 : 0);
-  const rows = state.combined.tensors.filter((t) => match(t.name)).sort((x, y) => cmp(key(x), key(y)) * (ascending ? 1 : -1));
-  const body = $('rows');
-  body.textContent = '';
-  const multi = state.entries.length > 1;
-  for (const t of rows.slice(0, ROW_LIMIT)) {
-    const tr = body.insertRow();
-    tr.tabIndex = 0;
-    tr.dataset.name = t.name;
-    const offset = multi ? `${t.shard} @ ${fmt(t.begin)}` : fmt(t.begin);
-    [t.name, t.dtype, `[${t.shape.join(', ')}]`, fmt(t.elements), fmt(t.bytes), offset].forEach((c, i) => {
-      const td = tr.insertCell(); td.textContent = c; if (i >= 3) td.className = i === 5 ? 'num wide' : 'num';
-    });
-    const show = () => openTensor(t);
-    tr.addEventListener('click', show);
-    tr.addEventListener('keydown', (e) => {
-      if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); show(); }
-      if (e.key === 'ArrowDown') { e.preventDefault(); tr.nextElementSibling?.focus(); }
-      if (e.key === 'ArrowUp') { e.preventDefault(); tr.previousElementSibling?.focus(); }
-    });
-  }
-  $('shown').textContent = rows.length > ROW_LIMIT ? `showing ${fmt(ROW_LIMIT)} of ${fmt(rows.length)} matches` : `${fmt(rows.length)} of ${fmt(state.combined.tensors.length)} tensors`;
+  state.sorted = [...state.combined.tensors].sort((x, y) => cmp(key(x), key(y)) * (ascending ? 1 : -1));
+  return state.sorted;
+}
+
+function showRows() {
+  const started = performance.now();
+  const text = $('filter').value;
+  const match = matcher(text);
+  state.view = text === '' ? sortedTensors() : sortedTensors().filter((t) => match(t.name));
+  state.window = null;
+  $('rows-scroll').scrollTop = 0;
+  renderRows();
+  const total = state.combined.tensors.length;
+  $('shown').textContent = `${fmt(state.view.length)} of ${fmt(total)} tensors`;
   for (const th of document.querySelectorAll('#tensors th')) {
     const b = th.querySelector('button');
-    th.setAttribute('aria-sort', b.dataset.key === sortKey ? (ascending ? 'ascending' : 'descending') : 'none');
+    th.setAttribute('aria-sort', b.dataset.key === state.sortKey ? (state.ascending ? 'ascending' : 'descending') : 'none');
   }
+  document.body.dataset.filterMs = (performance.now() - started).toFixed(1);
+}
+
+const spacer = (height) => {
+  const tr = el('tr', { class: 'spacer', 'aria-hidden': 'true' }, el('td', { colspan: '6' }));
+  tr.style.height = `${height}px`;
+  return tr;
+};
+
+/** Renders the rows in view of the scroll box; keeps the focused row focused. */
+function renderRows() {
+  const box = $('rows-scroll');
+  const body = $('rows');
+  const rows = state.view;
+  const height = state.rowHeight ?? 28;
+  const first = Math.max(0, Math.floor(box.scrollTop / height) - OVERSCAN);
+  const last = Math.min(rows.length, Math.ceil((box.scrollTop + Math.max(box.clientHeight, 600)) / height) + OVERSCAN);
+  if (state.window && state.window[0] === first && state.window[1] === last) return;
+  state.window = [first, last];
+  const focused = document.activeElement?.closest?.('#rows tr')?.dataset.index;
+  const multi = state.entries.length > 1;
+  const fragment = document.createDocumentFragment();
+  if (first > 0) fragment.append(spacer(first * height));
+  for (let i = first; i < last; ++i) {
+    const t = rows[i];
+    const tr = document.createElement('tr');
+    tr.tabIndex = 0;
+    tr.dataset.name = t.name;
+    tr.dataset.index = i;
+    const offset = multi ? `${t.shard} @ ${fmt(t.begin)}` : fmt(t.begin);
+    [t.name, t.dtype, `[${t.shape.join(', ')}]`, fmt(t.elements), fmt(t.bytes), offset].forEach((c, j) => {
+      const td = tr.insertCell(); td.textContent = c; if (j >= 3) td.className = j === 5 ? 'num wide' : 'num';
+    });
+    fragment.append(tr);
+  }
+  if (last < rows.length) fragment.append(spacer((rows.length - last) * height));
+  body.replaceChildren(fragment);
+  const drawn = last - first;
+  if (drawn > 0 && state.rowHeight === undefined) {
+    const drawnRows = body.querySelectorAll('tr[data-index]');
+    const measured = (drawnRows[drawnRows.length - 1].getBoundingClientRect().bottom - drawnRows[0].getBoundingClientRect().top) / drawnRows.length;
+    if (measured > 0) { state.rowHeight = measured; state.window = null; renderRows(); return; }
+  }
+  if (focused !== undefined) body.querySelector(`tr[data-index="${focused}"]`)?.focus({ preventScroll: true });
+}
+
+/** Focuses row `i` of the view, scrolling it into the box first when it is not rendered. */
+function focusRow(i) {
+  if (i < 0 || i >= state.view.length) return;
+  const box = $('rows-scroll');
+  let tr = $('rows').querySelector(`tr[data-index="${i}"]`);
+  if (!tr) {
+    box.scrollTop = i * (state.rowHeight ?? 28) - box.clientHeight / 2;
+    renderRows();
+    tr = $('rows').querySelector(`tr[data-index="${i}"]`);
+  }
+  tr?.focus({ preventScroll: true });
+  tr?.scrollIntoView({ block: 'nearest' });
 }
 
 // ---- Tree ----------------------------------------------------------------------------------
@@ -224,7 +287,7 @@ function showTree() {
 
 /** One level of the tree; a node's children are built when it is first opened. */
 function treeList(node) {
-  const ul = el('ul', { class: 'tree', role: 'group' });
+  const ul = el('ul', { class: 'tree' });
   const children = [...node.children.values()];
   for (const c of children.slice(0, 5000)) {
     const label = `${c.name} — ${fmt(c.parameters)} params${c.tensors > 1 ? `, ${fmt(c.tensors)} tensors` : ''}`;
@@ -360,6 +423,8 @@ function selectTab(tab, focus) {
     t.tabIndex = on ? 0 : -1;
     $(t.getAttribute('aria-controls')).hidden = !on;
   }
+  // The table's rows are measured once they can be: when their panel shows.
+  if (tab.id === 'tab-tensors' && state?.view && state.rowHeight === undefined) { state.window = null; renderRows(); }
   if (focus) tab.focus();
 }
 
@@ -378,12 +443,30 @@ $('slice-form').addEventListener('submit', (e) => { e.preventDefault(); showValu
 $('picker').addEventListener('change', () => openFiles($('picker').files));
 $('folder').addEventListener('change', () => openFiles($('folder').files));
 $('policy').addEventListener('change', () => { if (state) openFiles(state.files); });
-$('filter').addEventListener('input', () => { if (state) showRows(); });
+let filterTimer = 0;
+$('filter').addEventListener('input', () => {
+  clearTimeout(filterTimer);
+  filterTimer = setTimeout(() => { if (state) showRows(); }, FILTER_DELAY_MS);
+});
+$('rows-scroll').addEventListener('scroll', () => { if (state?.view) renderRows(); }, { passive: true });
+$('rows').addEventListener('click', (e) => {
+  const tr = e.target.closest('tr[data-index]');
+  if (tr) openTensor(state.view[Number(tr.dataset.index)]);
+});
+$('rows').addEventListener('keydown', (e) => {
+  const tr = e.target.closest('tr[data-index]');
+  if (!tr) return;
+  const i = Number(tr.dataset.index);
+  if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); openTensor(state.view[i]); }
+  if (e.key === 'ArrowDown') { e.preventDefault(); focusRow(i + 1); }
+  if (e.key === 'ArrowUp') { e.preventDefault(); focusRow(i - 1); }
+});
 for (const b of document.querySelectorAll('#tensors th button')) {
   b.addEventListener('click', () => {
     if (!state) return;
     state.ascending = state.sortKey === b.dataset.key ? !state.ascending : true;
     state.sortKey = b.dataset.key;
+    state.sorted = null;
     showRows();
   });
 }
@@ -409,7 +492,6 @@ const drop = $('drop');
 drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
 drop.addEventListener('dragleave', () => drop.classList.remove('over'));
 drop.addEventListener('drop', async (e) => { e.preventDefault(); drop.classList.remove('over'); openFiles(await droppedFiles(e.dataTransfer)); });
-drop.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); $('picker').click(); } });
 // Dropping anywhere else must not make the browser navigate away to the file.
 window.addEventListener('dragover', (e) => e.preventDefault());
 window.addEventListener('drop', (e) => e.preventDefault());
@@ -422,3 +504,4 @@ document.body.dataset.loadMs = loadMs.toFixed(1);
 document.body.dataset.state = 'loaded';
 $('status').textContent = `Ready (core loaded in ${loadMs.toFixed(0)} ms).`;
 $('footer').textContent = `safetensors-cxx ${a.version}, WebAssembly. Files never leave this page.`;
+if (pending) openFiles(pending);
