@@ -67,7 +67,7 @@ TEST(FindDuplicateJsonKey, JsonErrorsHaveTheSameWordsOnEveryKernel) {
     for (std::size_t i = 0; i < std::size(texts); ++i) {
       auto r = find_duplicate_json_key(texts[i]);
       ASSERT_FALSE(r) << kernel << ": " << texts[i];
-      EXPECT_EQ(r.error().message, words[i]) << kernel << ": " << texts[i];
+      EXPECT_EQ(r.err().message, words[i]) << kernel << ": " << texts[i];
     }
   }
   active = native;

@@ -31,10 +31,8 @@ simdjson::error_code first_pass_error(std::string_view json) noexcept {
 const char* json_error_words(simdjson::error_code reported, std::string_view json) noexcept {
   switch (reported) {
     case simdjson::MEMALLOC:
-    case simdjson::CAPACITY:
-      return simdjson::error_message(reported);  // found before the first pass
-    default:
-      break;
+    case simdjson::CAPACITY: return simdjson::error_message(reported);  // found before the first pass
+    default: break;
   }
   const auto first = first_pass_error(json);
   return simdjson::error_message(first != simdjson::SUCCESS ? first : reported);
