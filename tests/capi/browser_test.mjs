@@ -13,7 +13,8 @@
 // - a file picked while the core still loads is opened once it is ready; no view shows with no
 //   file; names with U+0000 and a `__proto__` metadata key are kept; "reading N bytes" is per open;
 // - 20,000 tensors filter in under 100 ms a keystroke (only the rows in view are rendered);
-// - axe-core finds no serious or critical accessibility problem in any view.
+// - axe-core finds no serious or critical accessibility problem in any view;
+// - the one-file build works from file://, and the served page offline once visited.
 // Screenshots of every view (light, dark, phone width) go to OUT/screenshots; timings to
 // OUT/browser-timings.json. Prints "browser test ok: ..." or exits 1.
 // Usage: node browser_test.mjs SITE_DIR CORPUS_DIR CLI OUT_DIR NODE_MODULES_DIR [CHROMIUM]
@@ -22,6 +23,7 @@ import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 const [siteDir, corpus, cli, outDir, nodeModules, chromiumArg] = process.argv.slice(2).map((a, i) => (i < 5 ? path.resolve(a) : a));
 const chromium = (chromiumArg ? [chromiumArg] : ['/usr/lib/chromium/chromium', '/usr/bin/chromium']).find((p) => existsSync(p));
@@ -413,8 +415,33 @@ await page.click('#rows tr[data-name="model.layers.0.mlp.up_proj.weight"]');
 await page.waitForSelector('#tensor-out dl.stats');
 await shot('overview');
 
+// ---- The one-file build from file:// (a saved copy), and the served page offline -----------
+/** A fresh tab failing the test on page errors; `files` opened once its core is loaded. */
+async function visit(url, files, what) {
+  const tabPage = await browser.newPage();
+  tabPage.on('pageerror', (e) => fail(`${what}: page error: ${e.message}`));
+  tabPage.on('console', (m) => { if (m.type() === 'error') fail(`${what}: console error: ${m.text()}`); });
+  await tabPage.goto(url);
+  await tabPage.waitForSelector('body[data-state=loaded]', { timeout: 20000 });
+  await (await tabPage.$('#picker')).uploadFile(...files);
+  await tabPage.waitForSelector('body[data-state=ready]', { timeout: 20000 });
+  const got = await tabPage.$$eval('#verdict-list li', (items) => items.map((li) => `${li.dataset.file}: ${li.dataset.code}`));
+  if (got.join() !== 'model.safetensors: ok') fail(`${what}: ${got}`);
+  return tabPage;
+}
+await (await visit(pathToFileURL(path.join(siteDir, 'safetensors-inspector.html')).href, [model], 'file://')).close();
+const visitor = await visit(`${origin}/index.html`, [model], 'first visit');
+await visitor.evaluate(async () => { await navigator.serviceWorker.ready; });
+server.closeAllConnections();
+await new Promise((ok) => server.close(ok)); // offline from here on
+await visitor.reload();
+await visitor.waitForSelector('body[data-state=loaded]', { timeout: 20000 });
+await (await visitor.$('#picker')).uploadFile(model);
+await visitor.waitForSelector('body[data-state=ready]', { timeout: 20000 });
+const offline = await visitor.$$eval('#verdict-list li', (items) => items.map((li) => `${li.dataset.file}: ${li.dataset.code}`));
+if (offline.join() !== 'model.safetensors: ok') fail(`offline, once visited: ${offline}`);
+
 await browser.close();
-server.close();
 if (outside.length) fail(`requests left the page: ${outside.join(', ')}`);
 const timings = { loadMs, coreMs, openTwentyThousandTensorsMs: manyMs, filterKeystrokeMs, filterPassMs, openTwoGigabytesMs: openMs, twoGigabytesBytesRead: bigRead.blob, chromium: (await import('node:child_process')).execFileSync(chromium, ['--version']).toString().trim() };
 writeFileSync(path.join(outDir, 'browser-timings.json'), `${JSON.stringify(timings, null, 2)}\n`);

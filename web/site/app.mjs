@@ -496,12 +496,19 @@ drop.addEventListener('drop', async (e) => { e.preventDefault(); drop.classList.
 window.addEventListener('dragover', (e) => e.preventDefault());
 window.addEventListener('drop', (e) => e.preventDefault());
 
-// safetensors_c.js (a classic script before this module) defines createSafetensors.
+// safetensors_c.js (a classic script before this module) defines createSafetensors. The one-file
+// build (web/tools/standalone.mjs, for file://) carries the module base64-encoded in #wasm-base64.
 const loadStarted = performance.now();
-a = api(await globalThis.createSafetensors());
+const inlined = document.getElementById('wasm-base64');
+const wasmBinary = inlined ? Uint8Array.from(atob(inlined.textContent), (c) => c.charCodeAt(0)) : undefined;
+a = api(await globalThis.createSafetensors(wasmBinary ? { wasmBinary } : {}));
 const loadMs = performance.now() - loadStarted;
 document.body.dataset.loadMs = loadMs.toFixed(1);
 document.body.dataset.state = 'loaded';
 $('status').textContent = `Ready (core loaded in ${loadMs.toFixed(0)} ms).`;
 $('footer').textContent = `safetensors-cxx ${a.version}, WebAssembly. Files never leave this page.`;
 if (pending) openFiles(pending);
+// Served over HTTP(S), a service worker (sw.js) keeps the page's files: it works offline once visited.
+if (!inlined && 'serviceWorker' in navigator && window.isSecureContext) {
+  navigator.serviceWorker.register('sw.js').catch((e) => console.warn(`no offline copy: ${e.message}`));
+}
