@@ -247,17 +247,29 @@ const readingTwice = await page.$eval('#status', (e) => e.textContent.replace(/ 
 if (readingOnce !== readingTwice || !/reading [\d.]+ (B|KiB)\.$/.test(readingOnce)) fail(`the bytes read, per open: '${readingOnce}', then '${readingTwice}'`);
 await shot('summary');
 await accessible('summary');
+const parametersFact = await page.$eval('#summary dl.facts', (d) => [...d.querySelectorAll('dt')].find((dt) => dt.textContent === 'parameters').nextElementSibling.textContent);
+if (parametersFact !== '9,408 (9.41K)') fail(`parameters: ${parametersFact}`);
 await tab('tensors');
 await page.type('#filter', 'layers');
 await page.waitForFunction(() => document.querySelector('#shown').textContent === '4 of 6 tensors');
-const filtered = await page.$$eval('#rows tr', (trs) => trs.map((tr) => tr.dataset.name));
+const filtered = await page.$$eval('#rows tr[data-name]', (trs) => trs.map((tr) => tr.dataset.name));
 if (filtered.length !== 4 || !filtered.every((n) => n.includes('layers'))) fail(`filter 'layers': ${filtered}`);
 await page.click('#tensors th button[data-key="elements"]');
 await page.click('#tensors th button[data-key="elements"]'); // descending
-const sorted = await page.$$eval('#rows tr', (trs) => trs.map((tr) => tr.dataset.name));
+const sorted = await page.$$eval('#rows tr[data-name]', (trs) => trs.map((tr) => tr.dataset.name));
 if (!sorted[0].endsWith('attn.weight')) fail(`sorting by parameters, descending: ${sorted}`);
 await page.$eval('#filter', (i) => { i.value = ''; i.dispatchEvent(new Event('input')); });
 await page.waitForFunction(() => document.querySelector('#shown').textContent === '6 of 6 tensors');
+// Grouped by layer (the default): a row per layer before its tensors; its button folds them.
+const groups = await page.$$eval('#rows tr.group', (trs) => trs.map((tr) => `${tr.dataset.layer}: ${tr.cells[1].textContent}`));
+// (sorted by parameters, descending: a layer comes where its first tensor does)
+if (groups.join() !== 'model.layers.0: 4,160 (4.16K),model.layers.1: 4,160 (4.16K),model.embed: 1,024 (1.02K),model.norm: 64 (64)') fail(`layer groups: ${groups}`);
+await page.click('#rows tr.group[data-layer="model.layers.0"] button');
+const folded = await page.$$eval('#rows tr[data-name]', (trs) => trs.map((tr) => tr.dataset.name));
+const expanded = await page.$eval('#rows tr.group[data-layer="model.layers.0"] button', (b) => b.getAttribute('aria-expanded'));
+if (folded.some((n) => n.startsWith('model.layers.0.')) || folded.length !== 4 || expanded !== 'false') fail(`folding model.layers.0: ${folded} (${expanded})`);
+await page.keyboard.press('Enter'); // the focused button unfolds it again
+if ((await page.$$eval('#rows tr[data-name]', (trs) => trs.length)) !== 6) fail('unfolding model.layers.0 with Enter');
 await shot('tensors');
 await accessible('tensors');
 await tab('tree');
@@ -305,6 +317,24 @@ const overflow = await page.evaluate(() => document.documentElement.scrollWidth 
 if (overflow > 0) fail(`phone width: the page is ${overflow} px wider than the window`);
 await shot('tensors-phone', { fullPage: true });
 await page.setViewport({ width: 1200, height: 900 });
+
+// ---- The dtype table: the CLI's order, shares of the parameters and bytes -------------------
+{
+  const mixed = path.join(scratch, 'mixed-dtypes.safetensors');
+  const spec = { a: ['F32', 4, 4], b: ['BF16', 2, 2], c: ['U8', 4, 1], d: ['F16', 2, 2] };
+  let offset = 0;
+  const header = {};
+  for (const [name, [dtype, n, size]] of Object.entries(spec)) { header[name] = { dtype, shape: [n], data_offsets: [offset, offset + n * size] }; offset += n * size; }
+  let json = JSON.stringify(header);
+  json += ' '.repeat((8 - (json.length % 8)) % 8);
+  const prefix = Buffer.alloc(8); prefix.writeBigUInt64LE(BigInt(json.length));
+  writeFileSync(mixed, Buffer.concat([prefix, Buffer.from(json), Buffer.alloc(offset)]));
+  const cliOrder = run(['inspect', mixed]).split('\n').map((l) => /^ {2}([A-Z0-9_]+) /.exec(l)?.[1]).filter(Boolean);
+  await open([mixed]);
+  const dtypeRows = await page.$$eval('#dtype-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent).join('|')));
+  const want = ['U8|1|4 (4)|33.3%|4 B|14.3%', 'F16|1|2 (2)|16.7%|4 B|14.3%', 'BF16|1|2 (2)|16.7%|4 B|14.3%', 'F32|1|4 (4)|33.3%|16 B|57.1%'];
+  if (dtypeRows.join() !== want.join() || dtypeRows.map((r) => r.split('|')[0]).join() !== cliOrder.join()) fail(`dtype table: ${dtypeRows} (the CLI's order: ${cliOrder})`);
+}
 
 // ---- U+0000 in names, a __proto__ metadata key -------------------------------------------
 await open([nul]);

@@ -2,7 +2,7 @@
 // The page: file picker, folder picker and drop zone feeding inspector.mjs, which reads the
 // files through File.slice only. Views: verdict, summary, tensor table, tree, charts, tensor.
 import {
-  api, combine, defaultSpec, histogram, inspect, mlxRows, sliceValues, summarize, tree,
+  api, combine, compactCount, defaultSpec, histogram, inspect, layerOf, mlxRows, sliceValues, summarize, tree,
 } from './inspector.mjs';
 
 const $ = (id) => document.getElementById(id);
@@ -70,7 +70,7 @@ async function openFiles(files) {
   if (indexText !== null) reads.bytes += indexFile.size;
   const combined = combine(entries, indexText, indexFile?.name);
   const summary = summarize(combined.tensors);
-  state = { files: list, entries, combined, summary, policy, sortKey: 'begin', ascending: true, selected: null, indexName: indexFile?.name ?? null, sorted: null, view: [], window: null, rowHeight: undefined };
+  state = { files: list, entries, combined, summary, policy, sortKey: 'begin', ascending: true, selected: null, indexName: indexFile?.name ?? null, sorted: null, matched: [], view: [], collapsed: new Set(), window: null, rowHeight: undefined };
   showVerdicts();
   const any = combined.tensors.length > 0 || entries.some((e) => e.result.verdict.ok);
   $('views').hidden = !any;
@@ -151,15 +151,19 @@ function showSummary() {
     fact('header', `${fmt(l.headerLength)} bytes, data starts at byte ${fmt(l.dataStart)}`);
   }
   fact('tensors', fmt(s.count));
-  fact('parameters', fmt(s.parameters));
+  fact('parameters', `${fmt(s.parameters)} (${compactCount(s.parameters)})`);
   fact('data', `${bytesText(s.bytes)} (${fmt(s.bytes)} bytes)`);
   fact('alignment', s.count === 0 ? '—' : s.elementAligned
     ? `every tensor aligned to its element size (all data at least ${s.minAlign}-byte aligned)`
     : `some tensors are not aligned to their element size (smallest alignment ${s.minAlign})`);
   box.append(dl);
   box.append(el('h2', {}, 'Per dtype'));
-  box.append(table(Object.entries(s.byDtype).map(([d, r]) => [d, fmt(r.tensors), fmt(r.parameters), bytesText(r.bytes)]),
-    ['dtype', 'tensors', 'parameters', 'bytes']));
+  const share = (part, whole) => (whole > 0 ? `${((100 * part) / whole).toFixed(1)}%` : '—');
+  const dtypes = table(Object.entries(s.byDtype).map(([d, r]) => [d, fmt(r.tensors), `${fmt(r.parameters)} (${compactCount(r.parameters)})`,
+    share(r.parameters, s.parameters), bytesText(r.bytes), share(r.bytes, s.bytes)]),
+  ['dtype', 'tensors', 'parameters', 'of all', 'bytes', 'of all']);
+  dtypes.id = 'dtype-table';
+  box.append(dtypes);
   const layers = valid.flatMap((e) => e.result.mlx?.layers ?? []);
   if (layers.length) {
     box.append(el('h2', {}, `MLX quantized layers (${layers.length})`));
@@ -201,16 +205,39 @@ function sortedTensors() {
   return state.sorted;
 }
 
+/**
+ * The table's rows: the matching tensors, or with "Group by layer" each layer's row (its totals,
+ * a button that folds it) before its tensors, layers in the order of their first tensor.
+ */
+function buildView() {
+  const tensors = state.matched;
+  if (!$('group').checked) return tensors;
+  const groups = new Map();
+  for (const t of tensors) {
+    const layer = (t.layer ??= layerOf(t.name));
+    let g = groups.get(layer);
+    if (!g) groups.set(layer, (g = { kind: 'group', layer, tensors: [], parameters: 0, bytes: 0 }));
+    g.tensors.push(t); g.parameters += t.elements; g.bytes += t.bytes;
+  }
+  const view = [];
+  for (const g of groups.values()) {
+    view.push(g);
+    if (!state.collapsed.has(g.layer)) for (const t of g.tensors) view.push(t);
+  }
+  return view;
+}
+
 function showRows() {
   const started = performance.now();
   const text = $('filter').value;
   const match = matcher(text);
-  state.view = text === '' ? sortedTensors() : sortedTensors().filter((t) => match(t.name));
+  state.matched = text === '' ? sortedTensors() : sortedTensors().filter((t) => match(t.name));
+  state.view = buildView();
   state.window = null;
   $('rows-scroll').scrollTop = 0;
   renderRows();
   const total = state.combined.tensors.length;
-  $('shown').textContent = `${fmt(state.view.length)} of ${fmt(total)} tensors`;
+  $('shown').textContent = `${fmt(state.matched.length)} of ${fmt(total)} tensors`;
   for (const th of document.querySelectorAll('#tensors th')) {
     const b = th.querySelector('button');
     th.setAttribute('aria-sort', b.dataset.key === state.sortKey ? (state.ascending ? 'ascending' : 'descending') : 'none');
@@ -240,6 +267,7 @@ function renderRows() {
   if (first > 0) fragment.append(spacer(first * height));
   for (let i = first; i < last; ++i) {
     const t = rows[i];
+    if (t.kind === 'group') { fragment.append(groupRow(t, i)); continue; }
     const tr = document.createElement('tr');
     tr.tabIndex = 0;
     tr.dataset.name = t.name;
@@ -258,7 +286,35 @@ function renderRows() {
     const measured = (drawnRows[drawnRows.length - 1].getBoundingClientRect().bottom - drawnRows[0].getBoundingClientRect().top) / drawnRows.length;
     if (measured > 0) { state.rowHeight = measured; state.window = null; renderRows(); return; }
   }
-  if (focused !== undefined) body.querySelector(`tr[data-index="${focused}"]`)?.focus({ preventScroll: true });
+  if (focused !== undefined) focusable(body.querySelector(`tr[data-index="${focused}"]`))?.focus({ preventScroll: true });
+}
+
+/** A layer's row: a button folding its tensors, their count, parameters and bytes. */
+function groupRow(g, i) {
+  const tr = document.createElement('tr');
+  tr.className = 'group';
+  tr.dataset.index = i;
+  tr.dataset.layer = g.layer;
+  const open = !state.collapsed.has(g.layer);
+  const head = tr.insertCell();
+  head.colSpan = 3;
+  head.append(el('button', { type: 'button', class: 'group-toggle', 'aria-expanded': String(open) }, g.layer),
+    el('span', { class: 'muted' }, ` ${fmt(g.tensors.length)} tensor${g.tensors.length === 1 ? '' : 's'}`));
+  for (const [text, cls] of [[`${fmt(g.parameters)} (${compactCount(g.parameters)})`, 'num'], [bytesText(g.bytes), 'num'], ['', 'num wide']]) {
+    const td = tr.insertCell(); td.textContent = text; td.className = cls;
+  }
+  return tr;
+}
+
+/** What takes focus in a row: a layer's button, or a tensor's row itself. */
+const focusable = (tr) => (tr?.classList.contains('group') ? tr.querySelector('button') : tr);
+
+function toggleGroup(layer) {
+  if (state.collapsed.has(layer)) state.collapsed.delete(layer); else state.collapsed.add(layer);
+  state.view = buildView();
+  state.window = null;
+  renderRows();
+  $('rows').querySelector(`tr.group[data-layer="${CSS.escape(layer)}"] button`)?.focus({ preventScroll: true });
 }
 
 /** Focuses row `i` of the view, scrolling it into the box first when it is not rendered. */
@@ -271,7 +327,7 @@ function focusRow(i) {
     renderRows();
     tr = $('rows').querySelector(`tr[data-index="${i}"]`);
   }
-  tr?.focus({ preventScroll: true });
+  focusable(tr)?.focus({ preventScroll: true });
   tr?.scrollIntoView({ block: 'nearest' });
 }
 
@@ -449,15 +505,19 @@ $('filter').addEventListener('input', () => {
   filterTimer = setTimeout(() => { if (state) showRows(); }, FILTER_DELAY_MS);
 });
 $('rows-scroll').addEventListener('scroll', () => { if (state?.view) renderRows(); }, { passive: true });
+$('group').addEventListener('change', () => { if (state) showRows(); });
 $('rows').addEventListener('click', (e) => {
   const tr = e.target.closest('tr[data-index]');
-  if (tr) openTensor(state.view[Number(tr.dataset.index)]);
+  if (!tr) return;
+  const item = state.view[Number(tr.dataset.index)];
+  if (item.kind === 'group') { if (e.target.closest('button')) toggleGroup(item.layer); return; }
+  openTensor(item);
 });
 $('rows').addEventListener('keydown', (e) => {
   const tr = e.target.closest('tr[data-index]');
   if (!tr) return;
   const i = Number(tr.dataset.index);
-  if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); openTensor(state.view[i]); }
+  if ((e.key === 'Enter' || e.key === ' ') && state.view[i].kind !== 'group') { e.preventDefault(); openTensor(state.view[i]); }
   if (e.key === 'ArrowDown') { e.preventDefault(); focusRow(i + 1); }
   if (e.key === 'ArrowUp') { e.preventDefault(); focusRow(i - 1); }
 });

@@ -210,7 +210,17 @@ export function summarize(tensors) {
       if (t.align < Math.min(elementBytes, 8)) elementAligned = false;
     }
   }
-  return { count: tensors.length, parameters, bytes, byDtype, byLayer: [...byLayer.values()], minAlign, elementAligned };
+  // The dtypes in the CLI's order (`safetensors inspect`: the dtype enumeration's).
+  const ordered = Object.fromEntries(Object.entries(byDtype).sort(([x], [y]) => DTYPE_NAMES.indexOf(x) - DTYPE_NAMES.indexOf(y)));
+  return { count: tensors.length, parameters, bytes, byDtype: ordered, byLayer: [...byLayer.values()], minAlign, elementAligned };
+}
+
+/** A count as the Hub shows a model's size, three significant digits: 9408 -> "9.41K", 7241732096 -> "7.24B". */
+export function compactCount(n) {
+  const units = ['', 'K', 'M', 'B', 'T'];
+  let i = 0; let v = n;
+  while (i < units.length - 1 && Number(v.toPrecision(3)) >= 1000) { v /= 1000; i += 1; }
+  return i === 0 ? String(n) : `${Number(v.toPrecision(3))}${units[i]}`;
 }
 
 /** A tree of the names split at dots, with parameter and byte totals per node. */
