@@ -133,6 +133,37 @@ const big = path.join(scratch, 'two-gigabytes.safetensors');
   closeSync(fd);
 }
 
+// ---- Servers of files by URL, on other ports (other origins: CORS applies) ------------------
+// One answers Range requests (and under /no-cors/ sends no CORS headers), one ignores Range;
+// each request's Range header is kept per file ("range:NAME" / "plain:NAME").
+const requestsTo = new Map();
+async function dataServer(ranges) {
+  const s = createServer((req, res) => {
+    res.on('error', () => {}); // the page stops a whole-file answer after its head
+    const u = new URL(req.url, 'http://x');
+    const cors = !u.pathname.startsWith('/no-cors/');
+    const name = decodeURIComponent(u.pathname.replace(/^\/(no-cors\/)?/, ''));
+    const headers = cors ? { 'access-control-allow-origin': '*', 'access-control-expose-headers': 'Content-Range, Content-Length' } : {};
+    const file = path.join(scratch, name);
+    if (!file.startsWith(scratch + path.sep) || !existsSync(file) || name.includes('two-gigabytes')) { res.writeHead(404, headers).end(); return; }
+    const key = `${ranges ? 'range' : 'plain'}:${name}`;
+    if (!requestsTo.has(key)) requestsTo.set(key, []);
+    requestsTo.get(key).push(req.headers.range ?? 'whole');
+    const bytes = readFileSync(file);
+    const m = ranges && /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '');
+    if (m) {
+      const begin = Number(m[1]); const end = Math.min(Number(m[2]), bytes.length - 1);
+      res.writeHead(206, { ...headers, 'content-range': `bytes ${begin}-${end}/${bytes.length}`, 'content-length': end - begin + 1 }).end(bytes.subarray(begin, end + 1));
+      return;
+    }
+    res.writeHead(200, { ...headers, 'content-length': bytes.length }).end(bytes);
+  });
+  await new Promise((ok) => s.listen(0, '127.0.0.1', ok));
+  return { server: s, origin: `http://127.0.0.1:${s.address().port}` };
+}
+const withRanges = await dataServer(true);
+const withoutRanges = await dataServer(false);
+
 // ---- The browser ---------------------------------------------------------------------------
 const browser = await puppeteer.launch({
   executablePath: chromium, headless: true,
@@ -148,11 +179,17 @@ const wasmHeld = new Promise((ok) => { releaseWasm = ok; });
 page.on('request', async (r) => {
   const url = r.url();
   if (url.endsWith('.wasm') && releaseWasm) await wasmHeld;
-  if (url.startsWith(`${origin}/`) || url.startsWith('data:') || url.startsWith('blob:')) { r.continue(); return; }
+  if ([origin, withRanges.origin, withoutRanges.origin].some((o) => url.startsWith(`${o}/`)) || url.startsWith('data:') || url.startsWith('blob:')) {
+    r.continue(); return;
+  }
   outside.push(url); r.abort();
 });
 page.on('pageerror', (e) => fail(`page error: ${e.message}`));
-page.on('console', (m) => { if (m.type() === 'error') fail(`console error: ${m.text()} ${m.location()?.url ?? ''}`); });
+let corsRefusalExpected = false; // the browser logs the refusal of a server without CORS headers
+page.on('console', (m) => {
+  if (m.type() !== 'error' || (corsRefusalExpected && /CORS policy|ERR_FAILED/.test(m.text()))) return;
+  fail(`console error: ${m.text()} ${m.location()?.url ?? ''}`);
+});
 // Counts every byte the page reads from a Blob (a File.slice is a Blob), apart from its own counter.
 await page.evaluateOnNewDocument(() => {
   globalThis.blobBytes = 0;
@@ -437,6 +474,72 @@ const firstValues = (await page.$eval('#tensor-out pre.values', (p) => p.textCon
 if (bigSliceBytes !== 4096 || firstValues.join() !== '1,2,3,4,0') fail(`2 GB tensor view: ${bigSliceBytes} bytes, values ${firstValues}`);
 await shot('two-gigabytes', { fullPage: true });
 
+// ---- Files by URL: ?url=, the URL box, a shareable address ---------------------------------
+/** Loads the page at `address` (?url=...), waits for its verdicts, returns them. */
+async function visitAddress(address) {
+  await page.goto(address);
+  await page.waitForSelector('body[data-state=ready]', { timeout: 20000 });
+  return page.$$eval('#verdict-list li', (items) => items.map((li) => ({ file: li.dataset.file, code: li.dataset.code, message: li.dataset.message })));
+}
+const pageUrl = (file, fragment = '') => `${origin}/index.html?url=${encodeURIComponent(file)}${fragment}`;
+{
+  // A file whose header is in the first request's 100,000 bytes: judged in 1 request, its tensor
+  // from the same bytes; the fragment restores the filter, the tensor and the tab.
+  const address = pageUrl(`${withRanges.origin}/model.safetensors`, '#tab=tensor&tensor=model.layers.1.attn.weight&filter=layers.1');
+  const [v] = await visitAddress(address);
+  await page.waitForSelector('#tensor-out dl.stats');
+  if (v?.code !== 'ok') fail(`by URL: ${JSON.stringify(v)}`);
+  const modelRequests = requestsTo.get('range:model.safetensors') ?? [];
+  if (modelRequests.join() !== 'bytes=0-99999') fail(`by URL, a small file: requests ${modelRequests}`);
+  const remoteStatus = await page.$eval('#status', (e) => e.textContent);
+  if (!/reading 37\.3 KiB in 1 request\.$/.test(remoteStatus)) fail(`by URL, the status: ${remoteStatus}`);
+  const restored = await page.evaluate(() => ({ filter: document.querySelector('#filter').value, tab: document.querySelector('[role=tab][aria-selected=true]').id,
+    title: document.querySelector('#tensor-title').textContent, address: location.href }));
+  if (restored.filter !== 'layers.1' || restored.tab !== 'tab-tensor' || restored.title !== 'model.layers.1.attn.weight' || restored.address !== address) {
+    fail(`the view from the address: ${JSON.stringify(restored)}`);
+  }
+  const remoteValues = (await page.$eval('#tensor-out pre.values', (p) => p.textContent)).trim().split(/\s+/).slice(0, 64).map(Number);
+  const localValues = flat(JSON.parse(run(['dump', '--json', '--slice', '0:1', model, 'model.layers.1.attn.weight'])).values ?? []);
+  if (remoteValues.some((x, i) => Math.abs(x - localValues[i]) > 1e-5 * Math.max(1, Math.abs(localValues[i])))) fail(`by URL, values: ${remoteValues.slice(0, 4)}`);
+  await tab('summary');
+  const after = await page.evaluate(() => location.hash);
+  if (after !== '#tensor=model.layers.1.attn.weight&filter=layers.1') fail(`the address after choosing Summary: ${after}`);
+  await shot('by-url');
+  await accessible('by URL');
+
+  // A header of 1.3 MB: 2 requests (the head, then the rest of the header), then one for a tensor's 16 bytes.
+  const [manyVerdict] = await visitAddress(pageUrl(`${withRanges.origin}/many-tensors.safetensors`));
+  const manyRequests = () => requestsTo.get('range:many-tensors.safetensors') ?? [];
+  if (manyVerdict?.code !== 'ok' || manyRequests().length !== 2) fail(`by URL, 20,000 tensors: ${JSON.stringify(manyVerdict)}, requests ${manyRequests()}`);
+  await tab('tensors');
+  await page.click('#rows tr[data-name="model.layers.0.block.w1.weight"]');
+  await page.waitForSelector('#tensor-out dl.stats');
+  const [, begin, end] = /^bytes=(\d+)-(\d+)$/.exec(manyRequests()[2] ?? '') ?? [];
+  if (manyRequests().length !== 3 || Number(end) - Number(begin) + 1 !== 16) fail(`by URL, a tensor's range: ${manyRequests()}`);
+
+  // A sharded checkpoint by its index, through the URL box.
+  await page.$eval('#url', (i, u) => { i.value = u; }, `${withRanges.origin}/shards/model.safetensors.index.json`);
+  await page.$eval('body', (b) => { b.dataset.state = 'busy'; });
+  await page.click('#url-form button[type=submit]');
+  await page.waitForSelector('body[data-state=ready]', { timeout: 20000 });
+  const shardLine = await page.$eval('#checkpoint', (p) => p.textContent);
+  const shardSummary = await page.$eval('#summary', (p) => p.textContent);
+  if (!shardLine.includes(`${shards.length - 1} of ${shards.length - 1} valid, consistent as one checkpoint`) || !shardSummary.includes('9,408')) fail(`by its index URL: ${shardLine}`);
+
+  // A server without Range support: a file larger than the first request is refused in words;
+  // a smaller one arrived whole and is judged.
+  const [noRange] = await visitAddress(pageUrl(`${withoutRanges.origin}/many-tensors.safetensors`));
+  if (noRange?.code !== 'IoError' || !noRange.message.includes('the server ignores Range requests')) fail(`without Range: ${JSON.stringify(noRange)}`);
+  const [small] = await visitAddress(pageUrl(`${withoutRanges.origin}/model.safetensors`));
+  if (small?.code !== 'ok') fail(`without Range, a small file: ${JSON.stringify(small)}`);
+  // A server that sends no CORS headers.
+  corsRefusalExpected = true;
+  const [noCors] = await visitAddress(pageUrl(`${withRanges.origin}/no-cors/model.safetensors`));
+  corsRefusalExpected = false;
+  if (noCors?.code !== 'IoError' || !noCors.message.includes('CORS')) fail(`without CORS: ${JSON.stringify(noCors)}`);
+  await shot('by-url-refused');
+}
+
 // The README's picture (docs/img/inspector.png is a copy): a corpus checkpoint's BF16 tensor.
 await page.setViewport({ width: 960, height: 720 });
 await open([path.join(corpus, '002-weights-bf16.safetensors')]);
@@ -464,6 +567,7 @@ const visitor = await visit(`${origin}/index.html`, [model], 'first visit');
 await visitor.evaluate(async () => { await navigator.serviceWorker.ready; });
 server.closeAllConnections();
 await new Promise((ok) => server.close(ok)); // offline from here on
+withRanges.server.close(); withoutRanges.server.close();
 await visitor.reload();
 await visitor.waitForSelector('body[data-state=loaded]', { timeout: 20000 });
 await (await visitor.$('#picker')).uploadFile(model);

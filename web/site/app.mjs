@@ -4,6 +4,7 @@
 import {
   api, combine, compactCount, defaultSpec, histogram, inspect, layerOf, mlxRows, sliceValues, summarize, tree,
 } from './inspector.mjs';
+import { fetchIndex, openUrl, RemoteError, shardUrls } from './remote.mjs';
 
 const $ = (id) => document.getElementById(id);
 const fmt = (n) => (typeof n === 'number' ? n.toLocaleString('en-US') : String(n));
@@ -43,34 +44,88 @@ let a = null;
 let state = null; // { files, entries: [{name, file, result}], combined, summary, policy, sortKey, ascending, selected }
 let generation = 0; // a newer openFiles (another drop, a policy change) makes an older one stop
 
-let pending = null; // files picked while the core loads: opened once it is ready
+let pending = null; // what was asked for while the core loads: opened once it is ready
+
+/** Local files as sources: a name, a size, `read` through File.slice and `text` (an index). */
+const fileSource = (file) => ({ name: file.name, size: file.size, read: reader(file), text: () => file.text() });
 
 async function openFiles(files) {
   if (files.length === 0) return;
   if (!a) {
-    pending = [...files];
-    $('status').textContent = `${pending.length} file${pending.length === 1 ? '' : 's'} will be read once the WebAssembly core is loaded…`;
+    pending = () => openFiles(files);
+    $('status').textContent = `${files.length} file${files.length === 1 ? '' : 's'} will be read once the WebAssembly core is loaded…`;
     return;
   }
+  const list = [...files];
+  const indexFile = list.find((f) => isIndex(f.name));
+  const index = indexFile && indexFile.size <= (64 << 20) ? { name: indexFile.name, size: indexFile.size, text: () => indexFile.text() } : null;
+  await openSources(list.filter((f) => !isIndex(f.name) && f.name !== 'config.json' && !f.name.startsWith('.')).map(fileSource),
+    index, () => openFiles(files));
+}
+
+/** A file, or a checkpoint by its `*.index.json`, by URL (remote.mjs: HTTP Range requests). */
+async function openAddress(url) {
+  if (!a) {
+    pending = () => openAddress(url);
+    $('status').textContent = `${url} will be read once the WebAssembly core is loaded…`;
+    return;
+  }
+  $('status').textContent = `Reading ${url}…`;
+  const failed = (name, e) => ({ name, size: 0, error: e instanceof RemoteError ? e.message : `${url}: ${e.message}` });
+  const open = (u) => openUrl(u).then((remote) => ({ ...remote, read: counted(remote.read) }), (e) => failed(u.split('/').pop(), e));
+  let sources; let index = null;
+  if (isIndex(new URL(url).pathname)) {
+    try {
+      const text = await fetchIndex(url);
+      index = { name: decodeURIComponent(new URL(url).pathname.split('/').pop()), size: text.length, text: async () => text };
+      sources = await Promise.all(shardUrls(text, url).map(open));
+    } catch (e) {
+      sources = [failed(decodeURIComponent(new URL(url).pathname.split('/').pop()), e)];
+      index = null;
+    }
+  } else {
+    sources = [await open(url)];
+  }
+  await openSources(sources, index, () => openAddress(url), url);
+}
+
+/** A remote reader whose bytes count in the page's total (the status line, the tests). */
+const counted = (read) => async (offset, length) => {
+  const bytes = await read(offset, length);
+  reads.bytes += bytes.length; reads.calls += 1;
+  return bytes;
+};
+
+/**
+ * Judges `sources` ({name, size, read} or {name, error}) as one checkpoint, with its `index`
+ * ({name, text()}) when there is one; `again` reopens them (a policy change); `address` is the
+ * URL they came from (the page's address then links to the view).
+ */
+async function openSources(sources, index, again, address = null) {
   const mine = ++generation;
   const started = performance.now();
   const readBefore = reads.bytes;
-  $('status').textContent = `Reading ${files.length} file${files.length === 1 ? '' : 's'}…`;
+  $('status').textContent = `Reading ${sources.length} file${sources.length === 1 ? '' : 's'}…`;
   const policy = $('policy').value;
-  const list = [...files].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
-  const indexFile = list.find((f) => isIndex(f.name));
+  const list = [...sources].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
   const entries = [];
-  for (const file of list) {
-    if (isIndex(file.name) || file.name === 'config.json' || file.name.startsWith('.')) continue;
-    entries.push({ name: file.name, file, result: await inspect(a, reader(file), file.size, policy) });
+  for (const src of list) {
+    let result;
+    try {
+      if (src.error) throw new RemoteError(src.error);
+      result = await inspect(a, src.read, src.size, policy);
+    } catch (e) {
+      result = { verdict: { ok: false, code: 'IoError', message: e.message, offset: null, tensor: null }, tensors: [], metadata: new Map(), warnings: [], mlx: [] };
+    }
+    entries.push({ name: src.name, size: src.size, read: src.read, stats: src.stats, result });
     if (mine !== generation) return;
   }
-  const indexText = indexFile && indexFile.size <= (64 << 20) ? await indexFile.text() : null;
+  const indexText = index ? await index.text() : null;
   if (mine !== generation) return;
-  if (indexText !== null) reads.bytes += indexFile.size;
-  const combined = combine(entries, indexText, indexFile?.name);
+  if (indexText !== null && !address) reads.bytes += index.size;
+  const combined = combine(entries, indexText, index?.name);
   const summary = summarize(combined.tensors);
-  state = { files: list, entries, combined, summary, policy, sortKey: 'begin', ascending: true, selected: null, indexName: indexFile?.name ?? null, sorted: null, matched: [], view: [], collapsed: new Set(), window: null, rowHeight: undefined };
+  state = { again, address, entries, combined, summary, policy, sortKey: 'begin', ascending: true, selected: null, indexName: index?.name ?? null, sorted: null, matched: [], view: [], collapsed: new Set(), window: null, rowHeight: undefined };
   showVerdicts();
   const any = combined.tensors.length > 0 || entries.some((e) => e.result.verdict.ok);
   $('views').hidden = !any;
@@ -81,9 +136,44 @@ async function openFiles(files) {
     for (const id of ['summary', 'tensors', 'tree', 'charts', 'tensor']) $(id).hidden = true;
   }
   const ms = performance.now() - started;
-  $('status').textContent = `Judged ${entries.length} file${entries.length === 1 ? '' : 's'} in ${ms.toFixed(0)} ms, reading ${bytesText(reads.bytes - readBefore)}.`;
+  // By URL: what came over the network (the first request's head included), and in how many requests.
+  const requests = entries.reduce((n, e) => n + (e.stats?.requests ?? 0), 0);
+  const bytes = address ? entries.reduce((n, e) => n + (e.stats?.bytes ?? 0), 0) + (indexText?.length ?? 0) : reads.bytes - readBefore;
+  $('status').textContent = `Judged ${entries.length} file${entries.length === 1 ? '' : 's'} in ${ms.toFixed(0)} ms, reading ${bytesText(bytes)}` +
+    `${address ? ` in ${fmt(requests + (indexText === null ? 0 : 1))} request${requests === 1 && indexText === null ? '' : 's'}` : ''}.`;
   document.body.dataset.openMs = ms.toFixed(1);
   document.body.dataset.state = 'ready';
+  updateAddress();
+}
+
+// ---- The page's address: a link to the view of a file opened by URL -------------------------
+// ?url=FILE#tab=tensors&tensor=NAME&filter=TEXT (local files cannot be linked: no address then).
+
+function updateAddress() {
+  if (!state?.address) return;
+  const view = new URLSearchParams();
+  const tab = document.querySelector('[role=tab][aria-selected=true]')?.id.replace(/^tab-/, '');
+  if (tab && tab !== 'summary') view.set('tab', tab);
+  if (state.selected) view.set('tensor', state.selected.t.name);
+  if ($('filter').value) view.set('filter', $('filter').value);
+  const fragment = view.toString();
+  history.replaceState(null, '', `?url=${encodeURIComponent(state.address)}${fragment ? `#${fragment}` : ''}`);
+}
+
+/** Opens ?url= and restores the view its fragment names. */
+async function openFromAddress() {
+  const url = new URLSearchParams(location.search).get('url');
+  if (!url) return;
+  const view = new URLSearchParams(location.hash.slice(1));
+  $('url').value = url;
+  await openAddress(url);
+  if (!state?.address) return;
+  if (view.get('filter')) { $('filter').value = view.get('filter'); showRows(); }
+  const tensor = view.get('tensor') && state.combined.tensors.find((t) => t.name === view.get('tensor'));
+  if (tensor) openTensor(tensor);
+  const tab = view.get('tab') && $(`tab-${view.get('tab')}`);
+  if (tab?.getAttribute('role') === 'tab') selectTab(tab, false);
+  updateAddress();
 }
 
 function verdictLine(name, v) {
@@ -143,7 +233,7 @@ function showSummary() {
   const dl = el('dl', { class: 'facts' });
   const fact = (k, v) => dl.append(el('dt', {}, k), el('dd', {}, v));
   const valid = entries.filter((e) => e.result.verdict.ok);
-  const size = entries.reduce((n, e) => n + e.file.size, 0);
+  const size = entries.reduce((n, e) => n + e.size, 0);
   fact(entries.length === 1 ? 'file' : 'files', entries.length === 1 ? entries[0].name : `${entries.length} (${valid.length} valid)`);
   fact('size', `${bytesText(size)} (${fmt(size)} bytes)`);
   if (valid.length === 1) {
@@ -243,6 +333,7 @@ function showRows() {
     th.setAttribute('aria-sort', b.dataset.key === state.sortKey ? (state.ascending ? 'ascending' : 'descending') : 'none');
   }
   document.body.dataset.filterMs = (performance.now() - started).toFixed(1);
+  updateAddress();
 }
 
 const spacer = (height) => {
@@ -424,7 +515,7 @@ async function showValues() {
   const { t, layer } = state.selected;
   const out = $('tensor-out');
   out.textContent = 'Reading…';
-  const read = reader(t.entry.file);
+  const read = t.entry.read;
   const before = reads.bytes;
   const r = layer
     ? await mlxRows(a, read, t.entry.result, layer, $('slice').value, state.policy)
@@ -482,6 +573,7 @@ function selectTab(tab, focus) {
   // The table's rows are measured once they can be: when their panel shows.
   if (tab.id === 'tab-tensors' && state?.view && state.rowHeight === undefined) { state.window = null; renderRows(); }
   if (focus) tab.focus();
+  updateAddress();
 }
 
 const tabs = [...document.querySelectorAll('[role=tab]')];
@@ -498,7 +590,12 @@ for (const t of tabs) {
 $('slice-form').addEventListener('submit', (e) => { e.preventDefault(); showValues(); });
 $('picker').addEventListener('change', () => openFiles($('picker').files));
 $('folder').addEventListener('change', () => openFiles($('folder').files));
-$('policy').addEventListener('change', () => { if (state) openFiles(state.files); });
+$('policy').addEventListener('change', () => { if (state) state.again(); });
+$('url-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const url = $('url').value.trim();
+  if (url) openAddress(new URL(url, location.href).href);
+});
 let filterTimer = 0;
 $('filter').addEventListener('input', () => {
   clearTimeout(filterTimer);
@@ -567,7 +664,7 @@ document.body.dataset.loadMs = loadMs.toFixed(1);
 document.body.dataset.state = 'loaded';
 $('status').textContent = `Ready (core loaded in ${loadMs.toFixed(0)} ms).`;
 $('footer').textContent = `safetensors-cxx ${a.version}, WebAssembly. Files never leave this page.`;
-if (pending) openFiles(pending);
+if (pending) pending(); else openFromAddress();
 // Served over HTTP(S), a service worker (sw.js) keeps the page's files: it works offline once visited.
 if (!inlined && 'serviceWorker' in navigator && window.isSecureContext) {
   navigator.serviceWorker.register('sw.js').catch((e) => console.warn(`no offline copy: ${e.message}`));

@@ -4,7 +4,7 @@
 // the cache when the network fails. Only the page's own files: files being inspected are read
 // through File.slice and never pass here.
 const CACHE = 'safetensors-inspector';
-const FILES = ['./', 'index.html', 'app.mjs', 'inspector.mjs', 'style.css', 'safetensors_c.js', 'safetensors_c.wasm'];
+const FILES = ['./', 'index.html', 'app.mjs', 'inspector.mjs', 'remote.mjs', 'style.css', 'safetensors_c.js', 'safetensors_c.wasm'];
 
 self.addEventListener('install', (event) => {
   event.waitUntil(caches.open(CACHE).then((cache) => cache.addAll(FILES)).then(() => self.skipWaiting()));

@@ -18,13 +18,14 @@ const inline = (text, tag) => {
   return text;
 };
 
-// inspector.mjs and app.mjs as one module: app's import of inspector goes, inspector's exports
-// become plain declarations (their names do not clash: both are the project's own files).
-const inspector = read('inspector.mjs').replace(/^export /gm, '');
-const importLine = /^import \{[^}]*\} from '\.\/inspector\.mjs';\n/m;
+// app.mjs and the modules it imports (inspector.mjs, remote.mjs: they import nothing) as one
+// module: app's imports go, the modules' exports become plain declarations (their names do not
+// clash: the browser test runs this build).
+const importLine = /^import \{[^}]*\} from '\.\/([a-z]+\.mjs)';\n/gm;
 const appSource = read('app.mjs');
-if (!importLine.test(appSource)) throw new Error('standalone.mjs: app.mjs no longer imports inspector.mjs as expected');
-const app = `${inspector}\n${appSource.replace(importLine, '')}`;
+const modules = [...appSource.matchAll(importLine)].map((m) => m[1]);
+if (!modules.includes('inspector.mjs')) throw new Error('standalone.mjs: app.mjs no longer imports inspector.mjs as expected');
+const app = [...modules.map((m) => read(m).replace(/^export /gm, '')), appSource.replace(importLine, '')].join('\n');
 const loader = readFileSync(loaderFile, 'utf8');
 const style = read('style.css');
 const wasm = readFileSync(wasmFile).toString('base64');
@@ -40,6 +41,6 @@ replace(/<script src="safetensors_c.js"><\/script>/,
 replace(/<script type="module" src="app.mjs"><\/script>/, `<script type="module">${inline(app, 'script')}</script>`);
 replace(/<meta http-equiv="Content-Security-Policy"\s+content="[^"]*">/,
   `<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src ${hash(loader)} ${hash(app)} 'wasm-unsafe-eval'; ` +
-  `style-src ${hash(style)}; img-src data:; connect-src 'none'">`);
+  `style-src ${hash(style)}; img-src data:; connect-src https: http:">`);
 writeFileSync(`${outFile}.tmp`, html);
 renameSync(`${outFile}.tmp`, outFile); // never a half-written page
