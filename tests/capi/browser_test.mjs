@@ -562,6 +562,8 @@ async function visit(url, files, what) {
   if (got.join() !== 'model.safetensors: ok') fail(`${what}: ${got}`);
   return tabPage;
 }
+const saveLink = await page.$eval('#footer a[download]', (l) => l.getAttribute('href'));
+if (saveLink !== 'safetensors-inspector.html') fail(`the footer's link to the one-file page: ${saveLink}`);
 await (await visit(pathToFileURL(path.join(siteDir, 'safetensors-inspector.html')).href, [model], 'file://')).close();
 const visitor = await visit(`${origin}/index.html`, [model], 'first visit');
 await visitor.evaluate(async () => { await navigator.serviceWorker.ready; });

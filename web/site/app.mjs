@@ -665,6 +665,11 @@ document.body.dataset.state = 'loaded';
 $('status').textContent = `Ready (core loaded in ${loadMs.toFixed(0)} ms).`;
 $('footer').textContent = `safetensors-cxx ${a.version}, WebAssembly. Files never leave this page.`;
 if (pending) pending(); else openFromAddress();
+// Served, the page offers itself as one file (web/tools/standalone.mjs) for a copy that works from file://.
+if (!inlined) {
+  $('footer').append(' ', el('a', { href: 'safetensors-inspector.html', download: 'safetensors-inspector.html' }, 'Save the inspector as one file'),
+    ' (it works opened from disk).');
+}
 // Served over HTTP(S), a service worker (sw.js) keeps the page's files: it works offline once visited.
 if (!inlined && 'serviceWorker' in navigator && window.isSecureContext) {
   navigator.serviceWorker.register('sw.js').catch((e) => console.warn(`no offline copy: ${e.message}`));
