@@ -191,7 +191,8 @@ SAFETENSORS_C_API int safetensors_options_set_limit(safetensors_options* options
 typedef struct safetensors_file safetensors_file;
 
 /** Opens and validates a file (all checks; the data is not read). On failure *out is NULL
- *  and the status is the file's verdict, with message, offset and tensor in the last error. */
+ *  and the status is the file's verdict, with message, offset and tensor in the last error;
+ *  a file of another format gets the CLI's words for it ("this is a GGUF file, not SafeTensors"). */
 SAFETENSORS_C_API int safetensors_open(const char* path, const safetensors_options* options, safetensors_file** out);
 /** As safetensors_open for a whole file in memory. Not copied: `data` must outlive *out. */
 SAFETENSORS_C_API int safetensors_open_buffer(const void* data, size_t size, const safetensors_options* options,
@@ -380,7 +381,9 @@ typedef struct safetensors_writer safetensors_writer;
 
 SAFETENSORS_C_API int safetensors_writer_new(safetensors_writer** out);
 SAFETENSORS_C_API void safetensors_writer_free(safetensors_writer* writer);
-/** Adds a tensor; `size` must be the bytes of its shape and dtype (checked when written). */
+/** Adds a tensor; `size` must be the bytes of its shape and dtype (INVALID_ARGUMENT naming the
+ *  tensor otherwise). Refused when added, with the code a reader gives the file it would make:
+ *  a repeated name (DUPLICATE_KEY) and the name `__metadata__` (INVALID_HEADER_DESERIALIZATION). */
 SAFETENSORS_C_API int safetensors_writer_add_tensor(safetensors_writer* writer, const char* name, int dtype,
                                                     const uint64_t* dims, size_t rank, const void* data, size_t size);
 /** Sets a `__metadata__` entry (replacing one of the same key). Once called, the header has a

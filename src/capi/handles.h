@@ -5,6 +5,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "safetensors/file.h"
@@ -43,6 +44,7 @@ struct safetensors_slice {
 
 struct safetensors_writer {
   std::vector<safetensors::tensor_data> tensors;
+  std::unordered_set<std::string> names;  // of `tensors`: a repeated name is refused when added
   safetensors::write_options options;
 };
 

@@ -41,6 +41,19 @@ int safetensors_writer_add_tensor(safetensors_writer* writer, const char* name, 
     if (dims == nullptr && rank != 0) return fail_argument(fn, "dims is NULL");
     if (data == nullptr && size != 0) return fail_argument(fn, "data is NULL");
     if (dtype < 0 || dtype >= st::dtype_count) return fail_argument(fn, fmt::format("unknown dtype {}", dtype));
+    // Refused now, with the code a reader gives the file they would make, rather than at write:
+    // `__metadata__` is the header's metadata key (InvalidHeaderDeserialization), and a repeated
+    // name a repeated JSON key (DuplicateKey).
+    if (std::strcmp(name, "__metadata__") == 0) {
+      return fail(st::make_error(
+          st::error_code::invalid_header_deserialization,
+          fmt::format("{}: a tensor cannot be named '__metadata__': it is the header's metadata key", fn), std::nullopt,
+          std::string(name)));
+    }
+    if (writer->names.contains(name)) {
+      return fail(st::make_error(st::error_code::duplicate_key, fmt::format("{}: duplicate tensor name '{}'", fn, name),
+                                 std::nullopt, std::string(name)));
+    }
     st::tensor_data t;
     t.name = name;
     t.type = static_cast<st::dtype>(dtype);
@@ -54,6 +67,7 @@ int safetensors_writer_add_tensor(safetensors_writer* writer, const char* name, 
                                              st::dtype_name(t.type), fmt::join(t.shape, "x"), expected.bytes, size),
                                  std::nullopt, t.name));
     }
+    writer->names.insert(t.name);
     writer->tensors.push_back(std::move(t));
     return static_cast<int>(SAFETENSORS_OK);
   });

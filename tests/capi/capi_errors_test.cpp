@@ -181,9 +181,22 @@ TEST(CApiErrors, AFailedWriteLeavesTheTargetAlone) {
   EXPECT_STREQ(safetensors_last_error_tensor(), "x");
   EXPECT_EQ(safetensors_writer_add_tensor(w, "x", 99, shape, 1, data, 4), SAFETENSORS_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(safetensors_writer_set_alignment(w, 12), SAFETENSORS_ERR_INVALID_ARGUMENT);
-  // Duplicate names: found when the layout is planned; nothing is written.
+  // A repeated name and `__metadata__` are refused when added, with the code a reader gives
+  // the file they would make, naming the tensor.
   ASSERT_EQ(safetensors_writer_add_tensor(w, "x", SAFETENSORS_DTYPE_U8, shape, 1, data, 2), SAFETENSORS_OK);
-  ASSERT_EQ(safetensors_writer_add_tensor(w, "x", SAFETENSORS_DTYPE_U8, shape, 1, data, 2), SAFETENSORS_OK);
+  EXPECT_EQ(safetensors_writer_add_tensor(w, "x", SAFETENSORS_DTYPE_U8, shape, 1, data, 2),
+            SAFETENSORS_ERR_DUPLICATE_KEY);
+  EXPECT_STREQ(safetensors_last_error_tensor(), "x");
+  EXPECT_EQ(last_message(), "safetensors_writer_add_tensor: duplicate tensor name 'x'");
+  EXPECT_EQ(safetensors_writer_add_tensor(w, "__metadata__", SAFETENSORS_DTYPE_U8, shape, 1, data, 2),
+            SAFETENSORS_ERR_INVALID_HEADER_DESERIALIZATION);
+  EXPECT_STREQ(safetensors_last_error_tensor(), "__metadata__");
+  // A name refused for its size can be added once right.
+  EXPECT_EQ(safetensors_writer_add_tensor(w, "y", SAFETENSORS_DTYPE_U16, shape, 1, data, 2),
+            SAFETENSORS_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(safetensors_writer_add_tensor(w, "y", SAFETENSORS_DTYPE_U16, shape, 1, data, 4), SAFETENSORS_OK);
+  // A metadata key that is not UTF-8: found when the layout is planned; nothing is written.
+  ASSERT_EQ(safetensors_writer_set_metadata(w, "\xff", "v"), SAFETENSORS_OK);
   EXPECT_EQ(safetensors_writer_write(w, target.c_str()), SAFETENSORS_ERR_INVALID_ARGUMENT);
   std::uint64_t size = 0;
   EXPECT_EQ(safetensors_writer_file_size(w, &size), SAFETENSORS_ERR_INVALID_ARGUMENT);
@@ -258,6 +271,23 @@ std::vector<std::byte> file_with_header(const std::string& json, std::size_t dat
   for (std::size_t i = 0; i < 8; ++i) bytes[i] = static_cast<std::byte>((json.size() >> (8 * i)) & 0xff);
   std::memcpy(bytes.data() + 8, json.data(), json.size());
   return bytes;
+}
+
+// The CLI's words for a file of another format, through the C API's open functions too.
+TEST(CApiErrors, AFileOfAnotherFormatIsNamed) {
+  // A GGUF file's first bytes: its magic and version read as a length prefix of 14 GB.
+  std::vector<std::byte> gguf(64);
+  const char magic[] = {'G', 'G', 'U', 'F', 3, 0, 0, 0};
+  std::memcpy(gguf.data(), magic, sizeof magic);
+  const auto path = (st_test::scratch_dir() / "model.gguf").string();
+  st_test::write_bytes(path, gguf);
+  safetensors_file* f = nullptr;
+  EXPECT_EQ(safetensors_open(path.c_str(), nullptr, &f), SAFETENSORS_ERR_HEADER_TOO_LARGE);
+  EXPECT_EQ(last_message(), "this is a GGUF file, not SafeTensors");
+  EXPECT_EQ(std::string(safetensors_last_error_text()), path + ": this is a GGUF file, not SafeTensors");
+  EXPECT_EQ(safetensors_open_buffer(gguf.data(), gguf.size(), nullptr, &f), SAFETENSORS_ERR_HEADER_TOO_LARGE);
+  EXPECT_EQ(last_message(), "this is a GGUF file, not SafeTensors");
+  EXPECT_EQ(f, nullptr);
 }
 
 TEST(CApiErrors, LengthsKeepWhatFollowsANulInATensorName) {

@@ -6,7 +6,7 @@
 // (tests/capi/browser_test.mjs runs the same in Chromium, through the page.)
 // Usage: node --no-experimental-fetch inspector_test.mjs BUILD_WASM_DIR CORPUS_DIR CLI SCRATCH
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readSync, readFileSync, ftruncateSync, writeSync, fstatSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync, readFileSync, ftruncateSync, writeFileSync, writeSync, fstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -69,8 +69,41 @@ for (const policy of ['reference', 'strict', 'lenient']) {
   if (bad.code !== 'InvalidOffset' || bad.tensor !== 'mlp\u0000o_proj') failures.push(`NUL name in an error: ${JSON.stringify(bad)}`);
   const good = header('{"__metadata__":{"k\\u0000ey":"v\\u0000al"},"mlp\\u0000o_proj":{"dtype":"U8","shape":[3],"data_offsets":[0,3]}}');
   const ok = await inspect(a, read(good), good.length, 'reference');
-  if (!ok.verdict.ok || ok.tensors[0]?.name !== 'mlp\u0000o_proj' || ok.metadata['k\u0000ey'] !== 'v\u0000al') {
-    failures.push(`NUL names: ${JSON.stringify(ok.verdict)} ${JSON.stringify(ok.tensors.map((t) => t.name))} ${JSON.stringify(ok.metadata)}`);
+  if (!ok.verdict.ok || ok.tensors[0]?.name !== 'mlp\u0000o_proj' || ok.metadata.get('k\u0000ey') !== 'v\u0000al') {
+    failures.push(`NUL names: ${JSON.stringify(ok.verdict)} ${JSON.stringify(ok.tensors.map((t) => t.name))} ${JSON.stringify([...ok.metadata])}`);
+  }
+  // A `__proto__` metadata key is kept as any other (metadata is a Map, not a plain object).
+  const proto = header('{"__metadata__":{"__proto__":"x","format":"pt"},"t":{"dtype":"U8","shape":[3],"data_offsets":[0,3]}}');
+  const kept = await inspect(a, read(proto), proto.length, 'reference');
+  if (kept.metadata.get('__proto__') !== 'x' || kept.metadata.size !== 2) failures.push(`__proto__ metadata: ${JSON.stringify([...kept.metadata])}`);
+}
+
+// JSON errors in the CLI's words: WebAssembly's simdjson kernel (the fallback) words an unclosed
+// string or an unescaped control character otherwise than the native kernels do, unless the core
+// words them itself (json_error_words).
+{
+  mkdirSync(scratch, { recursive: true });
+  const texts = ['{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}', '{"a":{"dtype":"U8,"shape":[1],"data_offsets":[0,1]}}',
+    '{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"b}', '{"a":{"dtype":"U8\u0001","shape":[1],"data_offsets":[0,1]}}',
+    '{"a":{"dtype":"U\\\u0001","shape":[1],"data_offsets":[0,1]}}', '{"a":{"dtype":t"U8","shape":[1],"data_offsets":[0,1]}}',
+    '{"__metadata__":{"k":"v\\"},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}', '{"a":{"dtype":"U8","shape":[1-],"data_offsets":[0,1]}}'];
+  const files = texts.map((text, i) => {
+    const file = path.join(scratch, `json-words-${i}.safetensors`);
+    const json = Buffer.from(text);
+    const bytes = Buffer.alloc(8 + json.length + 1);
+    bytes.writeBigUInt64LE(BigInt(json.length));
+    json.copy(bytes, 8);
+    writeFileSync(file, bytes);
+    return file;
+  });
+  let out = '';
+  try { out = execFileSync(cli, ['validate', '--json', ...files]); } catch (e) { out = e.stdout; }
+  const expected = out.toString().trim().split('\n').map((l) => JSON.parse(l));
+  for (const [i, file] of files.entries()) {
+    const r = reader(file);
+    const { verdict } = await inspect(a, r.read, r.size, 'reference');
+    r.close();
+    if (verdict.message !== expected[i]?.message) failures.push(`JSON words of ${JSON.stringify(texts[i])}: ${verdict.message}, the CLI ${expected[i]?.message}`);
   }
 }
 
@@ -96,7 +129,7 @@ const headerBytes = r.bytes;
 const shown = await sliceValues(a, r.read, judged, judged.tensors[0], '0:4096');
 r.close();
 const summary = summarize(judged.tensors);
-if (!judged.verdict.ok || judged.tensors.length !== 1 || judged.metadata.format !== 'pt') {
+if (!judged.verdict.ok || judged.tensors.length !== 1 || judged.metadata.get('format') !== 'pt') {
   failures.push(`2 GB file: ${JSON.stringify(judged.verdict)} ${judged.tensors.length} tensors`);
 }
 if (summary.parameters !== elements || summary.byDtype.U8.bytes !== elements) failures.push('2 GB file: summary');

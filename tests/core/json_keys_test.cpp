@@ -3,6 +3,8 @@
 // does not parse itself (an MLX config.json).
 #include <gtest/gtest.h>
 
+#include <simdjson.h>
+
 #include <optional>
 #include <string>
 
@@ -46,6 +48,29 @@ TEST(FindDuplicateJsonKey, FindsARepeatInAnObjectOfManyKeys) {
 TEST(FindDuplicateJsonKey, TextThatIsNotJsonIsAnError) {
   EXPECT_ERROR(find_duplicate_json_key(R"({"a": )"), error_code::invalid_header_deserialization);
   EXPECT_ERROR(find_duplicate_json_key(""), error_code::invalid_header_deserialization);
+}
+
+// The SIMD kernels find an unclosed string or an unescaped control character in a first pass; the
+// fallback kernel (WebAssembly's only one) would word them otherwise: the words are the same on both.
+TEST(FindDuplicateJsonKey, JsonErrorsHaveTheSameWordsOnEveryKernel) {
+  const std::string texts[] = {R"({"a":{"b":"c,"d":1}})", R"({"k":"v\"},"a":1})", "{\"a\":\"x\x01\"}",
+                               "{\"a\":\"x\\\x01\"}"};
+  const std::string words[] = {"A string is opened, but never closed.", "A string is opened, but never closed.",
+                               "Within strings, some characters must be escaped, we found unescaped characters",
+                               "Within strings, some characters must be escaped, we found unescaped characters"};
+  auto& active = simdjson::get_active_implementation();
+  const simdjson::implementation* native = active;
+  for (const char* kernel : {"fallback", "haswell", "westmere", "icelake"}) {
+    const auto* implementation = simdjson::get_available_implementations()[kernel];
+    if (implementation == nullptr || !implementation->supported_by_runtime_system()) continue;
+    active = implementation;
+    for (std::size_t i = 0; i < std::size(texts); ++i) {
+      auto r = find_duplicate_json_key(texts[i]);
+      ASSERT_FALSE(r) << kernel << ": " << texts[i];
+      EXPECT_EQ(r.err().message, words[i]) << kernel << ": " << texts[i];
+    }
+  }
+  active = native;
 }
 
 }  // namespace

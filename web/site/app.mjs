@@ -2,8 +2,9 @@
 // The page: file picker, folder picker and drop zone feeding inspector.mjs, which reads the
 // files through File.slice only. Views: verdict, summary, tensor table, tree, charts, tensor.
 import {
-  api, combine, defaultSpec, histogram, inspect, mlxRows, sliceValues, summarize, tree,
+  api, combine, compactCount, defaultSpec, histogram, inspect, layerOf, mlxRows, sliceValues, summarize, tree,
 } from './inspector.mjs';
+import { fetchIndex, openUrl, RemoteError, shardUrls } from './remote.mjs';
 
 const $ = (id) => document.getElementById(id);
 const fmt = (n) => (typeof n === 'number' ? n.toLocaleString('en-US') : String(n));
@@ -43,26 +44,88 @@ let a = null;
 let state = null; // { files, entries: [{name, file, result}], combined, summary, policy, sortKey, ascending, selected }
 let generation = 0; // a newer openFiles (another drop, a policy change) makes an older one stop
 
+let pending = null; // what was asked for while the core loads: opened once it is ready
+
+/** Local files as sources: a name, a size, `read` through File.slice and `text` (an index). */
+const fileSource = (file) => ({ name: file.name, size: file.size, read: reader(file), text: () => file.text() });
+
 async function openFiles(files) {
-  if (!a || files.length === 0) return;
+  if (files.length === 0) return;
+  if (!a) {
+    pending = () => openFiles(files);
+    $('status').textContent = `${files.length} file${files.length === 1 ? '' : 's'} will be read once the WebAssembly core is loaded…`;
+    return;
+  }
+  const list = [...files];
+  const indexFile = list.find((f) => isIndex(f.name));
+  const index = indexFile && indexFile.size <= (64 << 20) ? { name: indexFile.name, size: indexFile.size, text: () => indexFile.text() } : null;
+  await openSources(list.filter((f) => !isIndex(f.name) && f.name !== 'config.json' && !f.name.startsWith('.')).map(fileSource),
+    index, () => openFiles(files));
+}
+
+/** A file, or a checkpoint by its `*.index.json`, by URL (remote.mjs: HTTP Range requests). */
+async function openAddress(url) {
+  if (!a) {
+    pending = () => openAddress(url);
+    $('status').textContent = `${url} will be read once the WebAssembly core is loaded…`;
+    return;
+  }
+  $('status').textContent = `Reading ${url}…`;
+  const failed = (name, e) => ({ name, size: 0, error: e instanceof RemoteError ? e.message : `${url}: ${e.message}` });
+  const open = (u) => openUrl(u).then((remote) => ({ ...remote, read: counted(remote.read) }), (e) => failed(u.split('/').pop(), e));
+  let sources; let index = null;
+  if (isIndex(new URL(url).pathname)) {
+    try {
+      const text = await fetchIndex(url);
+      index = { name: decodeURIComponent(new URL(url).pathname.split('/').pop()), size: text.length, text: async () => text };
+      sources = await Promise.all(shardUrls(text, url).map(open));
+    } catch (e) {
+      sources = [failed(decodeURIComponent(new URL(url).pathname.split('/').pop()), e)];
+      index = null;
+    }
+  } else {
+    sources = [await open(url)];
+  }
+  await openSources(sources, index, () => openAddress(url), url);
+}
+
+/** A remote reader whose bytes count in the page's total (the status line, the tests). */
+const counted = (read) => async (offset, length) => {
+  const bytes = await read(offset, length);
+  reads.bytes += bytes.length; reads.calls += 1;
+  return bytes;
+};
+
+/**
+ * Judges `sources` ({name, size, read} or {name, error}) as one checkpoint, with its `index`
+ * ({name, text()}) when there is one; `again` reopens them (a policy change); `address` is the
+ * URL they came from (the page's address then links to the view).
+ */
+async function openSources(sources, index, again, address = null) {
   const mine = ++generation;
   const started = performance.now();
-  $('status').textContent = `Reading ${files.length} file${files.length === 1 ? '' : 's'}…`;
+  const readBefore = reads.bytes;
+  $('status').textContent = `Reading ${sources.length} file${sources.length === 1 ? '' : 's'}…`;
   const policy = $('policy').value;
-  const list = [...files].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
-  const indexFile = list.find((f) => isIndex(f.name));
+  const list = [...sources].sort((x, y) => (x.name < y.name ? -1 : x.name > y.name ? 1 : 0));
   const entries = [];
-  for (const file of list) {
-    if (isIndex(file.name) || file.name === 'config.json' || file.name.startsWith('.')) continue;
-    entries.push({ name: file.name, file, result: await inspect(a, reader(file), file.size, policy) });
+  for (const src of list) {
+    let result;
+    try {
+      if (src.error) throw new RemoteError(src.error);
+      result = await inspect(a, src.read, src.size, policy);
+    } catch (e) {
+      result = { verdict: { ok: false, code: 'IoError', message: e.message, offset: null, tensor: null }, tensors: [], metadata: new Map(), warnings: [], mlx: [] };
+    }
+    entries.push({ name: src.name, size: src.size, read: src.read, stats: src.stats, result });
     if (mine !== generation) return;
   }
-  const indexText = indexFile && indexFile.size <= (64 << 20) ? await indexFile.text() : null;
+  const indexText = index ? await index.text() : null;
   if (mine !== generation) return;
-  if (indexText !== null) reads.bytes += indexFile.size;
-  const combined = combine(entries, indexText, indexFile?.name);
+  if (indexText !== null && !address) reads.bytes += index.size;
+  const combined = combine(entries, indexText, index?.name);
   const summary = summarize(combined.tensors);
-  state = { files: list, entries, combined, summary, policy, sortKey: 'begin', ascending: true, selected: null, indexName: indexFile?.name ?? null };
+  state = { again, address, entries, combined, summary, policy, sortKey: 'begin', ascending: true, selected: null, indexName: index?.name ?? null, sorted: null, matched: [], view: [], collapsed: new Set(), window: null, rowHeight: undefined };
   showVerdicts();
   const any = combined.tensors.length > 0 || entries.some((e) => e.result.verdict.ok);
   $('views').hidden = !any;
@@ -73,9 +136,44 @@ async function openFiles(files) {
     for (const id of ['summary', 'tensors', 'tree', 'charts', 'tensor']) $(id).hidden = true;
   }
   const ms = performance.now() - started;
-  $('status').textContent = `Judged ${entries.length} file${entries.length === 1 ? '' : 's'} in ${ms.toFixed(0)} ms, reading ${bytesText(reads.bytes)}.`;
+  // By URL: what came over the network (the first request's head included), and in how many requests.
+  const requests = entries.reduce((n, e) => n + (e.stats?.requests ?? 0), 0);
+  const bytes = address ? entries.reduce((n, e) => n + (e.stats?.bytes ?? 0), 0) + (indexText?.length ?? 0) : reads.bytes - readBefore;
+  $('status').textContent = `Judged ${entries.length} file${entries.length === 1 ? '' : 's'} in ${ms.toFixed(0)} ms, reading ${bytesText(bytes)}` +
+    `${address ? ` in ${fmt(requests + (indexText === null ? 0 : 1))} request${requests === 1 && indexText === null ? '' : 's'}` : ''}.`;
   document.body.dataset.openMs = ms.toFixed(1);
   document.body.dataset.state = 'ready';
+  updateAddress();
+}
+
+// ---- The page's address: a link to the view of a file opened by URL -------------------------
+// ?url=FILE#tab=tensors&tensor=NAME&filter=TEXT (local files cannot be linked: no address then).
+
+function updateAddress() {
+  if (!state?.address) return;
+  const view = new URLSearchParams();
+  const tab = document.querySelector('[role=tab][aria-selected=true]')?.id.replace(/^tab-/, '');
+  if (tab && tab !== 'summary') view.set('tab', tab);
+  if (state.selected) view.set('tensor', state.selected.t.name);
+  if ($('filter').value) view.set('filter', $('filter').value);
+  const fragment = view.toString();
+  history.replaceState(null, '', `?url=${encodeURIComponent(state.address)}${fragment ? `#${fragment}` : ''}`);
+}
+
+/** Opens ?url= and restores the view its fragment names. */
+async function openFromAddress() {
+  const url = new URLSearchParams(location.search).get('url');
+  if (!url) return;
+  const view = new URLSearchParams(location.hash.slice(1));
+  $('url').value = url;
+  await openAddress(url);
+  if (!state?.address) return;
+  if (view.get('filter')) { $('filter').value = view.get('filter'); showRows(); }
+  const tensor = view.get('tensor') && state.combined.tensors.find((t) => t.name === view.get('tensor'));
+  if (tensor) openTensor(tensor);
+  const tab = view.get('tab') && $(`tab-${view.get('tab')}`);
+  if (tab?.getAttribute('role') === 'tab') selectTab(tab, false);
+  updateAddress();
 }
 
 function verdictLine(name, v) {
@@ -135,7 +233,7 @@ function showSummary() {
   const dl = el('dl', { class: 'facts' });
   const fact = (k, v) => dl.append(el('dt', {}, k), el('dd', {}, v));
   const valid = entries.filter((e) => e.result.verdict.ok);
-  const size = entries.reduce((n, e) => n + e.file.size, 0);
+  const size = entries.reduce((n, e) => n + e.size, 0);
   fact(entries.length === 1 ? 'file' : 'files', entries.length === 1 ? entries[0].name : `${entries.length} (${valid.length} valid)`);
   fact('size', `${bytesText(size)} (${fmt(size)} bytes)`);
   if (valid.length === 1) {
@@ -143,15 +241,19 @@ function showSummary() {
     fact('header', `${fmt(l.headerLength)} bytes, data starts at byte ${fmt(l.dataStart)}`);
   }
   fact('tensors', fmt(s.count));
-  fact('parameters', fmt(s.parameters));
+  fact('parameters', `${fmt(s.parameters)} (${compactCount(s.parameters)})`);
   fact('data', `${bytesText(s.bytes)} (${fmt(s.bytes)} bytes)`);
   fact('alignment', s.count === 0 ? '—' : s.elementAligned
     ? `every tensor aligned to its element size (all data at least ${s.minAlign}-byte aligned)`
     : `some tensors are not aligned to their element size (smallest alignment ${s.minAlign})`);
   box.append(dl);
   box.append(el('h2', {}, 'Per dtype'));
-  box.append(table(Object.entries(s.byDtype).map(([d, r]) => [d, fmt(r.tensors), fmt(r.parameters), bytesText(r.bytes)]),
-    ['dtype', 'tensors', 'parameters', 'bytes']));
+  const share = (part, whole) => (whole > 0 ? `${((100 * part) / whole).toFixed(1)}%` : '—');
+  const dtypes = table(Object.entries(s.byDtype).map(([d, r]) => [d, fmt(r.tensors), `${fmt(r.parameters)} (${compactCount(r.parameters)})`,
+    share(r.parameters, s.parameters), bytesText(r.bytes), share(r.bytes, s.bytes)]),
+  ['dtype', 'tensors', 'parameters', 'of all', 'bytes', 'of all']);
+  dtypes.id = 'dtype-table';
+  box.append(dtypes);
   const layers = valid.flatMap((e) => e.result.mlx?.layers ?? []);
   if (layers.length) {
     box.append(el('h2', {}, `MLX quantized layers (${layers.length})`));
@@ -159,7 +261,7 @@ function showSummary() {
       `${fmt(l.rows)} × ${fmt(l.cols)}`]), ['layer', 'mode', 'group', 'logical shape']));
   }
   for (const e of valid) {
-    const meta = Object.entries(e.result.metadata);
+    const meta = [...e.result.metadata];
     if (meta.length === 0) continue;
     box.append(el('h2', {}, valid.length === 1 ? 'Metadata' : `Metadata of ${e.name}`));
     const m = el('dl', { class: 'facts meta' });
@@ -169,8 +271,11 @@ function showSummary() {
 }
 
 // ---- Tensor table -------------------------------------------------------------------------
+// Only the rows in view are in the DOM (a header of 20,000 tensors stays fast to filter and
+// scroll): spacer rows stand for the others, sized by the rendered rows' mean height.
 
-const ROW_LIMIT = 2000;
+const FILTER_DELAY_MS = 80; // typing waits this long after the last keystroke before filtering
+const OVERSCAN = 12; // rows rendered above and below the visible ones
 
 function matcher(text) {
   const m = /^\/(.+)\/([a-z]*)$/.exec(text);
@@ -180,36 +285,141 @@ function matcher(text) {
   return (name) => name.includes(text);
 }
 
-function showRows() {
+/** The tensors in the table's order (cached until the sort changes). */
+function sortedTensors() {
+  if (state.sorted) return state.sorted;
   const { sortKey, ascending } = state;
-  const match = matcher($('filter').value);
   const key = (t) => (sortKey === 'shape' ? t.shape.length * 1e15 + t.shape.reduce((x, y) => x * y, 1) : sortKey === 'begin' ? [t.shard ?? '', t.begin] : t[sortKey]);
   const cmp = (p, q) => (Array.isArray(p) ? (p[0] < q[0] ? -1 : p[0] > q[0] ? 1 : p[1] - q[1]) : p < q ? -1 : p > q ? 1 : 0);
-  const rows = state.combined.tensors.filter((t) => match(t.name)).sort((x, y) => cmp(key(x), key(y)) * (ascending ? 1 : -1));
-  const body = $('rows');
-  body.textContent = '';
-  const multi = state.entries.length > 1;
-  for (const t of rows.slice(0, ROW_LIMIT)) {
-    const tr = body.insertRow();
-    tr.tabIndex = 0;
-    tr.dataset.name = t.name;
-    const offset = multi ? `${t.shard} @ ${fmt(t.begin)}` : fmt(t.begin);
-    [t.name, t.dtype, `[${t.shape.join(', ')}]`, fmt(t.elements), fmt(t.bytes), offset].forEach((c, i) => {
-      const td = tr.insertCell(); td.textContent = c; if (i >= 3) td.className = i === 5 ? 'num wide' : 'num';
-    });
-    const show = () => openTensor(t);
-    tr.addEventListener('click', show);
-    tr.addEventListener('keydown', (e) => {
-      if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); show(); }
-      if (e.key === 'ArrowDown') { e.preventDefault(); tr.nextElementSibling?.focus(); }
-      if (e.key === 'ArrowUp') { e.preventDefault(); tr.previousElementSibling?.focus(); }
-    });
+  state.sorted = [...state.combined.tensors].sort((x, y) => cmp(key(x), key(y)) * (ascending ? 1 : -1));
+  return state.sorted;
+}
+
+/**
+ * The table's rows: the matching tensors, or with "Group by layer" each layer's row (its totals,
+ * a button that folds it) before its tensors, layers in the order of their first tensor.
+ */
+function buildView() {
+  const tensors = state.matched;
+  if (!$('group').checked) return tensors;
+  const groups = new Map();
+  for (const t of tensors) {
+    const layer = (t.layer ??= layerOf(t.name));
+    let g = groups.get(layer);
+    if (!g) groups.set(layer, (g = { kind: 'group', layer, tensors: [], parameters: 0, bytes: 0 }));
+    g.tensors.push(t); g.parameters += t.elements; g.bytes += t.bytes;
   }
-  $('shown').textContent = rows.length > ROW_LIMIT ? `showing ${fmt(ROW_LIMIT)} of ${fmt(rows.length)} matches` : `${fmt(rows.length)} of ${fmt(state.combined.tensors.length)} tensors`;
+  const view = [];
+  for (const g of groups.values()) {
+    view.push(g);
+    if (!state.collapsed.has(g.layer)) for (const t of g.tensors) view.push(t);
+  }
+  return view;
+}
+
+function showRows() {
+  const started = performance.now();
+  const text = $('filter').value;
+  const match = matcher(text);
+  state.matched = text === '' ? sortedTensors() : sortedTensors().filter((t) => match(t.name));
+  state.view = buildView();
+  state.window = null;
+  $('rows-scroll').scrollTop = 0;
+  renderRows();
+  const total = state.combined.tensors.length;
+  $('shown').textContent = `${fmt(state.matched.length)} of ${fmt(total)} tensors`;
   for (const th of document.querySelectorAll('#tensors th')) {
     const b = th.querySelector('button');
-    th.setAttribute('aria-sort', b.dataset.key === sortKey ? (ascending ? 'ascending' : 'descending') : 'none');
+    th.setAttribute('aria-sort', b.dataset.key === state.sortKey ? (state.ascending ? 'ascending' : 'descending') : 'none');
   }
+  document.body.dataset.filterMs = (performance.now() - started).toFixed(1);
+  updateAddress();
+}
+
+const spacer = (height) => {
+  const tr = el('tr', { class: 'spacer', 'aria-hidden': 'true' }, el('td', { colspan: '6' }));
+  tr.style.height = `${height}px`;
+  return tr;
+};
+
+/** Renders the rows in view of the scroll box; keeps the focused row focused. */
+function renderRows() {
+  const box = $('rows-scroll');
+  const body = $('rows');
+  const rows = state.view;
+  const height = state.rowHeight ?? 28;
+  const first = Math.max(0, Math.floor(box.scrollTop / height) - OVERSCAN);
+  const last = Math.min(rows.length, Math.ceil((box.scrollTop + Math.max(box.clientHeight, 600)) / height) + OVERSCAN);
+  if (state.window && state.window[0] === first && state.window[1] === last) return;
+  state.window = [first, last];
+  const focused = document.activeElement?.closest?.('#rows tr')?.dataset.index;
+  const multi = state.entries.length > 1;
+  const fragment = document.createDocumentFragment();
+  if (first > 0) fragment.append(spacer(first * height));
+  for (let i = first; i < last; ++i) {
+    const t = rows[i];
+    if (t.kind === 'group') { fragment.append(groupRow(t, i)); continue; }
+    const tr = document.createElement('tr');
+    tr.tabIndex = 0;
+    tr.dataset.name = t.name;
+    tr.dataset.index = i;
+    const offset = multi ? `${t.shard} @ ${fmt(t.begin)}` : fmt(t.begin);
+    [t.name, t.dtype, `[${t.shape.join(', ')}]`, fmt(t.elements), fmt(t.bytes), offset].forEach((c, j) => {
+      const td = tr.insertCell(); td.textContent = c; if (j >= 3) td.className = j === 5 ? 'num wide' : 'num';
+    });
+    fragment.append(tr);
+  }
+  if (last < rows.length) fragment.append(spacer((rows.length - last) * height));
+  body.replaceChildren(fragment);
+  const drawn = last - first;
+  if (drawn > 0 && state.rowHeight === undefined) {
+    const drawnRows = body.querySelectorAll('tr[data-index]');
+    const measured = (drawnRows[drawnRows.length - 1].getBoundingClientRect().bottom - drawnRows[0].getBoundingClientRect().top) / drawnRows.length;
+    if (measured > 0) { state.rowHeight = measured; state.window = null; renderRows(); return; }
+  }
+  if (focused !== undefined) focusable(body.querySelector(`tr[data-index="${focused}"]`))?.focus({ preventScroll: true });
+}
+
+/** A layer's row: a button folding its tensors, their count, parameters and bytes. */
+function groupRow(g, i) {
+  const tr = document.createElement('tr');
+  tr.className = 'group';
+  tr.dataset.index = i;
+  tr.dataset.layer = g.layer;
+  const open = !state.collapsed.has(g.layer);
+  const head = tr.insertCell();
+  head.colSpan = 3;
+  head.append(el('button', { type: 'button', class: 'group-toggle', 'aria-expanded': String(open) }, g.layer),
+    el('span', { class: 'muted' }, ` ${fmt(g.tensors.length)} tensor${g.tensors.length === 1 ? '' : 's'}`));
+  for (const [text, cls] of [[`${fmt(g.parameters)} (${compactCount(g.parameters)})`, 'num'], [bytesText(g.bytes), 'num'], ['', 'num wide']]) {
+    const td = tr.insertCell(); td.textContent = text; td.className = cls;
+  }
+  return tr;
+}
+
+/** What takes focus in a row: a layer's button, or a tensor's row itself. */
+const focusable = (tr) => (tr?.classList.contains('group') ? tr.querySelector('button') : tr);
+
+function toggleGroup(layer) {
+  if (state.collapsed.has(layer)) state.collapsed.delete(layer); else state.collapsed.add(layer);
+  state.view = buildView();
+  state.window = null;
+  renderRows();
+  $('rows').querySelector(`tr.group[data-layer="${CSS.escape(layer)}"] button`)?.focus({ preventScroll: true });
+}
+
+/** Focuses row `i` of the view, scrolling it into the box first when it is not rendered. */
+function focusRow(i) {
+  if (i < 0 || i >= state.view.length) return;
+  const box = $('rows-scroll');
+  let tr = $('rows').querySelector(`tr[data-index="${i}"]`);
+  if (!tr) {
+    box.scrollTop = i * (state.rowHeight ?? 28) - box.clientHeight / 2;
+    renderRows();
+    tr = $('rows').querySelector(`tr[data-index="${i}"]`);
+  }
+  focusable(tr)?.focus({ preventScroll: true });
+  tr?.scrollIntoView({ block: 'nearest' });
 }
 
 // ---- Tree ----------------------------------------------------------------------------------
@@ -224,7 +434,7 @@ function showTree() {
 
 /** One level of the tree; a node's children are built when it is first opened. */
 function treeList(node) {
-  const ul = el('ul', { class: 'tree', role: 'group' });
+  const ul = el('ul', { class: 'tree' });
   const children = [...node.children.values()];
   for (const c of children.slice(0, 5000)) {
     const label = `${c.name} — ${fmt(c.parameters)} params${c.tensors > 1 ? `, ${fmt(c.tensors)} tensors` : ''}`;
@@ -305,7 +515,7 @@ async function showValues() {
   const { t, layer } = state.selected;
   const out = $('tensor-out');
   out.textContent = 'Reading…';
-  const read = reader(t.entry.file);
+  const read = t.entry.read;
   const before = reads.bytes;
   const r = layer
     ? await mlxRows(a, read, t.entry.result, layer, $('slice').value, state.policy)
@@ -360,7 +570,10 @@ function selectTab(tab, focus) {
     t.tabIndex = on ? 0 : -1;
     $(t.getAttribute('aria-controls')).hidden = !on;
   }
+  // The table's rows are measured once they can be: when their panel shows.
+  if (tab.id === 'tab-tensors' && state?.view && state.rowHeight === undefined) { state.window = null; renderRows(); }
   if (focus) tab.focus();
+  updateAddress();
 }
 
 const tabs = [...document.querySelectorAll('[role=tab]')];
@@ -377,13 +590,40 @@ for (const t of tabs) {
 $('slice-form').addEventListener('submit', (e) => { e.preventDefault(); showValues(); });
 $('picker').addEventListener('change', () => openFiles($('picker').files));
 $('folder').addEventListener('change', () => openFiles($('folder').files));
-$('policy').addEventListener('change', () => { if (state) openFiles(state.files); });
-$('filter').addEventListener('input', () => { if (state) showRows(); });
+$('policy').addEventListener('change', () => { if (state) state.again(); });
+$('url-form').addEventListener('submit', (e) => {
+  e.preventDefault();
+  const url = $('url').value.trim();
+  if (url) openAddress(new URL(url, location.href).href);
+});
+let filterTimer = 0;
+$('filter').addEventListener('input', () => {
+  clearTimeout(filterTimer);
+  filterTimer = setTimeout(() => { if (state) showRows(); }, FILTER_DELAY_MS);
+});
+$('rows-scroll').addEventListener('scroll', () => { if (state?.view) renderRows(); }, { passive: true });
+$('group').addEventListener('change', () => { if (state) showRows(); });
+$('rows').addEventListener('click', (e) => {
+  const tr = e.target.closest('tr[data-index]');
+  if (!tr) return;
+  const item = state.view[Number(tr.dataset.index)];
+  if (item.kind === 'group') { if (e.target.closest('button')) toggleGroup(item.layer); return; }
+  openTensor(item);
+});
+$('rows').addEventListener('keydown', (e) => {
+  const tr = e.target.closest('tr[data-index]');
+  if (!tr) return;
+  const i = Number(tr.dataset.index);
+  if ((e.key === 'Enter' || e.key === ' ') && state.view[i].kind !== 'group') { e.preventDefault(); openTensor(state.view[i]); }
+  if (e.key === 'ArrowDown') { e.preventDefault(); focusRow(i + 1); }
+  if (e.key === 'ArrowUp') { e.preventDefault(); focusRow(i - 1); }
+});
 for (const b of document.querySelectorAll('#tensors th button')) {
   b.addEventListener('click', () => {
     if (!state) return;
     state.ascending = state.sortKey === b.dataset.key ? !state.ascending : true;
     state.sortKey = b.dataset.key;
+    state.sorted = null;
     showRows();
   });
 }
@@ -409,16 +649,28 @@ const drop = $('drop');
 drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
 drop.addEventListener('dragleave', () => drop.classList.remove('over'));
 drop.addEventListener('drop', async (e) => { e.preventDefault(); drop.classList.remove('over'); openFiles(await droppedFiles(e.dataTransfer)); });
-drop.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); $('picker').click(); } });
 // Dropping anywhere else must not make the browser navigate away to the file.
 window.addEventListener('dragover', (e) => e.preventDefault());
 window.addEventListener('drop', (e) => e.preventDefault());
 
-// safetensors_c.js (a classic script before this module) defines createSafetensors.
+// safetensors_c.js (a classic script before this module) defines createSafetensors. The one-file
+// build (web/tools/standalone.mjs, for file://) carries the module base64-encoded in #wasm-base64.
 const loadStarted = performance.now();
-a = api(await globalThis.createSafetensors());
+const inlined = document.getElementById('wasm-base64');
+const wasmBinary = inlined ? Uint8Array.from(atob(inlined.textContent), (c) => c.charCodeAt(0)) : undefined;
+a = api(await globalThis.createSafetensors(wasmBinary ? { wasmBinary } : {}));
 const loadMs = performance.now() - loadStarted;
 document.body.dataset.loadMs = loadMs.toFixed(1);
 document.body.dataset.state = 'loaded';
 $('status').textContent = `Ready (core loaded in ${loadMs.toFixed(0)} ms).`;
 $('footer').textContent = `safetensors-cxx ${a.version}, WebAssembly. Files never leave this page.`;
+if (pending) pending(); else openFromAddress();
+// Served, the page offers itself as one file (web/tools/standalone.mjs) for a copy that works from file://.
+if (!inlined) {
+  $('footer').append(' ', el('a', { href: 'safetensors-inspector.html', download: 'safetensors-inspector.html' }, 'Save the inspector as one file'),
+    ' (it works opened from disk).');
+}
+// Served over HTTP(S), a service worker (sw.js) keeps the page's files: it works offline once visited.
+if (!inlined && 'serviceWorker' in navigator && window.isSecureContext) {
+  navigator.serviceWorker.register('sw.js').catch((e) => console.warn(`no offline copy: ${e.message}`));
+}

@@ -67,7 +67,7 @@ export function sniff(a, prefix) {
  */
 export async function inspect(a, read, size, policy = 'reference') {
   const { m, scratch } = a;
-  const empty = { tensors: [], metadata: {}, layout: null, warnings: [], mlx: [], head: null };
+  const empty = { tensors: [], metadata: new Map(), layout: null, warnings: [], mlx: [], head: null };
   const options = newOptions(a, policy);
   try {
     const prefix = await read(0, Math.min(SNIFF_BYTES, size));
@@ -140,11 +140,11 @@ function describe(a, file, size) {
     const align = alignmentOf(layout.dataStart + begin);
     tensors.push({ index: i, name, dtype: DTYPE_NAMES[dtypeId], dtypeId, shape, begin, end, bytes: end - begin, elements, align });
   }
-  const metadata = {};
+  const metadata = new Map(); // a plain object would drop a `__proto__` key
   m._safetensors_metadata_count(file, scratch);
   for (let i = 0, count = a.u32(scratch); i < count; ++i) {
     m._safetensors_metadata_at(file, i, scratch, scratch + 4, scratch + 8, scratch + 12);
-    metadata[a.bytesText(a.u32(scratch), a.u32(scratch + 4))] = a.bytesText(a.u32(scratch + 8), a.u32(scratch + 12));
+    metadata.set(a.bytesText(a.u32(scratch), a.u32(scratch + 4)), a.bytesText(a.u32(scratch + 8), a.u32(scratch + 12)));
   }
   const warnings = [];
   m._safetensors_warning_count(file, scratch);
@@ -210,7 +210,17 @@ export function summarize(tensors) {
       if (t.align < Math.min(elementBytes, 8)) elementAligned = false;
     }
   }
-  return { count: tensors.length, parameters, bytes, byDtype, byLayer: [...byLayer.values()], minAlign, elementAligned };
+  // The dtypes in the CLI's order (`safetensors inspect`: the dtype enumeration's).
+  const ordered = Object.fromEntries(Object.entries(byDtype).sort(([x], [y]) => DTYPE_NAMES.indexOf(x) - DTYPE_NAMES.indexOf(y)));
+  return { count: tensors.length, parameters, bytes, byDtype: ordered, byLayer: [...byLayer.values()], minAlign, elementAligned };
+}
+
+/** A count as the Hub shows a model's size, three significant digits: 9408 -> "9.41K", 7241732096 -> "7.24B". */
+export function compactCount(n) {
+  const units = ['', 'K', 'M', 'B', 'T'];
+  let i = 0; let v = n;
+  while (i < units.length - 1 && Number(v.toPrecision(3)) >= 1000) { v /= 1000; i += 1; }
+  return i === 0 ? String(n) : `${Number(v.toPrecision(3))}${units[i]}`;
 }
 
 /** A tree of the names split at dots, with parameter and byte totals per node. */

@@ -7,6 +7,7 @@
 
 #include "checkpoint/index.h"
 #include "json/json_keys.h"
+#include "json/json_words.h"
 #include "safetensors/readonly_file.h"
 
 namespace safetensors {
@@ -52,7 +53,7 @@ result<checkpoint_index> parse_checkpoint_index(std::span<const std::byte> json)
   }
   dom::element root;
   if (auto err = parser.parse(text, json.size(), true).get(root); err != simdjson::SUCCESS) {
-    return index_error(simdjson::error_message(err));
+    return index_error(detail::json_error_words(err, {text, json.size()}));
   }
   if (auto dup = detail::find_duplicate_key_deep(root)) {
     return make_error(error_code::duplicate_key, fmt::format("duplicate key '{}' in the checkpoint index", *dup));

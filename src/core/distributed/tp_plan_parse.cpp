@@ -6,6 +6,7 @@
 #include <simdjson.h>
 
 #include "json/json_keys.h"
+#include "json/json_words.h"
 #include "safetensors/distributed/tensor_parallel.h"
 
 namespace safetensors {
@@ -97,7 +98,7 @@ result<tp_plan> parse_tp_plan(std::string_view json) {
   }
   dom::element root;
   if (auto err = parser.parse(json.data(), json.size(), true).get(root); err != simdjson::SUCCESS) {
-    return plan_error(fmt::format("invalid JSON: {}", simdjson::error_message(err)));
+    return plan_error(fmt::format("invalid JSON: {}", detail::json_error_words(err, json)));
   }
   if (auto dup = detail::find_duplicate_key_deep(root)) {
     return make_error(error_code::duplicate_key, fmt::format("tensor-parallel plan: duplicate key '{}'", *dup));

@@ -12,6 +12,7 @@
 #include "header/header_builder.h"
 #include "header/serde_fixups.h"
 #include "json/json_keys.h"
+#include "json/json_words.h"
 #include "json/utf8.h"
 
 namespace safetensors::detail {
@@ -336,7 +337,7 @@ result<header> dom_walk(dom::parser& parser, const char* text, std::size_t n, st
     if (err == simdjson::NUMBER_ERROR) {
       if (auto e = check_number_range(json)) return std::move(*e);  // says where
     }
-    return json_error(simdjson::error_message(err));
+    return json_error(json_error_words(err, json));
   }
   header_builder builder;
   schema_walker walker(builder, options);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Duplicate-key detection for simdjson DOM objects, and over JSON text (json_keys.h).
 #include "json/json_keys.h"
+#include "json/json_words.h"
 
 #include "safetensors/json_keys.h"
 
@@ -64,7 +65,7 @@ result<std::optional<std::string>> find_duplicate_json_key(std::string_view json
   dom::parser parser;
   dom::element root;
   if (auto err = parser.parse(json.data(), json.size(), true).get(root); err != simdjson::SUCCESS) {
-    return make_error(error_code::invalid_header_deserialization, simdjson::error_message(err));
+    return make_error(error_code::invalid_header_deserialization, detail::json_error_words(err, json));
   }
   if (auto dup = detail::find_duplicate_key_deep(root)) return std::optional<std::string>(*dup);
   return std::optional<std::string>{};
