@@ -129,6 +129,40 @@ TEST(Location, ARegisteredProviderServesItsSchemeWithTheCallersOptions) {
   EXPECT_ERROR(location::resolve("demo://host/model.safetensors"), error_code::unsupported);
 }
 
+TEST(Location, AHubRepositoryUrlIsItsResolveBaseUrl) {
+  const auto dir = st_test::scratch_dir();
+  ASSERT_OK(st::register_store_provider("demo", std::make_shared<demo_provider>(dir)));
+  const std::string base = "demo://host/hub/org/repo/resolve/main/";
+  for (const std::string text : {"demo://host/hub/org/repo/resolve/main", "demo://host/hub/org/repo/resolve/main/",
+                                 "demo://host/hub/org/repo/tree/main", "demo://host/hub/org/repo/tree/main/"}) {
+    auto at = location::resolve(text);
+    ASSERT_OK(at);
+    EXPECT_EQ(at->path(), base) << text;
+    EXPECT_EQ(at->text(), text);
+    EXPECT_TRUE(at->names_checkpoint()) << text;
+  }
+  auto query = location::resolve("demo://host/org/repo/tree/v1.0?x=1");
+  ASSERT_OK(query);
+  EXPECT_EQ(query->path(), "demo://host/org/repo/resolve/v1.0/?x=1");
+  // Files stay files, however their folders are named; too few segments are no repository.
+  for (const std::string text :
+       {"demo://host/org/repo/resolve/main/model.safetensors", "demo://host/org/tree/model.safetensors",
+        "demo://host/tree/main", "demo://host/a/tree/x.json", "demo://host/org/repo/blob"}) {
+    auto at = location::resolve(text);
+    ASSERT_OK(at);
+    EXPECT_EQ(at->path(), text);
+  }
+  // Served by the store as the base URL: the conventional names in that folder.
+  std::filesystem::create_directories(dir / "org/repo/resolve/main");
+  write_one_tensor(dir / "org/repo/resolve/main/model.safetensors", "w");
+  auto repo = location::resolve("demo://host/org/repo/tree/main");
+  ASSERT_OK(repo);
+  auto c = repo->open_checkpoint();
+  ASSERT_OK(c);
+  EXPECT_EQ(c->tensors().size(), 1u);
+  ASSERT_OK(st::register_store_provider("demo", nullptr));
+}
+
 TEST(Location, OnlyLowerCaseSchemesOtherThanFileTakeProviders) {
   const auto provider = std::make_shared<demo_provider>(st_test::scratch_dir());
   EXPECT_ERROR(st::register_store_provider("file", provider), error_code::invalid_argument);

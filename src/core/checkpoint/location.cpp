@@ -84,6 +84,33 @@ result<std::string> file_url_path(std::string_view url) {
   return path;
 }
 
+/// A hub repository URL, `BASE/ORG/REPO/resolve/REV` or the browser's `BASE/ORG/REPO/tree/REV`
+/// (a `/` after REV or not), as the base URL `BASE/ORG/REPO/resolve/REV/` whose conventional
+/// files (model.safetensors.index.json, model.safetensors) the store looks for, as hub tools do;
+/// any other URL as it is.
+std::string hub_base_url(const std::string& url) {
+  const std::size_t end = url.find_first_of("?#");
+  std::string_view path = std::string_view(url).substr(0, end);
+  const std::size_t authority = path.find("://") + 3;
+  if (path.ends_with("/")) path.remove_suffix(1);
+  // The path's segments from the end: REV, then "resolve" or "tree", then REPO and ORG.
+  std::string_view segments[4];
+  std::size_t cut = path.size();
+  for (auto& segment : segments) {
+    const std::size_t slash = path.rfind('/', cut == 0 ? 0 : cut - 1);
+    if (slash == std::string_view::npos || slash < authority) return url;
+    segment = path.substr(slash + 1, cut - slash - 1);
+    if (segment.empty()) return url;
+    cut = slash;
+  }
+  if (segments[1] != "resolve" && segments[1] != "tree") return url;
+  // A file in a folder that happens to be called "tree" stays a file.
+  if (segments[0].ends_with(".safetensors") || segments[0].ends_with(".json")) return url;
+  const auto repository = path.substr(0, static_cast<std::size_t>(segments[1].data() - path.data()));
+  const std::string base = fmt::format("{}resolve/{}/", repository, segments[0]);
+  return end == std::string::npos ? base : base + url.substr(end);
+}
+
 std::shared_ptr<const checkpoint_store> local_store_pointer() {
   // The local store is a static: the pointer owns nothing.
   return {std::shared_ptr<const checkpoint_store>{}, &local_checkpoint_store()};
@@ -133,7 +160,7 @@ result<location> location::resolve(const std::string& text, const url_options& o
     }
     auto store = provider->store(options);
     if (!store) return std::move(store).err().with_path(shown_url(text));
-    return location(location_kind::url, text, text, std::move(store).value());
+    return location(location_kind::url, text, hub_base_url(text), std::move(store).value());
   }
   std::error_code ec;
   const location_kind kind = std::filesystem::is_directory(path, ec) ? location_kind::directory
