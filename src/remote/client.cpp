@@ -2,6 +2,7 @@
 #include "remote/client.h"
 
 #include "remote/ranges.h"
+#include "remote/url.h"
 
 #include <curl/curl.h>
 
@@ -108,6 +109,7 @@ struct client::attempt {
     if (name == "content-type") a.out->content_type = value;
     if (name == "etag") a.out->etag = std::move(value);
     if (name == "last-modified") a.out->last_modified = std::move(value);
+    if (name == "location") a.out->location = value;
     if (name == "content-length") {
       std::uint64_t n = 0;
       const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
@@ -323,6 +325,9 @@ status client::perform_once(void* raw, const std::string& url, const request& r,
     char* location = nullptr;
     curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &location);
     out.url = location != nullptr ? location : "";
+    // libcurl resolves Location only for a transfer that ran to its end; a redirect's body
+    // (hubs send one) is not read, so the header is resolved here.
+    if (out.url.empty() && !out.location.empty()) out.url = resolve_reference(url, out.location);
     return {};
   }
   if (out.status == 206 && r.ranges != nullptr && !r.ranges->finish()) {

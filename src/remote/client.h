@@ -44,6 +44,7 @@ struct response {
   std::optional<std::uint64_t> content_length;
   std::uint64_t expected = 0;  ///< body bytes a 206 promised
   std::string url;             ///< after redirects
+  std::string location;        ///< a redirect's Location header, as sent (maybe relative)
 };
 
 /// `bytes first-last/total`, or `bytes */total` (unsatisfied).

@@ -52,8 +52,14 @@ struct options {
   /// Ranges per multi-range request (`Range: bytes=a-b,c-d,...`, answered with
   /// multipart/byteranges): Apache's MaxRanges default, which also keeps the header under
   /// the 8 KiB line limit of nginx and Apache. 1: one request per range. A server that
-  /// answers a multi-range request with 200 or fewer ranges gets one range per request.
+  /// answers a multi-range request with 200 or fewer ranges gets one range per request,
+  /// remembered for its origin for the rest of the process.
   int max_ranges_per_request = 200;
+  /// What one more request costs, in bytes the wire carries meanwhile (round trip x
+  /// bandwidth). With one range per request (a server that takes no more, or
+  /// max_ranges_per_request 1), runs closer than this travel as one range, the gaps received
+  /// and dropped: `get_slice(...)[..., 2]` of a 4 MiB tensor is one request, not 4,096.
+  std::uint64_t request_cost_bytes = std::uint64_t{256} << 10;
 };
 
 /// `given` (location.h's url_options: the options every front end takes) as options; unset
