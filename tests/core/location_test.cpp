@@ -120,6 +120,16 @@ TEST(Location, ARegisteredProviderServesItsSchemeWithTheCallersOptions) {
   auto base = location::resolve("demo://host/");
   ASSERT_OK(base);
   EXPECT_TRUE(base->names_checkpoint());
+  // A checkpoint's URL read as one file says what it is, not "header too large".
+  for (const std::string text : {"demo://host/", "demo://host/model.safetensors.index.json?x=1"}) {
+    auto index = location::resolve(text);
+    ASSERT_OK(index);
+    auto as_file = index->open_file();
+    EXPECT_ERROR(as_file, error_code::invalid_argument);
+    EXPECT_NE(as_file.err().message.find("open it as a checkpoint"), std::string::npos) << as_file.err().message;
+    EXPECT_EQ(as_file.err().path, text.substr(0, text.find('?')));
+    EXPECT_ERROR(index->read_header(), error_code::invalid_argument);
+  }
   // A provider's failure is the resolution's, naming the URL.
   options.ca_file = "refuse";
   auto refused = location::resolve("demo://host/model.safetensors?q", options);

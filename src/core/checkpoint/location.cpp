@@ -175,13 +175,29 @@ bool location::names_checkpoint() const noexcept {
   return shown.ends_with("/") || shown.ends_with(".json");
 }
 
+namespace {
+
+/// One file of a URL that names a checkpoint: its bytes would be JSON read as a length prefix
+/// ("header too large"), so the caller is told what the URL is instead.
+std::optional<error> location_checkpoint_not_a_file(const location& at) {
+  if (at.kind() != location_kind::url || !at.names_checkpoint()) return std::nullopt;
+  return make_error(error_code::invalid_argument,
+                    "this URL names a checkpoint (an index or a base URL), not one SafeTensors file: open it as a "
+                    "checkpoint (open_checkpoint)")
+      .with_path(shown_url(at.text()));
+}
+
+}  // namespace
+
 result<file> location::open_file(const open_options& options) const {
+  if (auto e = location_checkpoint_not_a_file(*this)) return std::move(*e);
   auto opened = store_->open_files(std::span<const std::string>(&path_, 1), options);
   return std::move(opened.front());
 }
 
 result<header> location::read_header(const parse_options& options) const {
   if (is_local()) return safetensors::read_header(path_, options);
+  if (auto e = location_checkpoint_not_a_file(*this)) return std::move(*e);
   auto bytes = store_->open_sequential(path_);
   if (!bytes) return std::move(bytes).err();
   return safetensors::read_header(std::move(bytes->reader), options);
