@@ -153,7 +153,7 @@ status http_source::state::fetch_ranges(std::span<const detail::wanted_bytes> pi
   auto one_by_one = [&](std::span<const std::size_t> which) -> status {
     const options& o = net.settings();
     const auto spans =
-        single_range_spans(ranges, which, o.request_cost_bytes, std::max<std::uint64_t>(o.part_bytes, 1));
+        single_range_spans(ranges, which, net.request_cost_bytes(), std::max<std::uint64_t>(o.part_bytes, 1));
     for (std::size_t i = 0; i < spans.size(); ++i) {
       if (auto s = fetch_ranges(pieces, std::span(spans).subspan(i, 1)); !s) return s;
     }
@@ -377,7 +377,7 @@ status http_source::read_ranges(std::span<const byte_range> ranges, std::span<st
   // travel too, so a strided slice is one span rather than a request per run.
   const bool single = p.single_ranges || o.max_ranges_per_request <= 1;
   const auto merged = detail::merge_pieces(
-      pieces, single ? std::max(o.merge_gap_bytes, o.request_cost_bytes) : o.merge_gap_bytes, part);
+      pieces, single ? std::max(o.merge_gap_bytes, p.net.request_cost_bytes()) : o.merge_gap_bytes, part);
   // Requests of at most max_ranges_per_request ranges, `part` bytes and max_range_header
   // characters of Range header.
   const auto max_count =

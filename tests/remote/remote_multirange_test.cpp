@@ -149,7 +149,7 @@ TEST(RemoteMultiRange, OneRangePerRequestWhenAsked) {
   write_grid(*s);
   remote::options o = quiet_head();
   o.max_ranges_per_request = 1;
-  o.request_cost_bytes = 0;  // a request costs nothing: one per run, no gap fetched
+  o.request_cost_bytes = 1;  // a request costs a byte: one per run, no gap fetched
   auto part = read_part(s->http("grid.safetensors"), o);
   ASSERT_OK(part);
   EXPECT_EQ(part->bytes, expected_part());
@@ -210,6 +210,28 @@ TEST(RemoteMultiRange, SmallPartBytesSplitRequests) {
   EXPECT_EQ(part->requests, 10U);
 }
 
+// By default a request's cost is measured: the shortest wait for a first byte times the best
+// rate of a large body (256 KiB until a large body was read); a set cost is used as it is.
+TEST(RemoteMultiRange, RequestCostIsMeasuredUnlessSet) {
+  ST_REMOTE_SERVERS(s);
+  write_grid(*s);
+  auto source = remote::http_source::open(s->http("grid.safetensors"), quiet_head());
+  ASSERT_OK(source);
+  EXPECT_EQ((*source)->stats().request_cost_bytes, std::uint64_t{256} << 10);  // no large body yet
+  std::vector<std::byte> w(rows * cols);
+  ASSERT_OK((*source)->read(200'100, w));  // one 400 kB body: the rate is known
+  const std::uint64_t measured = (*source)->stats().request_cost_bytes;
+  EXPECT_NE(measured, std::uint64_t{256} << 10);
+  EXPECT_GE(measured, std::uint64_t{16} << 10);
+  EXPECT_LE(measured, std::uint64_t{64} << 20);
+  remote::options o = quiet_head();
+  o.request_cost_bytes = 5000;
+  auto set = remote::http_source::open(s->http("grid.safetensors"), o);
+  ASSERT_OK(set);
+  ASSERT_OK((*set)->read(200'100, w));
+  EXPECT_EQ((*set)->stats().request_cost_bytes, 5000U);
+}
+
 TEST(RemoteMultiRange, ServerAnsweringWholeFileFallsBackToSingleRanges) {
   ST_REMOTE_SERVERS(s);
   write_grid(*s);
@@ -226,7 +248,7 @@ TEST(RemoteMultiRange, ServerAnsweringWholeFileFallsBackToSingleRanges) {
   // multi-range request at all; with requests free, one request per run.
   std::filesystem::copy_file(s->root() / "grid.safetensors", s->root() / "grid2.safetensors",
                              std::filesystem::copy_options::overwrite_existing);
-  o.request_cost_bytes = 0;
+  o.request_cost_bytes = 1;
   auto again = read_part(s->faulty("nomulti/grid2.safetensors"), o);
   ASSERT_OK(again);
   EXPECT_EQ(again->bytes, expected_part());
@@ -241,7 +263,7 @@ TEST(RemoteMultiRange, ServerAnsweringOneRangeFallsBackForTheRest) {
   write_grid(*s);
   remote::options o = quiet_head();
   o.connections = 1;
-  o.request_cost_bytes = 0;
+  o.request_cost_bytes = 1;
   auto part = read_part(s->faulty("firstonly/grid.safetensors"), o);
   ASSERT_OK(part);
   EXPECT_EQ(part->bytes, expected_part());

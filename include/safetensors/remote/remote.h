@@ -58,8 +58,10 @@ struct options {
   /// What one more request costs, in bytes the wire carries meanwhile (round trip x
   /// bandwidth). With one range per request (a server that takes no more, or
   /// max_ranges_per_request 1), runs closer than this travel as one range, the gaps received
-  /// and dropped: `get_slice(...)[..., 2]` of a 4 MiB tensor is one request, not 4,096.
-  std::uint64_t request_cost_bytes = std::uint64_t{256} << 10;
+  /// and dropped: `get_slice(...)[..., 2]` of a 4 MiB tensor is one request, not one per row.
+  /// 0: measured, the file's shortest wait for a first byte times its best rate on a body of
+  /// 256 KiB or more, within [16 KiB, 64 MiB]; 256 KiB until both are known.
+  std::uint64_t request_cost_bytes = 0;
 };
 
 /// `given` (location.h's url_options: the options every front end takes) as options; unset
@@ -75,8 +77,9 @@ struct options {
 
 /// What a source has fetched so far.
 struct transfer_stats {
-  std::uint64_t requests = 0;  ///< HTTP requests sent, redirects and retries included
-  std::uint64_t bytes = 0;     ///< body bytes received
+  std::uint64_t requests = 0;            ///< HTTP requests sent, redirects and retries included
+  std::uint64_t bytes = 0;               ///< body bytes received
+  std::uint64_t request_cost_bytes = 0;  ///< what one more request costs now (options::request_cost_bytes)
 };
 
 /// True for `http://`, `https://` and `file://` URLs.
