@@ -49,15 +49,17 @@ namespace {
 /// several servers by path.
 struct single_range_folders {
   std::mutex mutex;
-  std::vector<std::string> origins;
+  std::vector<std::string> folders;
 
-  [[nodiscard]] bool has(const std::string& origin) {
+  [[nodiscard]] bool has(const std::string& folder) {
     std::lock_guard lock(mutex);
-    return std::find(origins.begin(), origins.end(), origin) != origins.end();
+    return std::find(folders.begin(), folders.end(), folder) != folders.end();
   }
-  void add(const std::string& origin) {
+  void add(const std::string& folder) {
     std::lock_guard lock(mutex);
-    if (std::find(origins.begin(), origins.end(), origin) == origins.end()) origins.push_back(origin);
+    if (std::find(folders.begin(), folders.end(), folder) != folders.end()) return;
+    if (folders.size() >= 1024) folders.erase(folders.begin());  // bounded: the oldest is forgotten
+    folders.push_back(folder);
   }
 };
 
