@@ -135,6 +135,17 @@ def test_tls_self_signed_needs_ca_file_or_insecure(server, model):
             assert f.keys() == sorted(ARRAYS)
 
 
+def test_relative_redirect_with_a_body_stays_on_the_origin_with_the_token(server, model):
+    # /moved/F answers 302 with `Location: /private/F` (relative) and an HTML body: the
+    # Location is resolved against the URL and the token goes along (the same origin).
+    mark = server.access_mark()
+    with safe_open(server.url("moved/model.safetensors"), framework="np", token=TOKEN) as f:
+        np.testing.assert_array_equal(f.get_tensor("matrix"), ARRAYS["matrix"])
+    lines = server.access_since(mark)
+    assert lines[0].status == 302 and lines[0].uri == "/moved/model.safetensors"
+    assert all(r.uri == "/private/model.safetensors" and r.status == 206 and r.auth == "bearer" for r in lines[1:])
+
+
 def test_a_server_that_never_answers_times_out(server):
     # A listening socket nobody serves: the connection is made, no byte ever comes; `timeout`
     # bounds the wait (as the C++ fault tests' stalled server) with a clean error naming the URL.
