@@ -74,7 +74,10 @@ class location {
   [[nodiscard]] location_kind kind() const noexcept { return kind_; }
   /// The text as given.
   [[nodiscard]] const std::string& text() const noexcept { return text_; }
-  /// A local path (a file:// URL decoded), or the URL.
+  /// A local path (a file:// URL decoded), or the URL. A hub repository URL,
+  /// `BASE/ORG/REPO/resolve/REV` or `BASE/ORG/REPO/tree/REV`, is its base URL
+  /// `BASE/ORG/REPO/resolve/REV/`, where model.safetensors.index.json or model.safetensors is
+  /// looked for, as hub tools do.
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
   [[nodiscard]] bool is_local() const noexcept { return kind_ != location_kind::url; }
   /// A directory, an index, or a URL of an index or a base URL ending in `/`: what is read as

@@ -432,7 +432,10 @@ class safe_open(_Handle):
     Args:
         filename (`str`, `bytes` or `os.PathLike`):
             The file, or an `http://`, `https://` or `file://` URL of one (read with HTTP Range
-            requests: the header, then only the tensors asked for).
+            requests: the header, then only the tensors asked for). A sharded index `.json`, a
+            checkpoint directory, a base URL ending in `/` or a hub repository URL
+            (`.../ORG/REPO/resolve/REV` or `.../tree/REV`) opens the whole checkpoint, as
+            `safetensors.cxx.open_checkpoint` does.
         framework (`str`):
             What tensors come back as: `"pt"` (torch), `"np"` (numpy), or `"tf"`, `"flax"`,
             `"mlx"`, `"paddle"` (through numpy arrays).

@@ -149,11 +149,15 @@ st::location resolve(const std::string& text, const py::dict& settings) {
   return unwrap(std::move(*at));
 }
 
+reader open_located_checkpoint(const st::location& at, const std::string& backend, const std::string& policy);
+
 /// A path or URL: a local file as `open` opens it (the mmap backend maps it), a URL through the
-/// store that serves it.
+/// store that serves it. An index, a directory or a base URL (`location::names_checkpoint`) is
+/// opened as one checkpoint, as `open_checkpoint` opens it: its length prefix would be JSON.
 reader open_location(const std::string& text, const std::string& backend, const std::string& policy,
                      const py::dict& settings) {
   const st::location at = resolve(text, settings);
+  if (at.names_checkpoint()) return open_located_checkpoint(at, backend, policy);
   if (at.is_local()) return open_file(at.path(), backend, policy);
   st::open_options options;
   options.parse = parse_options_for(policy);
@@ -170,7 +174,10 @@ reader open_location(const std::string& text, const std::string& backend, const 
 /// A checkpoint (file, index, directory, or a URL of one, or a base URL).
 reader open_checkpoint_location(const std::string& text, const std::string& backend, const std::string& policy,
                                 const py::dict& settings) {
-  const st::location at = resolve(text, settings);
+  return open_located_checkpoint(resolve(text, settings), backend, policy);
+}
+
+reader open_located_checkpoint(const st::location& at, const std::string& backend, const std::string& policy) {
   if (at.is_local()) return open_checkpoint(at.path(), backend, policy);
   st::checkpoint_options options;
   options.shard.parse = parse_options_for(policy);

@@ -2,6 +2,7 @@
 #include "remote/client.h"
 
 #include "remote/ranges.h"
+#include "remote/url.h"
 
 #include <curl/curl.h>
 
@@ -108,6 +109,7 @@ struct client::attempt {
     if (name == "content-type") a.out->content_type = value;
     if (name == "etag") a.out->etag = std::move(value);
     if (name == "last-modified") a.out->last_modified = std::move(value);
+    if (name == "location") a.out->location = value;
     if (name == "content-length") {
       std::uint64_t n = 0;
       const auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
@@ -255,6 +257,42 @@ void client::release(void* handle) {
   idle_.push_back(handle);
 }
 
+void client::measure(void* handle) noexcept {
+  CURL* h = handle;
+  curl_off_t pretransfer = 0;
+  curl_off_t first_byte = 0;
+  curl_off_t total = 0;
+  curl_off_t body = 0;
+  if (curl_easy_getinfo(h, CURLINFO_PRETRANSFER_TIME_T, &pretransfer) != CURLE_OK ||
+      curl_easy_getinfo(h, CURLINFO_STARTTRANSFER_TIME_T, &first_byte) != CURLE_OK ||
+      curl_easy_getinfo(h, CURLINFO_TOTAL_TIME_T, &total) != CURLE_OK ||
+      curl_easy_getinfo(h, CURLINFO_SIZE_DOWNLOAD_T, &body) != CURLE_OK) {
+    return;
+  }
+  if (first_byte > pretransfer) {
+    const auto wait = static_cast<std::uint64_t>(first_byte - pretransfer);
+    auto seen = round_trip_us_.load();
+    while ((seen == 0 || wait < seen) && !round_trip_us_.compare_exchange_weak(seen, wait)) {
+    }
+  }
+  constexpr curl_off_t large_body = 256 << 10;  // smaller bodies time the round trip more than the wire
+  if (body >= large_body && total > first_byte) {
+    const auto rate = static_cast<std::uint64_t>(body) * 1'000'000 / static_cast<std::uint64_t>(total - first_byte);
+    auto seen = bytes_per_second_.load();
+    while (rate > seen && !bytes_per_second_.compare_exchange_weak(seen, rate)) {
+    }
+  }
+}
+
+std::uint64_t client::request_cost_bytes() const noexcept {
+  if (options_.request_cost_bytes != 0) return options_.request_cost_bytes;
+  const std::uint64_t round_trip = round_trip_us_.load();
+  const std::uint64_t rate = bytes_per_second_.load();
+  if (round_trip == 0 || rate == 0) return std::uint64_t{256} << 10;
+  const long double cost = static_cast<long double>(round_trip) * static_cast<long double>(rate) / 1e6L;
+  return static_cast<std::uint64_t>(std::clamp(cost, 16.0L * 1024, 64.0L * 1024 * 1024));
+}
+
 status client::perform_once(void* raw, const std::string& url, const request& r, response& out, failure& kind) {
   CURL* h = static_cast<CURL*>(raw);
   curl_easy_reset(h);  // keeps the connection cache: the next request reuses the connection
@@ -304,6 +342,7 @@ status client::perform_once(void* raw, const std::string& url, const request& r,
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &a);
   ++requests_;
   const CURLcode rc = curl_easy_perform(h);
+  if (rc == CURLE_OK) measure(h);
   if (!a.status) curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a.status);
   out.status = a.status;
   const std::string where = range_text(r);
@@ -323,6 +362,9 @@ status client::perform_once(void* raw, const std::string& url, const request& r,
     char* location = nullptr;
     curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &location);
     out.url = location != nullptr ? location : "";
+    // libcurl resolves Location only for a transfer that ran to its end; a redirect's body
+    // (hubs send one) is not read, so the header is resolved here.
+    if (out.url.empty() && !out.location.empty()) out.url = resolve_reference(url, out.location);
     return {};
   }
   if (out.status == 206 && r.ranges != nullptr && !r.ranges->finish()) {

@@ -44,6 +44,7 @@ struct response {
   std::optional<std::uint64_t> content_length;
   std::uint64_t expected = 0;  ///< body bytes a 206 promised
   std::string url;             ///< after redirects
+  std::string location;        ///< a redirect's Location header, as sent (maybe relative)
 };
 
 /// `bytes first-last/total`, or `bytes */total` (unsatisfied).
@@ -74,9 +75,17 @@ class client {
   [[nodiscard]] result<response> fetch(const std::string& url, const request& r);
 
   [[nodiscard]] const options& settings() const noexcept { return options_; }
-  [[nodiscard]] transfer_stats stats() const noexcept { return {requests_.load(), bytes_.load()}; }
+  [[nodiscard]] transfer_stats stats() const noexcept {
+    return {requests_.load(), bytes_.load(), request_cost_bytes()};
+  }
+  /// What one more request costs in bytes: `request_cost_bytes` when set, else the shortest
+  /// round trip seen times the best bandwidth seen (a body of 256 KiB or more), within
+  /// [16 KiB, 64 MiB]; 256 KiB until both are known.
+  [[nodiscard]] std::uint64_t request_cost_bytes() const noexcept;
 
  private:
+  /// Times of one finished request (libcurl's, in microseconds) for request_cost_bytes.
+  void measure(void* handle) noexcept;
   struct attempt;
   void* acquire();
   void release(void* handle);
@@ -89,6 +98,8 @@ class client {
   std::vector<void*> idle_;
   std::atomic<std::uint64_t> requests_{0};
   std::atomic<std::uint64_t> bytes_{0};
+  std::atomic<std::uint64_t> round_trip_us_{0};     // shortest wait for a first byte; 0: none yet
+  std::atomic<std::uint64_t> bytes_per_second_{0};  // best rate of a large body; 0: none yet
 };
 
 /// "bytes 0-99" for errors ("the whole file" without a range).

@@ -14,6 +14,7 @@
 
 #include "remote/client.h"
 #include "remote/ranges.h"
+#include "remote/url.h"
 #include "safetensors/remote/remote.h"
 
 namespace safetensors::remote {
@@ -41,6 +42,59 @@ struct http_source::state {
 };
 
 namespace {
+
+/// Folders of servers ("scheme://host:port/dir") that answered a multi-range request with 200
+/// or fewer ranges: every file there (the other shards of a checkpoint) is read one range per
+/// request from the start. A folder rather than the whole origin: one origin may front
+/// several servers by path.
+struct single_range_folders {
+  std::mutex mutex;
+  std::vector<std::string> folders;
+
+  [[nodiscard]] bool has(const std::string& folder) {
+    std::lock_guard lock(mutex);
+    return std::find(folders.begin(), folders.end(), folder) != folders.end();
+  }
+  void add(const std::string& folder) {
+    std::lock_guard lock(mutex);
+    if (std::find(folders.begin(), folders.end(), folder) != folders.end()) return;
+    if (folders.size() >= 1024) folders.erase(folders.begin());  // bounded: the oldest is forgotten
+    folders.push_back(folder);
+  }
+};
+
+single_range_folders& single_range_servers() {
+  static single_range_folders known;
+  return known;
+}
+
+std::string server_folder(const std::string& url) {
+  auto o = detail::origin_of(url);
+  const std::string directory = detail::url_directory(url.substr(0, url.find_first_of("?#")));
+  const auto path = directory.find('/', directory.find("://") + 3);
+  return fmt::format("{}://{}:{}{}", o ? o->scheme : "", o ? o->host : "", o ? o->port : "",
+                     path == std::string::npos ? "" : directory.substr(path));
+}
+
+/// `which` ranges (ascending) as spans for a server that takes one range per request: a
+/// range joins the previous span while the bytes between them cost less than a request and
+/// the span stays within `part`. The receiver drops the bytes between the pieces.
+std::vector<detail::request_range> single_range_spans(std::span<const detail::request_range> ranges,
+                                                      std::span<const std::size_t> which, std::uint64_t cost,
+                                                      std::uint64_t part) {
+  std::vector<detail::request_range> out;
+  for (std::size_t i : which) {
+    const detail::request_range& r = ranges[i];
+    if (!out.empty() && r.begin >= out.back().end && r.begin - out.back().end <= cost &&
+        r.end - out.back().begin <= part) {
+      out.back().end = r.end;
+      out.back().last = r.last;
+      continue;
+    }
+    out.push_back(r);
+  }
+  return out;
+}
 
 std::string http_problem(long status) {
   switch (status) {
@@ -97,11 +151,19 @@ error http_source::state::changed_error(std::uint64_t offset, const std::string&
 
 status http_source::state::fetch_ranges(std::span<const detail::wanted_bytes> pieces,
                                         std::span<const detail::request_range> ranges) {
+  // One range per request, neighbours whose gap costs less than a request as one span.
   auto one_by_one = [&](std::span<const std::size_t> which) -> status {
-    for (std::size_t i : which) {
-      if (auto s = fetch_ranges(pieces, ranges.subspan(i, 1)); !s) return s;
+    const options& o = net.settings();
+    const auto spans =
+        single_range_spans(ranges, which, net.request_cost_bytes(), std::max<std::uint64_t>(o.part_bytes, 1));
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      if (auto s = fetch_ranges(pieces, std::span(spans).subspan(i, 1)); !s) return s;
     }
     return {};
+  };
+  auto now_single = [&] {
+    single_ranges = true;
+    single_range_servers().add(server_folder(url));
   };
   if (ranges.size() > 1 && single_ranges) {
     std::vector<std::size_t> all(ranges.size());
@@ -118,7 +180,7 @@ status http_source::state::fetch_ranges(std::span<const detail::wanted_bytes> pi
   const std::string where = receiver.description();
   if (res->status == 200 && ranges.size() > 1) {
     // No multi-range support (RFC 9110 lets a server answer 200); its body was not read.
-    single_ranges = true;
+    now_single();
     std::vector<std::size_t> all(ranges.size());
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
     return one_by_one(all);
@@ -135,7 +197,7 @@ status http_source::state::fetch_ranges(std::span<const detail::wanted_bytes> pi
   const auto missing = receiver.unfilled();
   if (missing.empty()) return {};
   if (ranges.size() == 1) return detail::remote_error(url, r.begin, fmt::format("no part answered {}", where));
-  single_ranges = true;  // fewer ranges than asked: the rest one by one
+  now_single();  // fewer ranges than asked: the rest one by one
   return one_by_one(missing);
 }
 
@@ -229,6 +291,7 @@ result<std::shared_ptr<http_source>> http_source::open(const std::string& url, c
   p->head.shrink_to_fit();
   p->etag = res->etag.rfind("W/", 0) == 0 ? std::string() : res->etag;
   p->if_range = !p->etag.empty() ? p->etag : res->last_modified;
+  p->single_ranges = single_range_servers().has(server_folder(p->url));
   return std::shared_ptr<http_source>(new http_source(std::move(p)));
 }
 
@@ -312,10 +375,15 @@ status http_source::read_ranges(std::span<const byte_range> ranges, std::span<st
       return {};
     }
   }
-  const auto merged = detail::merge_pieces(pieces, o.merge_gap_bytes, part);
+  // One range per request (the server's limit, or the caller's): gaps cheaper than a request
+  // travel too, so a strided slice is one span rather than a request per run.
+  const bool single = p.single_ranges || o.max_ranges_per_request <= 1;
+  const auto merged = detail::merge_pieces(
+      pieces, single ? std::max(o.merge_gap_bytes, p.net.request_cost_bytes()) : o.merge_gap_bytes, part);
   // Requests of at most max_ranges_per_request ranges, `part` bytes and max_range_header
   // characters of Range header.
-  const auto max_count = static_cast<std::size_t>(std::clamp(o.max_ranges_per_request, 1, 100'000));
+  const auto max_count =
+      single ? std::size_t{1} : static_cast<std::size_t>(std::clamp(o.max_ranges_per_request, 1, 100'000));
   std::vector<std::span<const detail::request_range>> requests;
   for (std::size_t i = 0; i < merged.size();) {
     std::size_t j = i;

@@ -88,6 +88,18 @@ std::string join_url(std::string_view directory, std::string_view name) {
   return out;
 }
 
+std::string resolve_reference(const std::string& base, const std::string& reference) {
+  std::unique_ptr<CURLU, decltype(&curl_url_cleanup)> u(curl_url(), &curl_url_cleanup);
+  if (!u || curl_url_set(u.get(), CURLUPART_URL, base.c_str(), 0) != CURLUE_OK) return {};
+  // Setting a URL on a handle that holds one resolves a relative reference against it.
+  if (curl_url_set(u.get(), CURLUPART_URL, reference.c_str(), 0) != CURLUE_OK) return {};
+  char* text = nullptr;
+  if (curl_url_get(u.get(), CURLUPART_URL, &text, 0) != CURLUE_OK) return {};
+  std::string out(text);
+  curl_free(text);
+  return out;
+}
+
 std::string url_directory(std::string_view url) {
   const auto q = url.find_first_of("?#");
   const std::string_view path = url.substr(0, q);

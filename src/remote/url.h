@@ -28,6 +28,10 @@ struct url_origin {
 /// so a shard name can only name a path under `directory` on the same server.
 [[nodiscard]] std::string join_url(std::string_view directory, std::string_view name);
 
+/// `reference` (a Location header: absolute, or relative to `base`) as an absolute URL;
+/// empty when it cannot be resolved.
+[[nodiscard]] std::string resolve_reference(const std::string& base, const std::string& reference);
+
 /// The URL up to (not including) its last '/' of the path.
 [[nodiscard]] std::string url_directory(std::string_view url);
 

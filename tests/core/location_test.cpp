@@ -120,6 +120,16 @@ TEST(Location, ARegisteredProviderServesItsSchemeWithTheCallersOptions) {
   auto base = location::resolve("demo://host/");
   ASSERT_OK(base);
   EXPECT_TRUE(base->names_checkpoint());
+  // A checkpoint's URL read as one file says what it is, not "header too large".
+  for (const std::string text : {"demo://host/", "demo://host/model.safetensors.index.json?x=1"}) {
+    auto index = location::resolve(text);
+    ASSERT_OK(index);
+    auto as_file = index->open_file();
+    EXPECT_ERROR(as_file, error_code::invalid_argument);
+    EXPECT_NE(as_file.err().message.find("open it as a checkpoint"), std::string::npos) << as_file.err().message;
+    EXPECT_EQ(as_file.err().path, text.substr(0, text.find('?')));
+    EXPECT_ERROR(index->read_header(), error_code::invalid_argument);
+  }
   // A provider's failure is the resolution's, naming the URL.
   options.ca_file = "refuse";
   auto refused = location::resolve("demo://host/model.safetensors?q", options);
@@ -127,6 +137,40 @@ TEST(Location, ARegisteredProviderServesItsSchemeWithTheCallersOptions) {
   EXPECT_EQ(refused.err().path, "demo://host/model.safetensors");
   ASSERT_OK(st::register_store_provider("demo", nullptr));
   EXPECT_ERROR(location::resolve("demo://host/model.safetensors"), error_code::unsupported);
+}
+
+TEST(Location, AHubRepositoryUrlIsItsResolveBaseUrl) {
+  const auto dir = st_test::scratch_dir();
+  ASSERT_OK(st::register_store_provider("demo", std::make_shared<demo_provider>(dir)));
+  const std::string base = "demo://host/hub/org/repo/resolve/main/";
+  for (const std::string text : {"demo://host/hub/org/repo/resolve/main", "demo://host/hub/org/repo/resolve/main/",
+                                 "demo://host/hub/org/repo/tree/main", "demo://host/hub/org/repo/tree/main/"}) {
+    auto at = location::resolve(text);
+    ASSERT_OK(at);
+    EXPECT_EQ(at->path(), base) << text;
+    EXPECT_EQ(at->text(), text);
+    EXPECT_TRUE(at->names_checkpoint()) << text;
+  }
+  auto query = location::resolve("demo://host/org/repo/tree/v1.0?x=1");
+  ASSERT_OK(query);
+  EXPECT_EQ(query->path(), "demo://host/org/repo/resolve/v1.0/?x=1");
+  // Files stay files, however their folders are named; too few segments are no repository.
+  for (const std::string text :
+       {"demo://host/org/repo/resolve/main/model.safetensors", "demo://host/org/tree/model.safetensors",
+        "demo://host/tree/main", "demo://host/a/tree/x.json", "demo://host/org/repo/blob"}) {
+    auto at = location::resolve(text);
+    ASSERT_OK(at);
+    EXPECT_EQ(at->path(), text);
+  }
+  // Served by the store as the base URL: the conventional names in that folder.
+  std::filesystem::create_directories(dir / "org/repo/resolve/main");
+  write_one_tensor(dir / "org/repo/resolve/main/model.safetensors", "w");
+  auto repo = location::resolve("demo://host/org/repo/tree/main");
+  ASSERT_OK(repo);
+  auto c = repo->open_checkpoint();
+  ASSERT_OK(c);
+  EXPECT_EQ(c->tensors().size(), 1u);
+  ASSERT_OK(st::register_store_provider("demo", nullptr));
 }
 
 TEST(Location, OnlyLowerCaseSchemesOtherThanFileTakeProviders) {

@@ -135,17 +135,96 @@ def test_tls_self_signed_needs_ca_file_or_insecure(server, model):
             assert f.keys() == sorted(ARRAYS)
 
 
-def test_open_checkpoint_url_of_a_sharded_index(server, model):
-    shards = {"model-00001-of-00002.safetensors": {"a": np.full(100, 1, np.float32)},
-              "model-00002-of-00002.safetensors": {"b": np.full(50, 2, np.int32), "c": np.zeros((2, 3), np.uint8)}}
-    directory = os.path.join(server.root, "sharded")
+def test_relative_redirect_with_a_body_stays_on_the_origin_with_the_token(server, model):
+    # /moved/F answers 302 with `Location: /private/F` (relative) and an HTML body: the
+    # Location is resolved against the URL and the token goes along (the same origin).
+    mark = server.access_mark()
+    with safe_open(server.url("moved/model.safetensors"), framework="np", token=TOKEN) as f:
+        np.testing.assert_array_equal(f.get_tensor("matrix"), ARRAYS["matrix"])
+    lines = server.access_since(mark)
+    assert lines[0].status == 302 and lines[0].uri == "/moved/model.safetensors"
+    assert all(r.uri == "/private/model.safetensors" and r.status == 206 and r.auth == "bearer" for r in lines[1:])
+
+
+def test_a_server_that_never_answers_times_out(server):
+    # A listening socket nobody serves: the connection is made, no byte ever comes; `timeout`
+    # bounds the wait (as the C++ fault tests' stalled server) with a clean error naming the URL.
+    import socket
+    import time
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/model.safetensors"
+        start = time.monotonic()
+        with pytest.raises(SafetensorError, match="(?i)timeout|timed out") as e:
+            safe_open(url, framework="np", timeout=0.5)
+        assert url in str(e.value)
+        assert time.monotonic() - start < 10
+
+
+def test_a_server_taking_one_range_per_request_gets_the_span_of_a_strided_slice(server):
+    # nginx `max_ranges 1` answers a multi-range request with the whole file (200). Gaps that
+    # cost less than a request travel: column 2 of a 4 MiB tensor is one span, not a request per
+    # row; the folder's limit is remembered, so another file there sends no multi-range request.
+    tall = np.arange(1024 * 1024, dtype=np.float32).reshape(1024, 1024)
+    for name in ("tall.safetensors", "tall2.safetensors"):
+        save_file({"tall": tall}, os.path.join(server.root, name))
+    mark = server.access_mark()
+    with safe_open(server.url("onerange/tall.safetensors"), framework="np") as f:
+        np.testing.assert_array_equal(f.get_slice("tall")[..., 2], tall[..., 2])
+    first = server.access_since(mark)
+    assert len(first) <= 1 + 2 * 6, first  # the head, then per group of 200 runs a refused try and its span
+    mark = server.access_mark()
+    with safe_open(server.url("onerange/tall2.safetensors"), framework="np") as f:
+        np.testing.assert_array_equal(f.get_slice("tall")[..., 2], tall[..., 2])
+    again = server.access_since(mark)
+    assert len(again) == 2 and all("," not in r.range for r in again), again  # the head and one span
+    assert all(r.status == 206 for r in again)
+
+
+SHARDS = {"model-00001-of-00002.safetensors": {"a": np.full(100, 1, np.float32)},
+          "model-00002-of-00002.safetensors": {"b": np.full(50, 2, np.int32), "c": np.zeros((2, 3), np.uint8)}}
+
+
+def write_sharded(directory):
+    """SHARDS and their model.safetensors.index.json in `directory`."""
     os.makedirs(directory, exist_ok=True)
     weight_map = {}
-    for shard, arrays in shards.items():
+    for shard, arrays in SHARDS.items():
         save_file(arrays, os.path.join(directory, shard))
         weight_map.update({name: shard for name in arrays})
     with open(os.path.join(directory, "model.safetensors.index.json"), "w") as f:
         json.dump({"metadata": {"total_size": 100 * 4 + 50 * 4 + 6}, "weight_map": weight_map}, f)
+
+
+@pytest.fixture(scope="module")
+def sharded(server):
+    """A sharded checkpoint in the server's sharded/ folder; its local directory."""
+    directory = os.path.join(server.root, "sharded")
+    write_sharded(directory)
+    return directory
+
+
+def test_redirect_to_another_origin_keeps_the_token_behind(server, model):
+    # /cdn/F answers 302 to https://127.0.0.1:TLS_PORT/F, another origin, as hubs redirect to
+    # CDNs: the file is read there, over TLS checked with ca_file, without the token.
+    mark = server.access_mark()
+    with safe_open(server.url("cdn/model.safetensors"), framework="np", token=TOKEN, ca_file=server.cert) as f:
+        assert f.keys() == sorted(ARRAYS)
+        np.testing.assert_array_equal(f.get_tensor("big"), ARRAYS["big"])
+    lines = server.access_since(mark)
+    redirects = [r for r in lines if r.status == 302]
+    served = [r for r in lines if r.status == 206]
+    assert redirects and all(r.uri == "/cdn/model.safetensors" and r.auth == "bearer" for r in redirects)
+    assert served and all(r.uri == "/model.safetensors" and r.auth == "-" for r in served)
+    # The other origin's certificate is checked as any other.
+    with pytest.raises(SafetensorError, match="certificate|SSL"):
+        safe_open(server.url("cdn/model.safetensors"), framework="np", token=TOKEN)
+
+
+def test_open_checkpoint_url_of_a_sharded_index(server, model, sharded):
+    shards = SHARDS
     with safetensors.cxx.open_checkpoint(server.url("sharded/model.safetensors.index.json")) as ck:
         assert ck.keys() == ["a", "b", "c"]
         np.testing.assert_array_equal(ck.get_tensor("b"), shards["model-00002-of-00002.safetensors"]["b"])
@@ -154,6 +233,48 @@ def test_open_checkpoint_url_of_a_sharded_index(server, model):
         assert ck.keys() == ["a", "b", "c"]
     with safetensors.cxx.open_checkpoint(server.url("private/model.safetensors"), token=TOKEN) as ck:
         assert ck.keys() == sorted(ARRAYS)
+
+
+def test_safe_open_of_an_index_or_a_directory_opens_the_checkpoint(server, sharded):
+    # An index or a checkpoint directory, local or by URL, is one checkpoint, as open_checkpoint
+    # opens it: keys over every shard, tensors, slices and the index's metadata (issue 38 item 4).
+    index = os.path.join(sharded, "model.safetensors.index.json")
+    for name in (index, sharded, "file://" + index, server.url("sharded/model.safetensors.index.json"),
+                 server.url("sharded/")):
+        with safe_open(name, framework="np") as f:
+            assert f.keys() == ["a", "b", "c"], name
+            assert f.metadata() == {"total_size": "606"}, name
+            np.testing.assert_array_equal(f.get_tensor("b"), SHARDS["model-00002-of-00002.safetensors"]["b"])
+            np.testing.assert_array_equal(f.get_slice("a")[10:20], np.full(10, 1, np.float32))
+    loaded = load_file(server.url("sharded/model.safetensors.index.json"))
+    assert sorted(loaded) == ["a", "b", "c"]
+    np.testing.assert_array_equal(loaded["c"], np.zeros((2, 3), np.uint8))
+
+
+def test_hub_repository_urls_find_the_index_or_the_single_file(server, model):
+    # The hub layout BASE/ORG/REPO/resolve/REV/: a repository URL (resolve or the browser's tree
+    # form, with or without the final '/') finds model.safetensors.index.json, else
+    # model.safetensors, as hub tools do (issue 38 item 6).
+    write_sharded(os.path.join(server.root, "hub", "org", "sharded", "resolve", "main"))
+    single = os.path.join(server.root, "hub", "org", "single", "resolve", "v1.0")
+    os.makedirs(single)
+    shutil.copy(os.path.join(server.root, "model.safetensors"), single)
+    for repo, keys in (("sharded", ["a", "b", "c"]), ("single", sorted(ARRAYS))):
+        rev = "main" if repo == "sharded" else "v1.0"
+        for form in ("resolve/{}/", "resolve/{}", "tree/{}", "tree/{}/"):
+            url = server.url(f"hub/org/{repo}/" + form.format(rev))
+            with safe_open(url, framework="np") as f:
+                assert f.keys() == keys, url
+            with safetensors.cxx.open_checkpoint(url) as ck:
+                assert ck.keys() == keys, url
+    mark = server.access_mark()
+    with safe_open(server.url("hub/org/single/tree/v1.0"), framework="np") as f:
+        np.testing.assert_array_equal(f.get_tensor("matrix"), ARRAYS["matrix"])
+    uris = [r.uri for r in server.access_since(mark)]
+    assert uris[0] == "/hub/org/single/resolve/v1.0/model.safetensors.index.json"  # 404: not sharded
+    assert set(uris[1:]) == {"/hub/org/single/resolve/v1.0/model.safetensors"}
+    with pytest.raises(SafetensorError, match="404"):
+        safe_open(server.url("hub/org/missing/resolve/main"), framework="np")
 
 
 def test_file_url_opens_the_local_file(server, model):

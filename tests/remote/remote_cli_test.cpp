@@ -5,14 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <span>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 
 #include "remote/remote_fixtures.h"
 #include "safetensors/checkpoint.h"
 #include "safetensors/checkpoint_write.h"
+#include "safetensors/writer.h"
 #include "support/cli_run.h"
 #include "support/paths.h"
 #include "support/status_matchers.h"
@@ -139,6 +143,31 @@ TEST(RemoteCli, ShardedCheckpointByIndexUrl) {
     if (command[0] == "ls") {
       EXPECT_EQ(r.out, "t0\nt1\nt2\nt3\n");
     }
+  }
+}
+
+// The hub layout BASE/ORG/REPO/resolve/REV/: the repository's resolve or tree URL finds the
+// index (or model.safetensors), as hub tools do (issue 38 item 6).
+TEST(RemoteCli, HubRepositoryUrlsFindTheCheckpoint) {
+  ST_REMOTE_SERVERS(s);
+  const auto sharded = s->root() / "hub/org/sharded/resolve/main";
+  const auto single = s->root() / "hub/org/single/resolve/v1";
+  std::filesystem::create_directories(sharded);
+  std::filesystem::create_directories(single);
+  std::vector<std::vector<std::byte>> bytes;
+  for (std::size_t i = 0; i < 2; ++i) bytes.push_back(st_test::u8_bytes(i, 1000));
+  std::vector<safetensors::tensor_data> data;
+  for (std::size_t i = 0; i < 2; ++i) data.push_back({fmt::format("t{}", i), safetensors::dtype::U8, {1000}, bytes[i]});
+  safetensors::shard_write_options o;
+  o.max_shard_bytes = 1000;
+  ASSERT_OK(safetensors::write_checkpoint(sharded.string(), data, o));
+  ASSERT_OK(safetensors::write_file((single / "model.safetensors").string(), std::span(data).subspan(0, 1)));
+  for (const auto& [url, listed] : {std::pair{s->http("hub/org/sharded/resolve/main"), "t0\nt1\n"},
+                                    std::pair{s->http("hub/org/sharded/tree/main/"), "t0\nt1\n"},
+                                    std::pair{s->http("hub/org/single/tree/v1"), "t0\n"}}) {
+    const auto r = run_cli({"ls", url});
+    EXPECT_EQ(r.status, 0) << url << ": " << r.err;
+    EXPECT_EQ(r.out, listed) << url;
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <thread>
 
 #include <fmt/format.h>
@@ -148,11 +149,38 @@ TEST(RemoteMultiRange, OneRangePerRequestWhenAsked) {
   write_grid(*s);
   remote::options o = quiet_head();
   o.max_ranges_per_request = 1;
+  o.request_cost_bytes = 1;  // a request costs a byte: one per run, no gap fetched
   auto part = read_part(s->http("grid.safetensors"), o);
   ASSERT_OK(part);
   EXPECT_EQ(part->bytes, expected_part());
   EXPECT_EQ(part->requests, rows);
   EXPECT_EQ(part->body_bytes, rows * cols / 4);
+}
+
+// With one range per request, the 750-byte gaps between runs cost less than a request
+// (request_cost_bytes): the whole span travels as one range, not 400 requests.
+TEST(RemoteMultiRange, OneRangePerRequestTakesTheSpanWhenGapsCostLessThanRequests) {
+  ST_REMOTE_SERVERS(s);
+  write_grid(*s);
+  remote::options o = quiet_head();
+  o.max_ranges_per_request = 1;
+  auto part = read_part(s->http("grid.safetensors"), o);
+  ASSERT_OK(part);
+  EXPECT_EQ(part->bytes, expected_part());
+  EXPECT_EQ(part->requests, 1U);
+  EXPECT_EQ(part->body_bytes, (rows - 1) * cols + cols / 4);
+  // Gaps dearer than a request (749 < 750 bytes): one request per run again.
+  o.request_cost_bytes = 749;
+  auto apart = read_part(s->http("grid.safetensors"), o);
+  ASSERT_OK(apart);
+  EXPECT_EQ(apart->requests, rows);
+  // A span is at most part_bytes: 100 rows' span each.
+  o.request_cost_bytes = 1000;
+  o.part_bytes = 100 * cols;
+  auto split = read_part(s->http("grid.safetensors"), o);
+  ASSERT_OK(split);
+  EXPECT_EQ(split->bytes, expected_part());
+  EXPECT_EQ(split->requests, 4U);
 }
 
 TEST(RemoteMultiRange, CloseRunsMergeIntoOneRange) {
@@ -182,6 +210,28 @@ TEST(RemoteMultiRange, SmallPartBytesSplitRequests) {
   EXPECT_EQ(part->requests, 10U);
 }
 
+// By default a request's cost is measured: the shortest wait for a first byte times the best
+// rate of a large body (256 KiB until a large body was read); a set cost is used as it is.
+TEST(RemoteMultiRange, RequestCostIsMeasuredUnlessSet) {
+  ST_REMOTE_SERVERS(s);
+  write_grid(*s);
+  auto source = remote::http_source::open(s->http("grid.safetensors"), quiet_head());
+  ASSERT_OK(source);
+  EXPECT_EQ((*source)->stats().request_cost_bytes, std::uint64_t{256} << 10);  // no large body yet
+  std::vector<std::byte> w(rows * cols);
+  ASSERT_OK((*source)->read(200'100, w));  // one 400 kB body: the rate is known
+  const std::uint64_t measured = (*source)->stats().request_cost_bytes;
+  EXPECT_NE(measured, std::uint64_t{256} << 10);
+  EXPECT_GE(measured, std::uint64_t{16} << 10);
+  EXPECT_LE(measured, std::uint64_t{64} << 20);
+  remote::options o = quiet_head();
+  o.request_cost_bytes = 5000;
+  auto set = remote::http_source::open(s->http("grid.safetensors"), o);
+  ASSERT_OK(set);
+  ASSERT_OK((*set)->read(200'100, w));
+  EXPECT_EQ((*set)->stats().request_cost_bytes, 5000U);
+}
+
 TEST(RemoteMultiRange, ServerAnsweringWholeFileFallsBackToSingleRanges) {
   ST_REMOTE_SERVERS(s);
   write_grid(*s);
@@ -191,8 +241,18 @@ TEST(RemoteMultiRange, ServerAnsweringWholeFileFallsBackToSingleRanges) {
   auto part = read_part(s->faulty("nomulti/grid.safetensors"), o);
   ASSERT_OK(part);
   EXPECT_EQ(part->bytes, expected_part());
-  // One multi-range request (200, its body not read), then one request per run.
-  EXPECT_EQ(part->requests, 1U + rows);
+  // One multi-range request (200, its body not read), then each group's span of runs as one
+  // range (its gaps cost less than a request each): 400 runs are two groups of 200.
+  EXPECT_EQ(part->requests, 3U);
+  // The server's folder is remembered: another file there (another open) sends no
+  // multi-range request at all; with requests free, one request per run.
+  std::filesystem::copy_file(s->root() / "grid.safetensors", s->root() / "grid2.safetensors",
+                             std::filesystem::copy_options::overwrite_existing);
+  o.request_cost_bytes = 1;
+  auto again = read_part(s->faulty("nomulti/grid2.safetensors"), o);
+  ASSERT_OK(again);
+  EXPECT_EQ(again->bytes, expected_part());
+  EXPECT_EQ(again->requests, rows);
   const auto lines = s->fault_since(mark);
   const auto multi = std::count_if(lines.begin(), lines.end(), [](const std::string& l) { return has(l, ","); });
   EXPECT_EQ(multi, 1) << "a second multi-range request after the server refused the first";
@@ -203,6 +263,7 @@ TEST(RemoteMultiRange, ServerAnsweringOneRangeFallsBackForTheRest) {
   write_grid(*s);
   remote::options o = quiet_head();
   o.connections = 1;
+  o.request_cost_bytes = 1;
   auto part = read_part(s->faulty("firstonly/grid.safetensors"), o);
   ASSERT_OK(part);
   EXPECT_EQ(part->bytes, expected_part());

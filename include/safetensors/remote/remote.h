@@ -52,8 +52,16 @@ struct options {
   /// Ranges per multi-range request (`Range: bytes=a-b,c-d,...`, answered with
   /// multipart/byteranges): Apache's MaxRanges default, which also keeps the header under
   /// the 8 KiB line limit of nginx and Apache. 1: one request per range. A server that
-  /// answers a multi-range request with 200 or fewer ranges gets one range per request.
+  /// answers a multi-range request with 200 or fewer ranges gets one range per request,
+  /// remembered for its origin for the rest of the process.
   int max_ranges_per_request = 200;
+  /// What one more request costs, in bytes the wire carries meanwhile (round trip x
+  /// bandwidth). With one range per request (a server that takes no more, or
+  /// max_ranges_per_request 1), runs closer than this travel as one range, the gaps received
+  /// and dropped: `get_slice(...)[..., 2]` of a 4 MiB tensor is one request, not one per row.
+  /// 0: measured, the file's shortest wait for a first byte times its best rate on a body of
+  /// 256 KiB or more, within [16 KiB, 64 MiB]; 256 KiB until both are known.
+  std::uint64_t request_cost_bytes = 0;
 };
 
 /// `given` (location.h's url_options: the options every front end takes) as options; unset
@@ -69,8 +77,9 @@ struct options {
 
 /// What a source has fetched so far.
 struct transfer_stats {
-  std::uint64_t requests = 0;  ///< HTTP requests sent, redirects and retries included
-  std::uint64_t bytes = 0;     ///< body bytes received
+  std::uint64_t requests = 0;            ///< HTTP requests sent, redirects and retries included
+  std::uint64_t bytes = 0;               ///< body bytes received
+  std::uint64_t request_cost_bytes = 0;  ///< what one more request costs now (options::request_cost_bytes)
 };
 
 /// True for `http://`, `https://` and `file://` URLs.

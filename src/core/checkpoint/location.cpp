@@ -84,6 +84,33 @@ result<std::string> file_url_path(std::string_view url) {
   return path;
 }
 
+/// A hub repository URL, `BASE/ORG/REPO/resolve/REV` or the browser's `BASE/ORG/REPO/tree/REV`
+/// (a `/` after REV or not), as the base URL `BASE/ORG/REPO/resolve/REV/` whose conventional
+/// files (model.safetensors.index.json, model.safetensors) the store looks for, as hub tools do;
+/// any other URL as it is.
+std::string hub_base_url(const std::string& url) {
+  const std::size_t end = url.find_first_of("?#");
+  std::string_view path = std::string_view(url).substr(0, end);
+  const std::size_t authority = path.find("://") + 3;
+  if (path.ends_with("/")) path.remove_suffix(1);
+  // The path's segments from the end: REV, then "resolve" or "tree", then REPO and ORG.
+  std::string_view segments[4];
+  std::size_t cut = path.size();
+  for (auto& segment : segments) {
+    const std::size_t slash = path.rfind('/', cut == 0 ? 0 : cut - 1);
+    if (slash == std::string_view::npos || slash < authority) return url;
+    segment = path.substr(slash + 1, cut - slash - 1);
+    if (segment.empty()) return url;
+    cut = slash;
+  }
+  if (segments[1] != "resolve" && segments[1] != "tree") return url;
+  // A file in a folder that happens to be called "tree" stays a file.
+  if (segments[0].ends_with(".safetensors") || segments[0].ends_with(".json")) return url;
+  const auto repository = path.substr(0, static_cast<std::size_t>(segments[1].data() - path.data()));
+  const std::string base = fmt::format("{}resolve/{}/", repository, segments[0]);
+  return end == std::string::npos ? base : base + url.substr(end);
+}
+
 std::shared_ptr<const checkpoint_store> local_store_pointer() {
   // The local store is a static: the pointer owns nothing.
   return {std::shared_ptr<const checkpoint_store>{}, &local_checkpoint_store()};
@@ -133,7 +160,7 @@ result<location> location::resolve(const std::string& text, const url_options& o
     }
     auto store = provider->store(options);
     if (!store) return std::move(store).err().with_path(shown_url(text));
-    return location(location_kind::url, text, text, std::move(store).value());
+    return location(location_kind::url, text, hub_base_url(text), std::move(store).value());
   }
   std::error_code ec;
   const location_kind kind = std::filesystem::is_directory(path, ec) ? location_kind::directory
@@ -148,13 +175,29 @@ bool location::names_checkpoint() const noexcept {
   return shown.ends_with("/") || shown.ends_with(".json");
 }
 
+namespace {
+
+/// One file of a URL that names a checkpoint: its bytes would be JSON read as a length prefix
+/// ("header too large"), so the caller is told what the URL is instead.
+std::optional<error> location_checkpoint_not_a_file(const location& at) {
+  if (at.kind() != location_kind::url || !at.names_checkpoint()) return std::nullopt;
+  return make_error(error_code::invalid_argument,
+                    "this URL names a checkpoint (an index or a base URL), not one SafeTensors file: open it as a "
+                    "checkpoint (open_checkpoint)")
+      .with_path(shown_url(at.text()));
+}
+
+}  // namespace
+
 result<file> location::open_file(const open_options& options) const {
+  if (auto e = location_checkpoint_not_a_file(*this)) return std::move(*e);
   auto opened = store_->open_files(std::span<const std::string>(&path_, 1), options);
   return std::move(opened.front());
 }
 
 result<header> location::read_header(const parse_options& options) const {
   if (is_local()) return safetensors::read_header(path_, options);
+  if (auto e = location_checkpoint_not_a_file(*this)) return std::move(*e);
   auto bytes = store_->open_sequential(path_);
   if (!bytes) return std::move(bytes).err();
   return safetensors::read_header(std::move(bytes->reader), options);
