@@ -26,14 +26,15 @@ class demo_store final : public safetensors::checkpoint_store {
   safetensors::result<safetensors::checkpoint_target> resolve(const std::string& url) const override {
     return local().resolve(local_path(url));
   }
-  safetensors::result<safetensors::checkpoint_index> read_index(const std::string& path, std::uint64_t max_bytes) const override {
+  safetensors::result<safetensors::checkpoint_index> read_index(const std::string& path,
+                                                                std::uint64_t max_bytes) const override {
     return local().read_index(path, max_bytes);
   }
   safetensors::result<std::string> shard_path(const std::string& directory, std::string_view name) const override {
     return local().shard_path(directory, name);
   }
-  std::vector<safetensors::result<safetensors::file>> open_files(std::span<const std::string> urls,
-                                               const safetensors::open_options& options) const override {
+  std::vector<safetensors::result<safetensors::file>> open_files(
+      std::span<const std::string> urls, const safetensors::open_options& options) const override {
     std::vector<std::string> paths;
     for (const auto& u : urls) paths.push_back(u.starts_with("demo://") ? local_path(u) : u);
     return local().open_files(paths, options);
@@ -53,10 +54,12 @@ class demo_store final : public safetensors::checkpoint_store {
 class demo_provider final : public safetensors::store_provider {
  public:
   explicit demo_provider(std::filesystem::path root) : root_(std::move(root)) {}
-  safetensors::result<std::shared_ptr<const safetensors::checkpoint_store>> store(const safetensors::url_options& options) const override {
+  safetensors::result<std::shared_ptr<const safetensors::checkpoint_store>> store(
+      const safetensors::url_options& options) const override {
     std::lock_guard lock(mutex);
     given.push_back(options);
-    if (options.ca_file == "refuse") return safetensors::make_error(safetensors::error_code::unsupported, "the demo provider refuses");
+    if (options.ca_file == "refuse")
+      return safetensors::make_error(safetensors::error_code::unsupported, "the demo provider refuses");
     return std::shared_ptr<const safetensors::checkpoint_store>(std::make_shared<const demo_store>(root_));
   }
   mutable std::mutex mutex;
