@@ -246,6 +246,20 @@ const verdicts = () => page.$$eval('#verdict-list li', (items) => items.map((li)
 const flat = (v) => (Array.isArray(v) ? v.flatMap(flat) : [v]);
 const shot = (name, options = {}) => page.screenshot({ path: path.join(shots, `${name}.png`), ...options });
 async function tab(id) { await page.click(`#tab-${id}`); await page.waitForSelector(`#${id}:not([hidden])`); }
+/** Clicks a row of the tensor table. The table renders only the rows in view and re-renders
+ *  them (a scroll, the filter's debounce), so a row found may be replaced before the click lands:
+ *  it is then found again. */
+async function clickRow(selector) {
+  for (let attempt = 0; ; ++attempt) {
+    try {
+      await page.waitForSelector(selector);
+      await page.click(selector);
+      return;
+    } catch (e) {
+      if (attempt >= 4 || !/detached|not clickable|No node found/.test(String(e))) throw e;
+    }
+  }
+}
 
 // ---- Every corpus file (and the other formats) under each policy ---------------------------
 const rows = readFileSync(path.join(corpus, 'verdicts.tsv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split('\t'));
@@ -385,7 +399,7 @@ for (const [name] of rows.filter(([f]) => /^0(0[7-9]|1\d|2[0-8])-dtype-/.test(f)
   const file = path.join(corpus, name);
   await open([file]);
   await tab('tensors');
-  await page.click('#rows tr[data-name="x"]');
+  await clickRow('#rows tr[data-name="x"]');
   await page.waitForSelector('#tensor-out dl.stats, #tensor-out p.bad');
   const shown = await page.$eval('#tensor-out', (o) => ({ error: o.querySelector('p.bad')?.textContent ?? null,
     values: o.querySelector('pre.values')?.textContent.trim().split(/\s+/) ?? [] }));
@@ -410,7 +424,7 @@ await open([quantized]);
 const mlxSummary = await page.$eval('#summary', (s) => s.textContent);
 if (!mlxSummary.includes('MLX quantized layers (2)') || !mlxSummary.includes('affine 4-bit')) fail(`MLX summary: ${mlxSummary.slice(0, 300)}`);
 await tab('tensors');
-await page.click('#rows tr[data-name="model.layers.0.attn.weight"]');
+await clickRow('#rows tr[data-name="model.layers.0.attn.weight"]');
 await page.waitForSelector('#tensor-out dl.stats');
 const mlxLines = (await page.$eval('#tensor-out pre.values', (p) => p.textContent)).trim().split('\n');
 const dequantized = path.join(scratch, 'dequantized.safetensors');
@@ -457,6 +471,7 @@ const filterPassMs = Number(await page.$eval('body', (b) => b.dataset.filterMs))
 if (filterKeystrokeMs >= 100) fail(`filtering 20,000 tensors: ${filterKeystrokeMs.toFixed(1)} ms a keystroke`);
 await accessible('20,000 tensors');
 await page.$eval('#filter', (i) => { i.value = ''; i.dispatchEvent(new Event('input')); });
+await page.waitForFunction(() => document.querySelector('#shown').textContent === '20,000 of 20,000 tensors');
 
 // ---- 2 GB: opened from its header, a tensor from its slice ---------------------------------
 const openMs = await open([big]);
@@ -467,7 +482,7 @@ if (openMs >= 2000) fail(`2 GB file opened in ${openMs.toFixed(0)} ms`);
 if (bigRead.blob >= 1 << 20 || bigRead.page !== bigRead.blob) fail(`2 GB file: ${JSON.stringify(bigRead)} bytes read`);
 await tab('tensors');
 await page.$eval('body', () => { globalThis.blobBytes = 0; });
-await page.click('#rows tr[data-name="big"]');
+await clickRow('#rows tr[data-name="big"]');
 await page.waitForSelector('#tensor-out dl.stats');
 const bigSliceBytes = await page.evaluate(() => globalThis.blobBytes);
 const firstValues = (await page.$eval('#tensor-out pre.values', (p) => p.textContent)).trim().split(/\s+/).slice(0, 5).map(Number);
@@ -512,7 +527,7 @@ const pageUrl = (file, fragment = '') => `${origin}/index.html?url=${encodeURICo
   const manyRequests = () => requestsTo.get('range:many-tensors.safetensors') ?? [];
   if (manyVerdict?.code !== 'ok' || manyRequests().length !== 2) fail(`by URL, 20,000 tensors: ${JSON.stringify(manyVerdict)}, requests ${manyRequests()}`);
   await tab('tensors');
-  await page.click('#rows tr[data-name="model.layers.0.block.w1.weight"]');
+  await clickRow('#rows tr[data-name="model.layers.0.block.w1.weight"]');
   await page.waitForSelector('#tensor-out dl.stats');
   const [, begin, end] = /^bytes=(\d+)-(\d+)$/.exec(manyRequests()[2] ?? '') ?? [];
   if (manyRequests().length !== 3 || Number(end) - Number(begin) + 1 !== 16) fail(`by URL, a tensor's range: ${manyRequests()}`);
@@ -544,7 +559,7 @@ const pageUrl = (file, fragment = '') => `${origin}/index.html?url=${encodeURICo
 await page.setViewport({ width: 960, height: 720 });
 await open([path.join(corpus, '002-weights-bf16.safetensors')]);
 await tab('tensors');
-await page.click('#rows tr[data-name="model.layers.0.mlp.up_proj.weight"]');
+await clickRow('#rows tr[data-name="model.layers.0.mlp.up_proj.weight"]');
 await page.waitForSelector('#tensor-out dl.stats');
 await shot('overview');
 
