@@ -27,11 +27,7 @@ safetensors::result<sp::convert_summary> run_pipeline(std::span<const std::strin
   options.url = command_url_options();
   auto summary = [&]() -> safetensors::result<sp::convert_summary> {
     // A URL is an input like a path: the pipeline resolves it through the location door.
-    for (const auto& in : ins) {
-      if (is_url(in)) {
-        if (auto at = resolve_input(in); !at) return std::move(at).err();  // says --insecure once
-      }
-    }
+    for (const auto& in : ins) warn_if_insecure(in);
     const bool one_file = ins.size() == 1 && io.one_input_file;
     options.one_file_output = io.file_output;
     if (!one_file) {

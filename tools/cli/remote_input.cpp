@@ -46,14 +46,16 @@ safetensors::url_options command_url_options() {
   return options;
 }
 
-safetensors::result<safetensors::location> resolve_input(const std::string& input) {
-  const safetensors::url_options options = command_url_options();
-  auto resolved = safetensors::location::resolve(input, options);
+void warn_if_insecure(const std::string& input) {
   static bool warned = false;
-  if (resolved && !resolved->is_local() && options.insecure && input.rfind("https://", 0) == 0 &&
-      !std::exchange(warned, true)) {
+  if (settings().insecure && input.rfind("https://", 0) == 0 && !std::exchange(warned, true)) {
     print_warning("--insecure: TLS certificates and host names are not verified");
   }
+}
+
+safetensors::result<safetensors::location> resolve_input(const std::string& input) {
+  auto resolved = safetensors::location::resolve(input, command_url_options());
+  if (resolved && !resolved->is_local()) warn_if_insecure(input);
   return resolved;
 }
 

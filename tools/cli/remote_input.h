@@ -24,6 +24,9 @@ void add_remote_options(CLI::App& app);
 /// The remote options of the command line (--token, --ca-file, --insecure, --timeout).
 [[nodiscard]] safetensors::url_options command_url_options();
 
+/// Says once that --insecure leaves TLS unverified, when `input` is an https:// URL.
+void warn_if_insecure(const std::string& input);
+
 /// What `input` names (location::resolve), with the remote options of the command line.
 /// Errors name the URL, never the token.
 [[nodiscard]] safetensors::result<safetensors::location> resolve_input(const std::string& input);
