@@ -1,20 +1,26 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""A full remote load side by side with `curl -o /dev/null` of the same file from the same
-server, in one run: nginx on 127.0.0.1 (tests/python/nginx_server.py) serving one file from
-the page cache (warmed by a first, untimed curl).
+"""Full remote loads through the public API side by side with `curl -o /dev/null` of the same
+file from the same server, in one run: nginx on 127.0.0.1 (tests/python/nginx_server.py).
 
-Cases, taking turns --repeat times (median wall time, throughput = file size / wall):
-  curl -o /dev/null          one connection, the baseline
-  load_sharded(url, 0, 1)    safetensors.cxx's parallel loader into torch tensors (Python)
-  safe_open(url) get_tensor  one tensor after another, each split over parallel connections
-  loader, reused buffers     load_sharded's transfer alone, into memory touched beforehand
-  fresh buffers, no transfer the page faults alone of as much new memory as a load fills
+Cases (each run a fresh interpreter that times the load call alone, as a program loading a
+model does once; curl's own transfer time, `%{time_total}`):
+  curl -o /dev/null                 one connection into one reused buffer: the baseline
+  torch load_file(url)              safetensors.torch.load_file of the URL
+  safe_open(url) + get_tensor each  numpy arrays, one tensor after another
+  load_sharded(url, 0, 1, {})       safetensors.cxx's parallel loader into torch tensors
 
-    PYTHONPATH=build/python python3 bench/remote_bench.py [--size-mb 1024] [--repeat 5] [--dir DIR]
+The cases take turns, each round starting one case later, for --repeat rounds (median wall
+time; x curl = curl's time / the case's). The file is read again right before every run: this
+machine evicts page cache idle for about a minute (DAMON), and nginx must serve from memory.
+With --baseline-pythonpath the loads run a second time with another build of the module.
+
+    PYTHONPATH=build/python python3 bench/remote_bench.py [--size-mb 1024] [--repeat 7] [--dir DIR] \
+        [--baseline-pythonpath OTHER_BUILD/python]
 """
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -25,6 +31,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "python"))
+
+LOADS = {
+    "torch load_file(url)": "load_file",
+    "safe_open(url) + get_tensor each": "safe_open",
+    "load_sharded(url, 0, 1, {})": "load_sharded",
+}
 
 
 def write_model(path, size_mb):
@@ -46,80 +58,111 @@ def write_model(path, size_mb):
     save_file(tensors, path)
 
 
-def timed(cases, repeat):
-    """Median wall time of each case, the cases taking turns so that a busy moment of a shared
-    machine does not fall on one of them only."""
-    times = {name: [] for name, _ in cases}
-    for _ in range(repeat):
-        for name, run in cases:
-            start = time.perf_counter()
-            run()
-            times[name].append(time.perf_counter() - start)
-    return [(name, statistics.median(times[name])) for name, _ in cases]
+def worker(case, url):
+    """Imports first (not timed), then times one load and checks that every byte arrived."""
+    import resource
+
+    import torch  # noqa: F401  (imported before the timing, as a program has it already)
+
+    from safetensors import safe_open
+    from safetensors.cxx import load_sharded
+    from safetensors.torch import load_file
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = usage.ru_utime + usage.ru_stime
+    start = time.perf_counter()
+    if case == "load_file":
+        nbytes = sum(t.numel() * t.element_size() for t in load_file(url).values())
+    elif case == "safe_open":
+        nbytes = 0
+        with safe_open(url, framework="np") as f:
+            for name in f.keys():
+                nbytes += f.get_tensor(name).nbytes
+    else:
+        nbytes = sum(t.numel() * t.element_size() for t in load_sharded(url, 0, 1, {}).values())
+    wall = time.perf_counter() - start
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    print(json.dumps({"wall": wall, "cpu": usage.ru_utime + usage.ru_stime - cpu, "bytes": nbytes}))
+
+
+def warm(path):
+    """Reads the file into the page cache again (DAMON evicts what stays idle for about a minute)."""
+    buffer = bytearray(64 << 20)
+    with open(path, "rb", buffering=0) as f:
+        while f.readinto(buffer):
+            pass
+
+
+def run_once(label, url, path, size, pythonpath):
+    """One timed run of `label`: (wall seconds, CPU seconds of the loading process or None)."""
+    warm(path)
+    if label == "curl -o /dev/null":
+        out = subprocess.run(["curl", "--silent", "--show-error", "--fail", "-o", "/dev/null", "-w", "%{time_total}",
+                              url], check=True, capture_output=True, text=True).stdout
+        return float(out), None
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    proc = subprocess.run([sys.executable, __file__, "--worker", LOADS[label.split(" @ ")[0]], "--url", url],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        raise SystemExit(f"{label} failed:\n{proc.stderr}")
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    if got["bytes"] != size:
+        raise SystemExit(f"{label} loaded {got['bytes']} tensor bytes, the file holds {size}")
+    return got["wall"], got["cpu"]
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size-mb", type=int, default=1024)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--dir", default=None, help="where the file goes (default: a temporary folder)")
+    parser.add_argument("--baseline-pythonpath", default=None, help="another build's python folder, run beside")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--url", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker:
+        worker(args.worker, args.url)
+        return
 
     import nginx_server
-    import numpy as np
 
-    from safetensors import safe_open
-    from safetensors._safetensors_cxx import TensorParallelLoad
-    from safetensors.cxx import load_sharded
-
+    jobs = [("curl -o /dev/null", None)] + [(label, None) for label in LOADS]
+    if args.baseline_pythonpath:
+        jobs += [(f"{label} @ baseline", args.baseline_pythonpath) for label in LOADS]
     work = tempfile.mkdtemp(prefix="st-remote-bench-", dir=args.dir)
     try:
         path = os.path.join(work, "model.safetensors")
         write_model(path, args.size_mb)
         size = os.path.getsize(path)
+        tensor_bytes = size - 8 - int.from_bytes(open(path, "rb").read(8), "little")
+        walls = {label: [] for label, _ in jobs}
+        cpus = {label: [] for label, _ in jobs}
         with nginx_server.NginxServer(work) as server:
             url = server.url("model.safetensors")
-            curl = ["curl", "--silent", "--show-error", "--fail", "-o", "/dev/null", url]
-            subprocess.run(curl, check=True)  # the page cache, warm for every case
-
-            def load_all():
-                tensors = load_sharded(url, 0, 1, {})
-                assert sum(t.numel() for t in tensors.values()) > 0
-
-            def one_by_one():
-                with safe_open(url, framework="np") as f:
-                    for name in f.keys():
-                        f.get_tensor(name)
-
-            # The library's transfer alone: the same loader into buffers allocated and touched once,
-            # so that no page of fresh memory is faulted in during the timing (as curl writes to
-            # /dev/null from one reused buffer).
-            loader = TensorParallelLoad(url, 0, 1, "{}", "pread", {})
-            buffers = [np.ones(nbytes, dtype=np.uint8) for _, _, _, nbytes, _, _ in loader.tensors()]
-
-            def touch_fresh():  # what a load into new memory pays the kernel in page faults
-                for _, _, _, nbytes, _, _ in loader.tensors():
-                    np.empty(nbytes, dtype=np.uint8)[::4096] = 1
-
-            cases = [("curl -o /dev/null", lambda: subprocess.run(curl, check=True)),
-                     ("load_sharded(url, 0, 1, {})", load_all),
-                     ("safe_open(url) + get_tensor each", one_by_one),
-                     ("the same loader into reused buffers", lambda: loader.load_into(buffers)),
-                     ("no transfer: fresh buffers of the same sizes, one byte per page written", touch_fresh)]
-            results = timed(cases, args.repeat)
+            for round_ in range(args.repeat):
+                for k in range(len(jobs)):
+                    label, pythonpath = jobs[(round_ + k) % len(jobs)]
+                    wall, cpu = run_once(label, url, path, tensor_bytes, pythonpath)
+                    walls[label].append(wall)
+                    if cpu is not None:
+                        cpus[label].append(cpu)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
     mib = 1 << 20
-    curl_rate = size / results[0][1]
-    print(f"one {size / mib:.0f} MiB file from nginx on 127.0.0.1 (page cache warm), median of {args.repeat}; "
-          f"{os.cpu_count()} CPUs")
+    curl = statistics.median(walls["curl -o /dev/null"])
+    print(f"one {size / mib:.0f} MiB file from nginx on 127.0.0.1, page cache warm before each run; "
+          f"median of {args.repeat} interleaved rounds; {os.cpu_count()} CPUs")
     print()
-    print("| case | wall s | MiB/s | x curl |")
-    print("|---|---|---|---|")
-    for name, wall in results:
-        rate = size / wall
-        print(f"| {name} | {wall:.3f} | {rate / mib:.0f} | {rate / curl_rate:.2f} |")
+    print("| case | wall s | MiB/s | x curl | CPU s | runs (s) |")
+    print("|---|---:|---:|---:|---:|---|")
+    for label, _ in jobs:
+        wall = statistics.median(walls[label])
+        cpu = f"{statistics.median(cpus[label]):.3f}" if cpus[label] else ""
+        runs = " ".join(f"{t:.2f}" for t in walls[label])
+        print(f"| {label} | {wall:.3f} | {size / wall / mib:.0f} | {curl / wall:.2f} | {cpu} | {runs} |")
 
 
 if __name__ == "__main__":
