@@ -307,9 +307,11 @@ for (const file of describedFiles) {
     fail(`${name}: page ${JSON.stringify(page_)}, the CLI's inspect: ${out}`);
   }
   if (err) {
-    // Refused: the page's verdict is the CLI's error (CodeExecution), and nothing is listed.
-    if (v.code !== 'CodeExecution' || !err.includes(v.message) || !(await page.$eval('#views', (e) => e.hidden))) fail(`${name}: refused as ${JSON.stringify(v)}; the CLI: ${err}`);
-    await shot('refused-pickle');
+    // Not listed: the page's verdict is the CLI's error (model.pt, an archive of no tensor:
+    // InvalidFormat; evil_os_system.pt, a pickle calling os.system: CodeExecution, with its notes).
+    const code = name === 'evil_os_system.pt' ? 'CodeExecution' : 'InvalidFormat';
+    if (v.code !== code || !err.includes(`: ${v.message}`) || !(await page.$eval('#views', (e) => e.hidden))) fail(`${name}: refused as ${JSON.stringify(v)}; the CLI: ${err}`);
+    if (code === 'CodeExecution') await shot('refused-pickle');
     continue;
   }
   if (v.code !== 'ok') fail(`${name}: ${JSON.stringify(v)}`);
@@ -325,7 +327,13 @@ for (const file of describedFiles) {
     await accessible('described');
     await tab('summary');
     const dtypes = await page.$$eval('#dtype-table tbody tr', (trs) => trs.map((tr) => tr.cells[0].textContent));
-    if (!dtypes.includes('Q8_0')) fail(`quantized.gguf: dtypes ${dtypes}`);
+    const cliTypes = cliLines.filter((l) => / params /.test(l)).map((l) => l.trim().split(/ +/)[0]);
+    if (JSON.stringify(dtypes) !== JSON.stringify(cliTypes)) fail(`quantized.gguf: dtypes ${dtypes}, the CLI ${cliTypes}`);
+    // Its metadata as the CLI prints it ("  general.architecture (STRING): test").
+    const meta = await page.$$eval('#summary dl.meta dt', (dts) => dts.map((dt) => `${dt.textContent}: ${dt.nextElementSibling.textContent}`));
+    const cliMeta = cliLines.filter((l) => /^ {2}\S.*: /.test(l) && !/ params /.test(l)).map((l) => l.trim());
+    if (JSON.stringify(meta) !== JSON.stringify(cliMeta)) fail(`quantized.gguf: metadata ${JSON.stringify(meta)}, the CLI ${JSON.stringify(cliMeta)}`);
+    await shot('described-gguf-summary');
   }
 }
 const describeMs = performance.now() - describeStarted;

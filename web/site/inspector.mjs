@@ -210,8 +210,11 @@ export function summarize(tensors) {
       if (t.align < Math.min(elementBytes, 8)) elementAligned = false;
     }
   }
-  // The dtypes in the CLI's order (`safetensors inspect`: the dtype enumeration's).
-  const ordered = Object.fromEntries(Object.entries(byDtype).sort(([x], [y]) => DTYPE_NAMES.indexOf(x) - DTYPE_NAMES.indexOf(y)));
+  // The dtypes in the CLI's order (`safetensors inspect`: the dtype enumeration's; for a described
+  // file, GGUF's "Q8_0" among them, the names' byte order, as its type totals are printed).
+  const described = tensors.length > 0 && tensors.every((t) => t.described);
+  const order = described ? ([x], [y]) => (x < y ? -1 : x > y ? 1 : 0) : ([x], [y]) => DTYPE_NAMES.indexOf(x) - DTYPE_NAMES.indexOf(y);
+  const ordered = Object.fromEntries(Object.entries(byDtype).sort(order));
   return { count: tensors.length, parameters, bytes, byDtype: ordered, byLayer: [...byLayer.values()], minAlign, elementAligned };
 }
 
