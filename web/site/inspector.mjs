@@ -445,17 +445,18 @@ export function combine(entries, indexText = null, indexName = 'model.safetensor
 // ---- Other formats: GGUF, NumPy, PyTorch, described by the format table -----------------------
 // The formats module (safetensors_formats.js, loaded only for such a file) describes a file as
 // `safetensors inspect` does (safetensors_describe: the same rows, the same words). Its readers
-// read synchronously, by pread, minizip's fread and, for a NumPy file or a legacy pickle, mmap;
+// read synchronously, by pread, minizip's fread and, for a legacy PyTorch pickle, mmap;
 // File.slice answers asynchronously. So the file is a node of the module's file system whose
 // reads are served from the byte ranges fetched so far: a read of a range not yet fetched fails
 // (EIO) and is noted, describing stops, the range is fetched (growing each round) and the
-// description starts again. A few rounds: never the whole file, except what is mapped whole.
+// description starts again. A few rounds: never the whole file, except a legacy pickle (mapped
+// whole by its reader, as for the CLI).
 
 /** The formats the formats module describes (safetensors_sniff_format's names). */
 export const DESCRIBED_FORMATS = new Set(['GGUF', 'PyTorch (zip)', 'pickle', 'NumPy .npz', 'NumPy .npy']);
 /** The most rounds (a read of a range not yet fetched ends one). */
 export const MAX_DESCRIBE_ROUNDS = 4096;
-/** The most bytes read whole for a mapping (a NumPy file, a legacy pickle); larger: refused. */
+/** The most bytes read whole for a mapping (a legacy pickle); larger: refused. */
 export const MAX_MAPPED_BYTES = 256 * 1024 * 1024;
 const FIRST_FETCH = 64 * 1024;
 const LARGEST_FETCH = 16 * 1024 * 1024;
@@ -547,7 +548,7 @@ export async function describeFile(fa, read, size, name) {
         try { return { ...readDescription(fa, d, path, name), rounds: round }; } finally { m._safetensors_description_free(d); }
       }
       if (ranges.tooLarge !== null) {
-        return { ok: false, code: 'LimitExceeded', message: `the browser reads a NumPy file or a legacy pickle whole, at most ${MAX_MAPPED_BYTES} bytes; this one has ${ranges.tooLarge} (safetensors inspect reads it)`, offset: null, tensor: null };
+        return { ok: false, code: 'LimitExceeded', message: `the browser reads a legacy PyTorch pickle whole, at most ${MAX_MAPPED_BYTES} bytes; this one has ${ranges.tooLarge} (safetensors inspect reads it)`, offset: null, tensor: null };
       }
       if (!ranges.missing) {
         const e = fa.lastError(status);
