@@ -591,6 +591,16 @@ const pageUrl = (file, fragment = '') => `${origin}/index.html?url=${encodeURICo
   const shardSummary = await page.$eval('#summary', (p) => p.textContent);
   if (!shardLine.includes(`${shards.length - 1} of ${shards.length - 1} valid, consistent as one checkpoint`) || !shardSummary.includes('9,408')) fail(`by its index URL: ${shardLine}`);
 
+  // A GGUF file by URL: described by the formats module through the same ranges (this small
+  // one: the first request's bytes).
+  const [ggufByUrl] = await visitAddress(pageUrl(`${withRanges.origin}/model.gguf`));
+  const ggufFormat = await page.$eval('#verdict-list li .format', (e) => e.textContent).catch(() => null);
+  const cliGgufFormat = run(['inspect', gguf]).split('\n').find((l) => l.startsWith('format:'))?.replace(/^format: +/, 'format: ');
+  const ggufRequests = requestsTo.get('range:model.gguf') ?? [];
+  if (ggufByUrl?.code !== 'ok' || ggufFormat !== cliGgufFormat || ggufRequests.length !== 1) {
+    fail(`a GGUF file by URL: ${JSON.stringify(ggufByUrl)}, ${ggufFormat} (the CLI: ${cliGgufFormat}), requests ${ggufRequests}`);
+  }
+
   // A server without Range support: a file larger than the first request is refused in words;
   // a smaller one arrived whole and is judged.
   const [noRange] = await visitAddress(pageUrl(`${withoutRanges.origin}/many-tensors.safetensors`));
