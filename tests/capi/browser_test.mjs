@@ -286,7 +286,7 @@ await page.select('#policy', 'reference');
 // The formats module loads with the first of them; its format line, notes and rows are the CLI's.
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
 const describedFiles = [gguf, npz, pt, path.join(fixtures, 'gguf/quantized.gguf'), path.join(fixtures, 'numpy/dtype_f4.npy'),
-  path.join(fixtures, 'pytorch/legacy.pt'), path.join(fixtures, 'pytorch/evil_os_system.pt')];
+  path.join(fixtures, 'pytorch/basic.pt'), path.join(fixtures, 'pytorch/legacy.pt'), path.join(fixtures, 'pytorch/evil_os_system.pt')];
 const describeStarted = performance.now();
 for (const file of describedFiles) {
   let out = ''; let err = '';
