@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <locale>
 #include <map>
 #include <string>
 #include <vector>
@@ -26,11 +25,6 @@ constexpr std::size_t shown_elements = 8;  // array elements printed before "...
 constexpr std::size_t shown_chars = 120;   // string bytes printed before "..."
 
 /// Digits grouped by three with commas, as the CLI prints counts (1,234,567).
-struct comma_groups final : std::numpunct<char> {
-  char do_thousands_sep() const override { return ','; }
-  std::string do_grouping() const override { return "\3"; }
-};
-
 /// The first `shown_elements` elements of an array (the whole array when shorter).
 gguf::array_value head_of(const gguf::array_value& a) {
   gguf::array_value head;
@@ -108,9 +102,11 @@ std::string gguf_json(const gguf::header& h) {
 
 }  // namespace
 
+// By hand, not through a std::locale: the WebAssembly inspector would carry libc++'s locales for it.
 std::string with_commas(std::uint64_t n) {
-  static const std::locale grouped(std::locale::classic(), new comma_groups);
-  return fmt::format(grouped, "{:L}", n);
+  std::string digits = std::to_string(n);
+  for (std::size_t at = digits.size(); at > 3; at -= 3) digits.insert(at - 3, 1, ',');
+  return digits;
 }
 
 result<format_description> describe_gguf(const std::string& path, description_style style) {

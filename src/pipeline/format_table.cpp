@@ -15,6 +15,16 @@
 #include "safetensors/readonly_file.h"
 #include "safetensors/sniff.h"
 
+// The WebAssembly inspector compiles the table to describe files only (web/CMakeLists.txt): its
+// rows have no sources or sinks, so it links neither the pipelines nor OpenSSL (GGUF's hashed
+// long names), and the browser describes a file with the CLI's describers and words.
+#ifdef SAFETENSORS_FORMAT_TABLE_DESCRIBE_ONLY
+#define SAFETENSORS_CONVERTER(...) \
+  {}
+#else
+#define SAFETENSORS_CONVERTER(...) __VA_ARGS__
+#endif
+
 namespace safetensors::pipeline {
 namespace {
 
@@ -27,64 +37,68 @@ std::function<bool(std::span<const std::byte>)> sniffed_as(std::initializer_list
 
 std::deque<format_row> built_in_rows() {
   std::deque<format_row> rows;
-  rows.push_back(
-      {.id = "safetensors",
-       .name = "SafeTensors",
-       .extensions = {".safetensors"},
-       .sniff = sniffed_as({file_format::safetensors}),
-       .open = [](const std::string& path, const source_options&) { return open_safetensors_source(path); },
-       .make_sink = [](const std::string& path,
-                       const sink_options& o) { return make_safetensors_sink(path, false, o.layout, o.inputs); },
-       .describe = {},
-       .takes = {.layout = true}});
+  rows.push_back({.id = "safetensors",
+                  .name = "SafeTensors",
+                  .extensions = {".safetensors"},
+                  .sniff = sniffed_as({file_format::safetensors}),
+                  .open = SAFETENSORS_CONVERTER(
+                      [](const std::string& path, const source_options&) { return open_safetensors_source(path); }),
+                  .make_sink = SAFETENSORS_CONVERTER([](const std::string& path, const sink_options& o) {
+                    return make_safetensors_sink(path, false, o.layout, o.inputs);
+                  }),
+                  .describe = {},
+                  .takes = {.layout = true}});
   // A directory or an index: never sniffed; open_source and output_format_for choose it by path.
-  rows.push_back(
-      {.id = "sharded",
-       .name = "SafeTensors (sharded)",
-       .extensions = {},
-       .sniff = {},
-       .open = [](const std::string& path,
-                  const source_options& o) { return open_checkpoint_source(path, o.on_warning); },
-       .make_sink = [](const std::string& path,
-                       const sink_options& o) { return make_safetensors_sink(path, true, o.layout, o.inputs); },
-       .describe = {},
-       .takes = {.layout = true, .shards = true}});
+  rows.push_back({.id = "sharded",
+                  .name = "SafeTensors (sharded)",
+                  .extensions = {},
+                  .sniff = {},
+                  .open = SAFETENSORS_CONVERTER([](const std::string& path, const source_options& o) {
+                    return open_checkpoint_source(path, o.on_warning);
+                  }),
+                  .make_sink = SAFETENSORS_CONVERTER([](const std::string& path, const sink_options& o) {
+                    return make_safetensors_sink(path, true, o.layout, o.inputs);
+                  }),
+                  .describe = {},
+                  .takes = {.layout = true, .shards = true}});
   rows.push_back({.id = "pytorch",
                   .name = "PyTorch",
                   .extensions = {".pt", ".pth", ".bin", ".ckpt"},
                   .sniff = sniffed_as({file_format::pytorch_zip, file_format::pickle}),
-                  .open = open_pytorch_source,
+                  .open = SAFETENSORS_CONVERTER(open_pytorch_source),
                   .make_sink = {},
                   .describe = detail::describe_pytorch,
                   .takes = {.pytorch_reading = true}});
-  const auto open_numpy = [](const std::string& path, const source_options& o) {
-    return open_numpy_source(path, o.npz);
-  };
   rows.push_back({.id = "npz",
                   .name = "NumPy .npz",
                   .extensions = {".npz"},
                   .sniff = sniffed_as({file_format::npz}),
-                  .open = open_numpy,
-                  .make_sink = [](const std::string& path,
-                                  const sink_options& o) { return make_npz_sink(path, o.compress, o.on_warning); },
+                  .open = SAFETENSORS_CONVERTER(
+                      [](const std::string& path, const source_options& o) { return open_numpy_source(path, o.npz); }),
+                  .make_sink = SAFETENSORS_CONVERTER([](const std::string& path, const sink_options& o) {
+                    return make_npz_sink(path, o.compress, o.on_warning);
+                  }),
                   .describe = detail::describe_numpy,
                   .takes = {.npz_limits = true, .compress = true}});
-  rows.push_back(
-      {.id = "npy",
-       .name = "NumPy .npy",
-       .extensions = {".npy"},
-       .sniff = sniffed_as({file_format::npy}),
-       .open = open_numpy,
-       .make_sink = [](const std::string& path, const sink_options& o) { return make_npy_sink(path, o.on_warning); },
-       .describe = detail::describe_numpy,
-       .takes = {}});
+  rows.push_back({.id = "npy",
+                  .name = "NumPy .npy",
+                  .extensions = {".npy"},
+                  .sniff = sniffed_as({file_format::npy}),
+                  .open = SAFETENSORS_CONVERTER(
+                      [](const std::string& path, const source_options& o) { return open_numpy_source(path, o.npz); }),
+                  .make_sink = SAFETENSORS_CONVERTER(
+                      [](const std::string& path, const sink_options& o) { return make_npy_sink(path, o.on_warning); }),
+                  .describe = detail::describe_numpy,
+                  .takes = {}});
   rows.push_back({.id = "gguf",
                   .name = "GGUF",
                   .extensions = {".gguf"},
                   .sniff = sniffed_as({file_format::gguf}),
-                  .open = [](const std::string& path, const source_options&) { return open_gguf_source(path); },
-                  .make_sink = [](const std::string& path,
-                                  const sink_options& o) { return make_gguf_sink(path, o.hash_long_names); },
+                  .open = SAFETENSORS_CONVERTER(
+                      [](const std::string& path, const source_options&) { return open_gguf_source(path); }),
+                  .make_sink = SAFETENSORS_CONVERTER([](const std::string& path, const sink_options& o) {
+                    return make_gguf_sink(path, o.hash_long_names);
+                  }),
                   .describe = detail::describe_gguf,
                   .takes = {.hash_long_names = true}});
   return rows;

@@ -4,7 +4,8 @@
 // scripts/test-web; Debian's chromium, no browser download). Checks:
 // - every file of the conformance corpus, opened together in the page, gets the verdict of
 //   `safetensors validate --json` (code, message, offset, tensor, warnings) under each policy;
-//   GGUF, .npz and PyTorch zip files are named and refused with the CLI's message;
+//   GGUF, .npz, .npy, PyTorch zip and legacy files are listed as `safetensors inspect` describes
+//   them (format line, notes, rows), a pickle that would run code refused with its notes;
 // - a 2 GB (sparse) file is judged in under 2 s reading under 1 MB (Blob reads counted in the
 //   page, apart from the page's own counter), and a tensor view reads only its slice's bytes;
 // - a slice's values and an MLX quantized layer's dequantized rows match the CLI (`dump`);
@@ -23,7 +24,7 @@ import { closeSync, existsSync, ftruncateSync, mkdirSync, openSync, readFileSync
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const [siteDir, corpus, cli, outDir, nodeModules, chromiumArg] = process.argv.slice(2).map((a, i) => (i < 5 ? path.resolve(a) : a));
 const chromium = (chromiumArg ? [chromiumArg] : ['/usr/lib/chromium/chromium', '/usr/bin/chromium']).find((p) => existsSync(p));
@@ -263,7 +264,7 @@ async function clickRow(selector) {
 
 // ---- Every corpus file (and the other formats) under each policy ---------------------------
 const rows = readFileSync(path.join(corpus, 'verdicts.tsv'), 'utf8').trim().split('\n').slice(1).map((l) => l.split('\t'));
-const files = [...rows.map(([f]) => path.join(corpus, f)), gguf, npz, pt];
+const files = rows.map(([f]) => path.join(corpus, f));
 for (const policy of ['reference', 'strict', 'lenient']) {
   const expected = new Map(run(['validate', '--json', '--policy', policy, ...files]).trim().split('\n').map((l) => JSON.parse(l))
     .map((d) => [path.basename(d.file), d]));
@@ -281,12 +282,61 @@ for (const policy of ['reference', 'strict', 'lenient']) {
   if (policy === 'reference') await shot('verdicts-corpus', { fullPage: false });
 }
 await page.select('#policy', 'reference');
-for (const [file, format] of [[gguf, 'GGUF'], [npz, 'NumPy .npz'], [pt, 'PyTorch (zip)']]) {
+// ---- GGUF, NumPy and PyTorch files: listed as `safetensors inspect` describes them ----------
+// The formats module loads with the first of them; its format line, notes and rows are the CLI's.
+const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
+const describedFiles = [gguf, npz, pt, path.join(fixtures, 'gguf/quantized.gguf'), path.join(fixtures, 'numpy/dtype_f4.npy'),
+  path.join(fixtures, 'pytorch/basic.pt'), path.join(fixtures, 'pytorch/legacy.pt'), path.join(fixtures, 'pytorch/evil_os_system.pt')];
+const describeStarted = performance.now();
+for (const file of describedFiles) {
+  let out = ''; let err = '';
+  try { out = execFileSync(cli, ['inspect', file], { stdio: ['ignore', 'pipe', 'pipe'] }).toString(); } catch (e) { out = e.stdout.toString(); err = e.stderr.toString(); }
+  const cliLines = out.split('\n');
+  const cliFormat = cliLines.find((l) => l.startsWith('format:'))?.replace(/^format: +/, '') ?? null;
+  const cliNotes = cliLines.filter((l) => l.startsWith('note:')).map((l) => l.replace(/^note: +/, ''));
+  const cliRows = cliLines.slice(cliLines.findIndex((l) => l.startsWith('name ')) + 1).filter((l) => l !== '' && cliFormat !== null)
+    .map((l) => l.split(/ {2,}/)[0]);
   await open([file]);
   const [v] = await verdicts();
-  if (v.message !== `this is a ${format} file, not SafeTensors`) fail(`${path.basename(file)}: ${JSON.stringify(v)}`);
+  const page_ = await page.$eval('#verdict-list li', (li) => ({
+    format: li.querySelector('.format')?.textContent.replace(/^format: /, '') ?? null,
+    notes: [...li.querySelectorAll('.note')].map((n) => n.textContent.replace(/^note: /, '')),
+  }));
+  const name = path.basename(file);
+  if (page_.format !== cliFormat || JSON.stringify(page_.notes) !== JSON.stringify(cliNotes)) {
+    fail(`${name}: page ${JSON.stringify(page_)}, the CLI's inspect: ${out}`);
+  }
+  if (err) {
+    // Not listed: the page's verdict is the CLI's error (model.pt, an archive of no tensor:
+    // InvalidFormat; evil_os_system.pt, a pickle calling os.system: CodeExecution, with its notes).
+    const code = name === 'evil_os_system.pt' ? 'CodeExecution' : 'InvalidFormat';
+    if (v.code !== code || !err.includes(`: ${v.message}`) || !(await page.$eval('#views', (e) => e.hidden))) fail(`${name}: refused as ${JSON.stringify(v)}; the CLI: ${err}`);
+    if (code === 'CodeExecution') await shot('refused-pickle');
+    continue;
+  }
+  if (v.code !== 'ok') fail(`${name}: ${JSON.stringify(v)}`);
+  await tab('tensors');
+  const pageRows = await page.$$eval('#rows tr[data-name]', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  const wantRows = cliLines.slice(cliLines.findIndex((l) => l.startsWith('name ')) + 1).filter((l) => l !== '').map((l) => l.split(/ {2,}/));
+  // name, dtype, shape, bytes and the last column (offset, descr, notes) as the CLI prints them.
+  const got = pageRows.map((c) => [c[0], c[1], c[2], c[4], c[5]].filter((x) => x !== '').join('|'));
+  const want = wantRows.map((c) => c.join('|'));
+  if (JSON.stringify(got) !== JSON.stringify(want) || cliRows.length !== pageRows.length) fail(`${name}: rows ${JSON.stringify(got)}, the CLI ${JSON.stringify(want)}`);
+  if (name === 'quantized.gguf') {
+    await shot('described-gguf');
+    await accessible('described');
+    await tab('summary');
+    const dtypes = await page.$$eval('#dtype-table tbody tr', (trs) => trs.map((tr) => tr.cells[0].textContent));
+    const cliTypes = cliLines.filter((l) => / params /.test(l)).map((l) => l.trim().split(/ +/)[0]);
+    if (JSON.stringify(dtypes) !== JSON.stringify(cliTypes)) fail(`quantized.gguf: dtypes ${dtypes}, the CLI ${cliTypes}`);
+    // Its metadata as the CLI prints it ("  general.architecture (STRING): test").
+    const meta = await page.$$eval('#summary dl.meta dt', (dts) => dts.map((dt) => `${dt.textContent}: ${dt.nextElementSibling.textContent}`));
+    const cliMeta = cliLines.filter((l) => /^ {2}\S.*: /.test(l) && !/ params /.test(l)).map((l) => l.trim());
+    if (JSON.stringify(meta) !== JSON.stringify(cliMeta)) fail(`quantized.gguf: metadata ${JSON.stringify(meta)}, the CLI ${JSON.stringify(cliMeta)}`);
+    await shot('described-gguf-summary');
+  }
 }
-await shot('refused-gguf');
+const describeMs = performance.now() - describeStarted;
 
 // ---- One file: every view ------------------------------------------------------------------
 await open([model]);
@@ -541,6 +591,16 @@ const pageUrl = (file, fragment = '') => `${origin}/index.html?url=${encodeURICo
   const shardSummary = await page.$eval('#summary', (p) => p.textContent);
   if (!shardLine.includes(`${shards.length - 1} of ${shards.length - 1} valid, consistent as one checkpoint`) || !shardSummary.includes('9,408')) fail(`by its index URL: ${shardLine}`);
 
+  // A GGUF file by URL: described by the formats module through the same ranges (this small
+  // one: the first request's bytes).
+  const [ggufByUrl] = await visitAddress(pageUrl(`${withRanges.origin}/model.gguf`));
+  const ggufFormat = await page.$eval('#verdict-list li .format', (e) => e.textContent).catch(() => null);
+  const cliGgufFormat = run(['inspect', gguf]).split('\n').find((l) => l.startsWith('format:'))?.replace(/^format: +/, 'format: ');
+  const ggufRequests = requestsTo.get('range:model.gguf') ?? [];
+  if (ggufByUrl?.code !== 'ok' || ggufFormat !== cliGgufFormat || ggufRequests.length !== 1) {
+    fail(`a GGUF file by URL: ${JSON.stringify(ggufByUrl)}, ${ggufFormat} (the CLI: ${cliGgufFormat}), requests ${ggufRequests}`);
+  }
+
   // A server without Range support: a file larger than the first request is refused in words;
   // a smaller one arrived whole and is judged.
   const [noRange] = await visitAddress(pageUrl(`${withoutRanges.origin}/many-tensors.safetensors`));
@@ -594,9 +654,9 @@ if (offline.join() !== 'model.safetensors: ok') fail(`offline, once visited: ${o
 
 await browser.close();
 if (outside.length) fail(`requests left the page: ${outside.join(', ')}`);
-const timings = { loadMs, coreMs, openTwentyThousandTensorsMs: manyMs, filterKeystrokeMs, filterPassMs, openTwoGigabytesMs: openMs, twoGigabytesBytesRead: bigRead.blob, chromium: (await import('node:child_process')).execFileSync(chromium, ['--version']).toString().trim() };
+const timings = { loadMs, coreMs, openTwentyThousandTensorsMs: manyMs, filterKeystrokeMs, filterPassMs, openTwoGigabytesMs: openMs, twoGigabytesBytesRead: bigRead.blob, describeSevenFilesMs: describeMs, chromium: (await import('node:child_process')).execFileSync(chromium, ['--version']).toString().trim() };
 writeFileSync(path.join(outDir, 'browser-timings.json'), `${JSON.stringify(timings, null, 2)}\n`);
 rmSync(scratch, { recursive: true, force: true });
 if (failures.length) process.exit(1);
-console.log(`browser test ok: ${rows.length} corpus files + 3 other formats x 3 policies; page loaded in ${loadMs.toFixed(0)} ms ` +
+console.log(`browser test ok: ${rows.length} corpus files x 3 policies; ${describedFiles.length} GGUF, NumPy and PyTorch files described as by the CLI in ${describeMs.toFixed(0)} ms; page loaded in ${loadMs.toFixed(0)} ms ` +
   `(core ${coreMs.toFixed(0)} ms); 20,000 tensors in ${manyMs.toFixed(0)} ms, filtered in ${filterKeystrokeMs.toFixed(1)} ms a keystroke; 2 GB file opened in ${openMs.toFixed(0)} ms reading ${bigRead.blob} bytes; screenshots in ${shots}`);

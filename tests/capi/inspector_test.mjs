@@ -2,7 +2,8 @@
 // The web inspector's logic (web/site/inspector.mjs) in Node over the WebAssembly build: every
 // corpus file gets the CLI's verdict (`safetensors validate --json`: code, offset, tensor) under
 // each policy, reading only the header; a 2 GB (sparse) file is judged reading under 1 MB in
-// under 2 s; a tensor's slice reads only its own bytes and decodes them with the C++ codecs.
+// under 2 s; a tensor's slice reads only its own bytes and decodes them with the C++ codecs; GGUF,
+// NumPy and PyTorch files are described (the formats module) in the words of `safetensors inspect`.
 // (tests/capi/browser_test.mjs runs the same in Chromium, through the page.)
 // Usage: node --no-experimental-fetch inspector_test.mjs BUILD_WASM_DIR CORPUS_DIR CLI SCRATCH
 import { execFileSync } from 'node:child_process';
@@ -13,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 
 const [buildDir, corpus, cli, scratch] = process.argv.slice(2);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const { api, inspect, sliceValues, summarize } = await import(path.join(here, '../../web/site/inspector.mjs'));
+const { api, describedResult, describeFile, inspect, sliceValues, summarize } = await import(path.join(here, '../../web/site/inspector.mjs'));
 const require = createRequire(import.meta.url);
 const a = api(await require(path.resolve(buildDir, 'safetensors_c.js'))());
 const failures = [];
@@ -139,7 +140,49 @@ if (r.bytes - headerBytes !== 4096 || shown.values?.[3] !== 4 || shown.stats?.ma
   failures.push(`2 GB file preview: ${r.bytes - headerBytes} bytes, ${shown.error ?? shown.values?.slice(0, 4)}`);
 }
 
+// GGUF, NumPy and PyTorch files, described by the formats module as `safetensors inspect`
+// describes them: its format line, metadata, notes and table rows, word for word; a pickle that
+// would run code refused with the CLI's error.
+const fa = api(await require(path.resolve(buildDir, 'safetensors_formats.js'))());
+const fixtures = path.join(here, '../fixtures');
+const described = ['gguf/quantized.gguf', 'numpy/stored.npz', 'numpy/deflated.npz', 'numpy/dtype_f4.npy', 'pytorch/basic.pt',
+  'pytorch/legacy.pt', 'pytorch/evil_os_system.pt'];
+/** The lines `safetensors inspect` prints for description `d` (tools/cli/tensor_table.cpp), but the summary's. */
+function inspectLines(d) {
+  if (d.refusal) return d.notes.map((n) => `note:        ${n}`);
+  const lines = [`format:      ${d.format}`, ...d.metadata.map(([k, v]) => `  ${k}: ${v}`), ...d.notes.map((n) => `note:        ${n}`)];
+  const width = Math.min(80, Math.max(4, ...d.tensors.map((t) => t.name.length)));
+  const commas = (n) => n.toLocaleString('en-US');
+  const row = (cells) => `${cells[0].padEnd(width)}  ${cells[1].padEnd(11)}  ${cells[2].padEnd(20)}  ${cells[3].padStart(14)}  ${cells[4]}`.trimEnd();
+  if (d.tensors.length) lines.push(row(['name', 'dtype', 'shape', 'bytes', d.extraTitle]));
+  for (const t of d.tensors) lines.push(row([t.name, t.type, `[${t.shape.join(', ')}]`, commas(t.bytes), t.extra]));
+  return lines;
+}
+for (const name of described) {
+  const file = path.join(fixtures, name);
+  let out = ''; let err = '';
+  try { out = execFileSync(cli, ['inspect', file], { stdio: ['ignore', 'pipe', 'pipe'] }).toString(); } catch (e) { out = e.stdout.toString(); err = e.stderr.toString(); }
+  const r = reader(file);
+  const d = await describeFile(fa, r.read, r.size, path.basename(file));
+  r.close();
+  if (!d.ok) { failures.push(`${name}: not described: ${d.code}: ${d.message}`); continue; }
+  const cliLines = out.split('\n');
+  let at = 0;
+  for (const line of inspectLines(d)) {
+    const found = cliLines.indexOf(line, at);
+    if (found < 0) { failures.push(`${name}: the CLI's inspect has no line ${JSON.stringify(line)} (after line ${at}):\n${out}`); break; }
+    at = found + 1;
+  }
+  const tableRows = cliLines.slice(cliLines.findIndex((l) => l.startsWith('name ')) + 1).filter((l) => l !== '');
+  if (!d.refusal && tableRows.length !== d.tensors.length) failures.push(`${name}: ${d.tensors.length} rows, the CLI ${tableRows.length}`);
+  const verdict = describedResult(d, r.size).verdict;
+  if (d.refusal && (verdict.code !== 'CodeExecution' || !err.includes(verdict.message))) {
+    failures.push(`${name}: refused as ${JSON.stringify(verdict)}, the CLI: ${err}`);
+  }
+  if (!d.refusal && !verdict.ok) failures.push(`${name}: ${JSON.stringify(verdict)}`);
+}
+
 for (const f of failures) console.error('FAIL', f);
 if (failures.length > 0) process.exit(1);
 console.log(`inspector ok: ${rows.length} files x 3 policies; 2 GB file judged reading ${headerBytes} bytes in ` +
-  `${openMs.toFixed(1)} ms`);
+  `${openMs.toFixed(1)} ms; ${described.length} GGUF, NumPy and PyTorch files described as the CLI describes them`);

@@ -3,12 +3,14 @@
 // single-format readers give.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <cstddef>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "safetensors/formats/numpy_file.h"
+#include "support/fault_injector.h"
 #include "support/numpy_fixtures.h"
 #include "support/status_matchers.h"
 
@@ -70,6 +72,33 @@ TEST(NumpyFile, ErrorsNameTheFile) {
   }
   auto missing = numpy::numpy_file::open("/nonexistent/x.npy");
   EXPECT_ERROR(missing, error_code::io);
+}
+
+// Opening reads the preambles only; the file is mapped when an array's data is first read. So
+// `inspect` (and the browser, which reads a file by ranges) never maps a file of many GB whole.
+TEST(NumpyFile, OpeningMapsNothingReadingMapsOnce) {
+  for (const char* name : {"dtype_f4.npy", "stored.npz"}) {
+    SCOPED_TRACE(name);
+    const st_test::fault_injector calls;
+    auto f = numpy::numpy_file::open(st_test::numpy_fixture(name).string());
+    ASSERT_OK(f);
+    EXPECT_EQ(calls.calls(st_test::sys_call::mmap), 0U);
+    EXPECT_EQ(chunks_of(*f, f->arrays()[0]).size(), f->arrays()[0].header->data_bytes);
+    EXPECT_EQ(chunks_of(*f, f->arrays()[0]).size(), f->arrays()[0].header->data_bytes);
+    EXPECT_EQ(calls.calls(st_test::sys_call::mmap), 1U);
+  }
+}
+
+// A mapping that fails is an error when the data is read, not a crash or wrong bytes.
+TEST(NumpyFile, AFailedMappingIsAnErrorWhenReading) {
+  for (const char* name : {"dtype_f4.npy", "stored.npz"}) {
+    SCOPED_TRACE(name);
+    const st_test::fault_injector calls({{.call = st_test::sys_call::mmap, .err = ENOMEM}});
+    auto f = numpy::numpy_file::open(st_test::numpy_fixture(name).string());
+    ASSERT_OK(f);
+    auto s = f->read_chunks(f->arrays()[0], [](std::span<const std::byte>) -> safetensors::status { return {}; });
+    EXPECT_FALSE(s);
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "safetensors/formats/pytorch.h"
 #include "safetensors/sha256.h"
+#include "support/fault_injector.h"
 #include "support/paths.h"
 #include "support/pytorch_fixtures.h"
 #include "support/status_matchers.h"
@@ -312,4 +313,16 @@ TEST(PytorchCheckpoint, NotACheckpoint) {
   auto e = open_error("expected.tsv");
   EXPECT_EQ(e.code, st::error_code::invalid_format);
   EXPECT_NE(e.message.find("not a PyTorch checkpoint"), std::string::npos);
+}
+
+// A zip checkpoint is read by its records, never mapped whole: the browser's inspector reads a
+// checkpoint of many GB by ranges (web/site/inspector.mjs), where a mapping would need all of it.
+TEST(PytorchCheckpoint, ZipIsNotMappedWhole) {
+  const st_test::fault_injector calls;
+  auto zip = st::torch::checkpoint::open(fixture("basic.pt").string());
+  ASSERT_OK(zip);
+  EXPECT_EQ(calls.calls(st_test::sys_call::mmap), 0U);
+  auto legacy = st::torch::checkpoint::open(fixture("legacy.pt").string());
+  ASSERT_OK(legacy);
+  EXPECT_EQ(calls.calls(st_test::sys_call::mmap), 1U);  // the legacy format: mapped while its pickles are read
 }

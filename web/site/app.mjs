@@ -2,7 +2,8 @@
 // The page: file picker, folder picker and drop zone feeding inspector.mjs, which reads the
 // files through File.slice only. Views: verdict, summary, tensor table, tree, charts, tensor.
 import {
-  api, combine, compactCount, defaultSpec, histogram, inspect, layerOf, mlxRows, sliceValues, summarize, tree,
+  api, combine, compactCount, defaultSpec, DESCRIBED_FORMATS, describedResult, describeFile, histogram, inspect, layerOf,
+  mlxRows, sliceValues, summarize, tree,
 } from './inspector.mjs';
 import { fetchIndex, openUrl, RemoteError, shardUrls } from './remote.mjs';
 
@@ -96,6 +97,34 @@ const counted = (read) => async (offset, length) => {
   return bytes;
 };
 
+// GGUF, NumPy and PyTorch files are described by a second module (safetensors_formats.js: the
+// core with the format table's describers), loaded the first time such a file is opened.
+let formatsModule = null;
+function formats() {
+  formatsModule ??= (async () => {
+    if (document.getElementById('wasm-base64')) {
+      throw new Error('the one-file build describes SafeTensors files only; the served page (scripts/web) or `safetensors inspect` describes this one');
+    }
+    if (!globalThis.createSafetensorsFormats) {
+      await new Promise((resolve, reject) => {
+        const script = el('script', { src: 'safetensors_formats.js' });
+        script.addEventListener('load', resolve);
+        script.addEventListener('error', () => reject(new Error('cannot load safetensors_formats.js')));
+        document.head.append(script);
+      });
+    }
+    return api(await globalThis.createSafetensorsFormats());
+  })();
+  formatsModule.catch(() => { formatsModule = null; });
+  return formatsModule;
+}
+
+/** A GGUF, NumPy or PyTorch file as `safetensors inspect` describes it, as inspect()'s result. */
+async function described(src) {
+  const fa = await formats();
+  return describedResult(await describeFile(fa, src.read, src.size, src.name), src.size);
+}
+
 /**
  * Judges `sources` ({name, size, read} or {name, error}) as one checkpoint, with its `index`
  * ({name, text()}) when there is one; `again` reopens them (a policy change); `address` is the
@@ -114,6 +143,15 @@ async function openSources(sources, index, again, address = null) {
     try {
       if (src.error) throw new RemoteError(src.error);
       result = await inspect(a, src.read, src.size, policy);
+      if (!result.verdict.ok && DESCRIBED_FORMATS.has(result.format)) {
+        const format = result.format;
+        try {
+          result = await described(src);
+        } catch (e) {
+          result.verdict.message += ` (not described: ${e.message})`;
+        }
+        result.sniffed = format;
+      }
     } catch (e) {
       result = { verdict: { ok: false, code: 'IoError', message: e.message, offset: null, tensor: null }, tensors: [], metadata: new Map(), warnings: [], mlx: [] };
     }
@@ -196,8 +234,11 @@ function showVerdicts() {
     li.dataset.message = v.message ?? '';
     li.dataset.offset = v.offset ?? '';
     li.dataset.tensor = v.tensor ?? '';
-    if (v.format && v.format !== 'SafeTensors') {
-      li.append(el('span', { class: 'muted' }, ` — ${v.format} files are not listed here: \`safetensors convert\` turns them into SafeTensors.`));
+    const d = e.result.described;
+    if (d?.ok) {
+      li.classList.add('described');
+      if (d.format) li.append(el('div', { class: 'format' }, `format: ${d.format}`));
+      for (const note of d.notes) li.append(el('div', { class: v.ok ? 'note' : 'bad note' }, `note: ${note}`));
     }
     for (const w of e.result.warnings) li.append(el('div', { class: 'warn' }, `warning: ${w}`));
     if (e.result.mlx?.error) li.append(el('div', { class: 'warn' }, `MLX layers: ${e.result.mlx.error.message}`));
@@ -236,14 +277,17 @@ function showSummary() {
   const size = entries.reduce((n, e) => n + e.size, 0);
   fact(entries.length === 1 ? 'file' : 'files', entries.length === 1 ? entries[0].name : `${entries.length} (${valid.length} valid)`);
   fact('size', `${bytesText(size)} (${fmt(size)} bytes)`);
-  if (valid.length === 1) {
+  if (valid.length === 1 && valid[0].result.described) fact('format', valid[0].result.described.format);
+  if (valid.length === 1 && valid[0].result.layout) {
     const l = valid[0].result.layout;
     fact('header', `${fmt(l.headerLength)} bytes, data starts at byte ${fmt(l.dataStart)}`);
   }
   fact('tensors', fmt(s.count));
   fact('parameters', `${fmt(s.parameters)} (${compactCount(s.parameters)})`);
   fact('data', `${bytesText(s.bytes)} (${fmt(s.bytes)} bytes)`);
-  fact('alignment', s.count === 0 ? '—' : s.elementAligned
+  // A described file's rows carry no data offsets the page could check (its table shows the format's own column).
+  const describedOnly = valid.length > 0 && valid.every((e) => e.result.described);
+  if (!describedOnly) fact('alignment', s.count === 0 ? '—' : s.elementAligned
     ? `every tensor aligned to its element size (all data at least ${s.minAlign}-byte aligned)`
     : `some tensors are not aligned to their element size (smallest alignment ${s.minAlign})`);
   box.append(dl);
@@ -363,7 +407,8 @@ function renderRows() {
     tr.tabIndex = 0;
     tr.dataset.name = t.name;
     tr.dataset.index = i;
-    const offset = multi ? `${t.shard} @ ${fmt(t.begin)}` : fmt(t.begin);
+    const where = t.described ? t.extra : fmt(t.begin); // a described file's last column: offset, descr, notes
+    const offset = multi ? `${t.shard} @ ${where}` : where;
     [t.name, t.dtype, `[${t.shape.join(', ')}]`, fmt(t.elements), fmt(t.bytes), offset].forEach((c, j) => {
       const td = tr.insertCell(); td.textContent = c; if (j >= 3) td.className = j === 5 ? 'num wide' : 'num';
     });
@@ -502,6 +547,16 @@ function openTensor(t) {
   $('slice-form').hidden = false;
   $('tensor-title').textContent = t.name;
   const where = state.entries.length > 1 ? `${t.shard}, ` : '';
+  if (t.described) {
+    // A row of a described file (GGUF, NumPy, PyTorch): what `inspect` lists; no values read here.
+    const d = t.entry.result.described;
+    $('slice-form').hidden = true;
+    $('tensor-info').textContent = `${where}${t.dtype} [${t.shape.join(', ')}], ${fmt(t.elements)} values, ${fmt(t.bytes)} bytes` +
+      `${t.extra ? `; ${d.extraTitle}: ${t.extra}` : ''}.`;
+    $('tensor-out').textContent = `${d.format.split(',')[0]}: the values are shown for SafeTensors files; \`safetensors convert\` turns this file into one.`;
+    selectTab($('tab-tensor'), true);
+    return;
+  }
   $('tensor-info').textContent = layer
     ? `${where}MLX ${layer.mode} ${layer.bits}-bit, group ${layer.groupSize}: U32 [${t.shape.join(', ')}] holds ${fmt(layer.rows)} × ${fmt(layer.cols)} values, dequantized with ${layer.scales.name}${layer.biases ? ` and ${layer.biases.name}` : ''}.`
     : `${where}${t.dtype} [${t.shape.join(', ')}], ${fmt(t.elements)} values, bytes ${fmt(t.begin)}–${fmt(t.end)} of the data.`;

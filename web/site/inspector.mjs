@@ -210,8 +210,11 @@ export function summarize(tensors) {
       if (t.align < Math.min(elementBytes, 8)) elementAligned = false;
     }
   }
-  // The dtypes in the CLI's order (`safetensors inspect`: the dtype enumeration's).
-  const ordered = Object.fromEntries(Object.entries(byDtype).sort(([x], [y]) => DTYPE_NAMES.indexOf(x) - DTYPE_NAMES.indexOf(y)));
+  // The dtypes in the CLI's order (`safetensors inspect`: the dtype enumeration's; for a described
+  // file, GGUF's "Q8_0" among them, the names' byte order, as its type totals are printed).
+  const described = tensors.length > 0 && tensors.every((t) => t.described);
+  const order = described ? ([x], [y]) => (x < y ? -1 : x > y ? 1 : 0) : ([x], [y]) => DTYPE_NAMES.indexOf(x) - DTYPE_NAMES.indexOf(y);
+  const ordered = Object.fromEntries(Object.entries(byDtype).sort(order));
   return { count: tensors.length, parameters, bytes, byDtype: ordered, byLayer: [...byLayer.values()], minAlign, elementAligned };
 }
 
@@ -437,4 +440,181 @@ export function combine(entries, indexText = null, indexName = 'model.safetensor
     }
   }
   return { tensors, problems, index };
+}
+
+// ---- Other formats: GGUF, NumPy, PyTorch, described by the format table -----------------------
+// The formats module (safetensors_formats.js, loaded only for such a file) describes a file as
+// `safetensors inspect` does (safetensors_describe: the same rows, the same words). Its readers
+// read synchronously, by pread, minizip's fread and, for a legacy PyTorch pickle, mmap;
+// File.slice answers asynchronously. So the file is a node of the module's file system whose
+// reads are served from the byte ranges fetched so far: a read of a range not yet fetched fails
+// (EIO) and is noted, describing stops, the range is fetched (growing each round) and the
+// description starts again. A few rounds: never the whole file, except a legacy pickle (mapped
+// whole by its reader, as for the CLI).
+
+/** The formats the formats module describes (safetensors_sniff_format's names). */
+export const DESCRIBED_FORMATS = new Set(['GGUF', 'PyTorch (zip)', 'pickle', 'NumPy .npz', 'NumPy .npy']);
+/** The most rounds (a read of a range not yet fetched ends one). */
+export const MAX_DESCRIBE_ROUNDS = 4096;
+/** The most bytes read whole for a mapping (a legacy pickle); larger: refused. */
+export const MAX_MAPPED_BYTES = 256 * 1024 * 1024;
+const FIRST_FETCH = 64 * 1024;
+const LARGEST_FETCH = 16 * 1024 * 1024;
+const JUMP_FETCH = 4096;
+const EIO = 29; // WASI's errno numbers, emscripten's
+const ENOMEM = 48;
+
+/** The byte ranges of one file fetched so far, merged, and the first range a read missed. */
+class FetchedRanges {
+  constructor(size) { this.size = size; this.spans = []; this.missing = null; this.tooLarge = null; }
+  /** The bytes [start, end), or null (noting the range as missing). */
+  get(start, end) {
+    for (const s of this.spans) {
+      if (s.start <= start && end <= s.start + s.bytes.length) return s.bytes.subarray(start - s.start, end - s.start);
+    }
+    this.missing ??= { start, end };
+    return null;
+  }
+  add(start, bytes) {
+    let lo = start; let hi = start + bytes.length; let pieces = [{ start, bytes }];
+    const kept = [];
+    for (const s of this.spans) {
+      if (s.start + s.bytes.length < lo || s.start > hi) { kept.push(s); continue; }
+      pieces.push(s); lo = Math.min(lo, s.start); hi = Math.max(hi, s.start + s.bytes.length);
+    }
+    const merged = new Uint8Array(hi - lo);
+    for (const p of pieces.sort((x, y) => x.bytes.length - y.bytes.length)) merged.set(p.bytes, p.start - lo);
+    pieces = null;
+    kept.push({ start: lo, bytes: merged });
+    this.spans = kept.sort((x, y) => x.start - y.start);
+  }
+}
+
+/** Makes `path` in the module's file system a file of `ranges.size` bytes read from `ranges`. */
+function rangeFile(m, path, ranges) {
+  const slash = path.lastIndexOf('/');
+  const node = m.FS.createFile(path.slice(0, slash), path.slice(slash + 1), {}, true, false);
+  node.contents = null;
+  node.usedBytes = ranges.size; // what stat reports (MEMFS's getattr)
+  const read = (stream, buffer, offset, length, position) => {
+    const end = Math.min(ranges.size, position + length);
+    if (position >= end) return 0;
+    const bytes = ranges.get(position, end);
+    if (!bytes) throw new m.FS.ErrnoError(EIO);
+    buffer.set(bytes, offset);
+    return bytes.length;
+  };
+  const mmap = (stream, address, length, position) => {
+    if (length > MAX_MAPPED_BYTES) { ranges.tooLarge = length; throw new m.FS.ErrnoError(ENOMEM); }
+    const bytes = ranges.get(position, Math.min(ranges.size, position + length));
+    if (!bytes) throw new m.FS.ErrnoError(EIO);
+    const ptr = m._malloc(Math.max(length, 1)); // freed by munmap (emscripten's builtin free)
+    if (!ptr) throw new m.FS.ErrnoError(ENOMEM);
+    m.HEAPU8.fill(0, ptr, ptr + length);
+    m.HEAPU8.set(bytes, ptr);
+    return { ptr, allocated: true };
+  };
+  node.stream_ops = { ...node.stream_ops, read, mmap, msync: () => 0 };
+  return node;
+}
+
+let describeCount = 0;
+
+/**
+ * Describes a file of `size` bytes named `name` read through `read`, with the formats module's
+ * api `fa`: { ok: true, id, format, extraTitle, tensors, metadata, notes, refusal, rounds } where
+ * tensors are { name, type, shape, bytes, elements, extra } in file order and refusal is null or
+ * { code, message } (a pickle that would run code); or { ok: false, code, message, ... } when it
+ * is not described (the format's error, as the CLI's).
+ */
+export async function describeFile(fa, read, size, name) {
+  const { m, scratch } = fa;
+  const ranges = new FetchedRanges(size);
+  // The first and the last bytes at once: a zip's central directory is at its end.
+  ranges.add(0, await read(0, Math.min(size, FIRST_FETCH)));
+  if (size > FIRST_FETCH) ranges.add(size - FIRST_FETCH, await read(size - FIRST_FETCH, FIRST_FETCH));
+  const folder = `/describe-${++describeCount}`;
+  m.FS.mkdir(folder);
+  const path = `${folder}/${name.replaceAll('/', '_') || 'file'}`;
+  rangeFile(m, path, ranges);
+  let fetch = FIRST_FETCH / 2;
+  try {
+    for (let round = 1; round <= MAX_DESCRIBE_ROUNDS; ++round) {
+      ranges.missing = null;
+      const pathBytes = new TextEncoder().encode(`${path}\0`);
+      const status = fa.withBytes(pathBytes, (p) => m._safetensors_describe(p, scratch));
+      if (status === 0) {
+        const d = fa.u32(scratch);
+        try { return { ...readDescription(fa, d, path, name), rounds: round }; } finally { m._safetensors_description_free(d); }
+      }
+      if (ranges.tooLarge !== null) {
+        return { ok: false, code: 'LimitExceeded', message: `the browser reads a legacy PyTorch pickle whole, at most ${MAX_MAPPED_BYTES} bytes; this one has ${ranges.tooLarge} (safetensors inspect reads it)`, offset: null, tensor: null };
+      }
+      if (!ranges.missing) {
+        const e = fa.lastError(status);
+        return { ...e, message: e.message?.replaceAll(path, name) ?? null };
+      }
+      // The missing range and more after it: a reader reading on (a GGUF's metadata, a pickle)
+      // gets twice as much each round; one jumping (a zip's record headers) a page.
+      const start = ranges.missing.start;
+      fetch = ranges.spans.some((s) => s.start + s.bytes.length === start) ? Math.min(LARGEST_FETCH, fetch * 2) : JUMP_FETCH;
+      const end = Math.min(size, Math.max(ranges.missing.end, start + fetch));
+      ranges.add(start, await read(start, end - start));
+    }
+    return { ok: false, code: 'IoError', message: `described in no more than ${MAX_DESCRIBE_ROUNDS} rounds of reads`, offset: null, tensor: null };
+  } finally {
+    m.FS.unlink(path);
+    m.FS.rmdir(folder);
+  }
+}
+
+/** The description `d` of the file at `path`, messages naming it `name` as the page does. */
+function readDescription(fa, d, path, name) {
+  const { m, scratch } = fa;
+  m._safetensors_description_format(d, scratch, scratch + 4, scratch + 8);
+  const out = { ok: true, id: fa.text(fa.u32(scratch)), format: fa.text(fa.u32(scratch + 4)), extraTitle: fa.text(fa.u32(scratch + 8)), tensors: [], metadata: [], notes: [] };
+  for (let i = 0, count = m._safetensors_description_tensor_count(d); i < count; ++i) {
+    // name, dtype, dims, rank, bytes, elements, extra: seven out-parameters, the 64-bit ones 8-aligned
+    m._safetensors_description_tensor(d, i, scratch, scratch + 4, scratch + 8, scratch + 12, scratch + 16, scratch + 24, scratch + 32);
+    const dims = fa.u32(scratch + 8);
+    const shape = [];
+    for (let k = 0, rank = fa.u32(scratch + 12); k < rank; ++k) shape.push(fa.u64(dims + 8 * k));
+    out.tensors.push({ name: fa.text(fa.u32(scratch)), type: fa.text(fa.u32(scratch + 4)), shape, bytes: fa.u64(scratch + 16), elements: fa.u64(scratch + 24), extra: fa.text(fa.u32(scratch + 32)) });
+  }
+  for (let i = 0, count = m._safetensors_description_metadata_count(d); i < count; ++i) {
+    m._safetensors_description_metadata(d, i, scratch, scratch + 4);
+    out.metadata.push([fa.text(fa.u32(scratch)), fa.text(fa.u32(scratch + 4))]);
+  }
+  for (let i = 0, count = m._safetensors_description_note_count(d); i < count; ++i) {
+    m._safetensors_description_note(d, i, scratch);
+    out.notes.push(fa.text(fa.u32(scratch)));
+  }
+  // The refusal's one line is "PATH: MESSAGE (at byte N)" (error::to_string): the page shows the
+  // message and the offset apart, as for any verdict, and the CLI prints the message.
+  const status = m._safetensors_description_refusal(d, scratch);
+  out.refusal = null;
+  if (status !== 0) {
+    const line = fa.text(fa.u32(scratch)).replace(`${path}: `, '').replaceAll(path, name);
+    const where = / \(at byte (\d+)\)$/.exec(line);
+    out.refusal = { code: fa.text(m._safetensors_status_name(status)), message: where ? line.slice(0, where.index) : line, offset: where ? Number(where[1]) : null };
+  }
+  return out;
+}
+
+/**
+ * A described file as inspect()'s result, for the page's views: its rows as tensors (their
+ * format's type, "Q8_0", as the dtype; the table's last column as `extra`), the description
+ * itself as `described`. A pickle that would run code is not valid: its verdict is the refusal.
+ */
+export function describedResult(d, size) {
+  const empty = { tensors: [], metadata: new Map(), layout: null, warnings: [], mlx: [], head: null, size };
+  if (!d.ok) return { ...empty, verdict: d };
+  const verdict = d.refusal
+    ? { ok: false, code: d.refusal.code, message: d.refusal.message, offset: d.refusal.offset, tensor: null }
+    : { ok: true, code: 'ok', message: null, offset: null, tensor: null };
+  const tensors = d.tensors.map((t, index) => ({
+    index, name: t.name, dtype: t.type, dtypeId: DTYPE_NAMES.indexOf(t.type), shape: t.shape, begin: index, end: index,
+    bytes: t.bytes, elements: t.elements, align: 4096, extra: t.extra, described: true,
+  }));
+  return { ...empty, verdict, format: d.format, described: d, tensors, metadata: new Map(d.metadata) };
 }

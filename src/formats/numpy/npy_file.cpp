@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reading a .npy file through a read-only mapping.
+// Reading a .npy file: its preamble by pread, its data through a read-only mapping made
+// when first wanted.
 #include <fmt/format.h>
 
+#include "formats/numpy/lazy_mapping.h"
 #include "safetensors/formats/npy.h"
 #include "safetensors/readonly_file.h"
 
@@ -9,10 +11,12 @@ namespace safetensors::numpy {
 
 struct npy_file::state {
   std::string path;
-  readonly_mapping mapping;
+  detail::lazy_mapping file;
   npy_header header;
-  [[nodiscard]] std::span<const std::byte> data() const {
-    return mapping.bytes().subspan(header.data_offset, header.data_bytes);
+  [[nodiscard]] result<std::span<const std::byte>> data() const {
+    auto bytes = file.bytes();
+    if (!bytes) return std::move(bytes).err();
+    return bytes->subspan(header.data_offset, header.data_bytes);
   }
 };
 
@@ -22,13 +26,15 @@ npy_file& npy_file::operator=(npy_file&&) noexcept = default;
 npy_file::~npy_file() = default;
 
 result<npy_file> npy_file::open(const std::string& path, const npy_options& options) {
-  auto mapping = readonly_file::map(path);
-  if (!mapping) return std::move(mapping).err();
-  auto h = parse_npy_header(mapping->bytes(), options);
+  auto file = readonly_file::open(path);
+  if (!file) return std::move(file).err();
+  auto preamble = detail::read_npy_preamble(*file, 0, file->size(), options);
+  if (!preamble) return std::move(preamble).err().with_path(path);
+  auto h = parse_npy_header(*preamble, options);
   if (!h) {
     return std::move(h).err().with_path(path);
   }
-  const std::uint64_t available = mapping->bytes().size() - h->data_offset;
+  const std::uint64_t available = file->size() - h->data_offset;
   if (available != h->data_bytes) {
     return make_error(error_code::invalid_format,
                       fmt::format("the header's {} {} array needs {} data bytes, the file holds {}", h->descr,
@@ -36,14 +42,17 @@ result<npy_file> npy_file::open(const std::string& path, const npy_options& opti
                       h->data_offset)
         .with_path(path);
   }
-  return npy_file(std::unique_ptr<state>(new state{path, std::move(*mapping), std::move(*h)}));
+  return npy_file(
+      std::unique_ptr<state>(new state{path, detail::lazy_mapping(std::move(file).value()), std::move(*h)}));
 }
 
 const npy_header& npy_file::header() const noexcept { return state_->header; }
 const std::string& npy_file::path() const noexcept { return state_->path; }
 
 std::optional<std::span<const std::byte>> npy_file::view() const& {
-  const auto data = state_->data();
+  const auto mapped = state_->data();
+  if (!mapped) return std::nullopt;  // read() reports why
+  const auto data = *mapped;
   const auto width = std::max<std::size_t>(1, dtype_bits(state_->header.type) / 8);
   if (!state_->header.is_c_order_little_endian() || reinterpret_cast<std::uintptr_t>(data.data()) % width != 0) {
     return std::nullopt;
@@ -52,7 +61,9 @@ std::optional<std::span<const std::byte>> npy_file::view() const& {
 }
 
 status npy_file::read(std::span<std::byte> out) const {
-  auto s = npy_to_c_order(state_->header, state_->data(), out);
+  auto data = state_->data();
+  if (!data) return std::move(data).err().with_path(state_->path);
+  auto s = npy_to_c_order(state_->header, *data, out);
   if (!s) {
     return std::move(s).err().with_path(state_->path);
   }

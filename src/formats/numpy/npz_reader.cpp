@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // .npz input: the zip reader lists and inflates, the archive is mapped for zero-copy
-// access to stored members, and every member's .npy header is parsed up front.
+// access to stored members (when their data is first wanted), and every member's .npy
+// header is parsed up front (a stored member's read by pread).
 #include <fmt/format.h>
 
 #include <new>
 #include <set>
 
+#include "formats/numpy/lazy_mapping.h"
 #include "formats/numpy/npy_descr.h"
 #include "formats/numpy/send_chunks.h"
 #include "formats/zip/zip_reader.h"
@@ -17,7 +19,7 @@ namespace safetensors::numpy {
 struct npz_archive::state {
   std::string path;
   safetensors::detail::zip_reader zip;
-  readonly_mapping mapping;
+  detail::lazy_mapping file;
   std::vector<npz_array> arrays;
   std::vector<std::optional<std::uint64_t>> stored_at;  // per array: its member's data offset
 
@@ -122,9 +124,10 @@ result<npz_archive> npz_archive::open_archive(const std::string& path, const npz
   limits.ratio_floor_bytes = options.ratio_floor_bytes;
   auto zip = safetensors::detail::zip_reader::open(path, limits);
   if (!zip) return std::move(zip).err();
-  auto mapping = readonly_file::map(path);
-  if (!mapping) return std::move(mapping).err();
-  auto s = std::unique_ptr<state>(new state{path, std::move(*zip), std::move(*mapping), {}, {}});
+  auto file = readonly_file::open(path);
+  if (!file) return std::move(file).err();
+  auto s =
+      std::unique_ptr<state>(new state{path, std::move(*zip), detail::lazy_mapping(std::move(file).value()), {}, {}});
   std::set<std::string, std::less<>> names;
   for (const safetensors::detail::zip_entry& entry : s->zip.entries()) {
     const std::string_view member = entry.name;
@@ -145,7 +148,12 @@ result<npz_archive> npz_archive::open_archive(const std::string& path, const npz
       auto at = s->zip.stored_data_offset(entry);
       if (!at) return s->fail(std::move(at).err(), array.name);
       stored_at = *at;
-      head = s->mapping.bytes().subspan(*at, entry.uncompressed_size);
+      const std::uint64_t size = s->file.file().size();
+      auto bytes = detail::read_npy_preamble(
+          s->file.file(), *at, *at > size ? 0 : std::min(entry.uncompressed_size, size - *at), options.npy);
+      if (!bytes) return s->fail(std::move(bytes).err(), array.name);
+      preamble = std::move(*bytes);
+      head = preamble;
     } else {
       auto bytes = read_preamble(s->zip, entry, options.npy);
       if (!bytes) return s->fail(std::move(bytes).err(), array.name);
@@ -181,8 +189,9 @@ std::optional<std::span<const std::byte>> npz_archive::view(const npz_array& arr
   if (index >= state_->arrays.size() || !state_->stored_at[index] || !array.header.is_c_order_little_endian()) {
     return std::nullopt;
   }
-  const auto data =
-      state_->mapping.bytes().subspan(*state_->stored_at[index] + array.header.data_offset, array.header.data_bytes);
+  const auto mapped = state_->file.bytes();
+  if (!mapped) return std::nullopt;  // read() reports why
+  const auto data = mapped->subspan(*state_->stored_at[index] + array.header.data_offset, array.header.data_bytes);
   const auto width = std::max<std::size_t>(1, dtype_bits(array.header.type) / 8);
   if (reinterpret_cast<std::uintptr_t>(data.data()) % width != 0) return std::nullopt;
   return data;
@@ -217,7 +226,9 @@ status npz_archive::stream(const npz_array& array, const chunk_sink& sink, std::
   }
   aligned_emitter emit(h, chunk_bytes, sink);
   if (s.stored_at[index]) {
-    auto raw = s.mapping.bytes().subspan(*s.stored_at[index] + h.data_offset, h.data_bytes);
+    auto mapped = s.file.bytes();
+    if (!mapped) return s.fail(std::move(mapped).err(), array.name);
+    auto raw = mapped->subspan(*s.stored_at[index] + h.data_offset, h.data_bytes);
     for (std::size_t at = 0; at < raw.size(); at += chunk_bytes) {
       if (auto ok = emit.add(raw.subspan(at, std::min(chunk_bytes, raw.size() - at))); !ok) return ok;
     }
@@ -245,7 +256,9 @@ status npz_archive::read_into(const npz_array& array, std::span<std::byte> out) 
                   array.name);
   }
   if (s.stored_at[index]) {
-    auto raw = s.mapping.bytes().subspan(*s.stored_at[index] + h.data_offset, h.data_bytes);
+    auto mapped = s.file.bytes();
+    if (!mapped) return s.fail(std::move(mapped).err(), array.name);
+    auto raw = mapped->subspan(*s.stored_at[index] + h.data_offset, h.data_bytes);
     return npy_to_c_order(h, raw, out);
   }
   const safetensors::detail::zip_entry& entry = s.zip.entries()[array.member];

@@ -2,6 +2,7 @@
 // checkpoint: maps the file, tells zip from legacy, unpickles the object, flattens
 // it and checks every storage against the bytes the container really holds.
 #include <algorithm>
+#include <array>
 #include <new>
 #include <string_view>
 #include <vector>
@@ -67,6 +68,33 @@ bool starts_like_pickle(std::span<const std::byte> bytes) {
          std::to_integer<unsigned char>(bytes[1]) <= 5;
 }
 
+// The legacy format and a bare pickle: mapped only while parsing (the storages follow the pickles).
+result<pickle_document> open_unzipped(const readonly_file& file, const std::string& path, const open_options& options,
+                                      pickle_verdict& verdict, container_kind& container, bool& big_endian,
+                                      detail::storage_source& source) {
+  auto mapping = file.map();
+  if (!mapping) return std::move(mapping).err();
+  const auto bytes = mapping->bytes();
+  if (detail::looks_like_legacy_checkpoint(bytes)) {
+    auto legacy = detail::read_legacy_checkpoint(bytes, options.limits, verdict);
+    if (!legacy) return std::move(legacy).err().with_path(path);
+    container = container_kind::legacy;
+    big_endian = legacy->big_endian;
+    pickle_document object = std::move(legacy->object);
+    source.file_offset = legacy->storage_offsets;
+    source.member.assign(object.storages().size(), std::string());
+    return object;
+  }
+  if (starts_like_pickle(bytes)) {
+    const auto size = static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), options.max_pickle_bytes));
+    auto bare = detail::unpickle_into(bytes.first(size), options.limits, "the pickle", verdict);
+    if (!bare && bare.err().code == error_code::code_execution) return std::move(bare).err().with_path(path);
+  }
+  return make_error(error_code::invalid_format,
+                    "not a PyTorch checkpoint (neither a zip archive nor the legacy pickle format)", 0)
+      .with_path(path);
+}
+
 }  // namespace
 
 result<checkpoint> checkpoint::open(const std::string& path, const open_options& options) {
@@ -93,37 +121,29 @@ result<checkpoint> checkpoint::open_checkpoint(const std::string& path, const op
                                                pickle_verdict& verdict) {
   auto file = readonly_file::open(path);
   if (!file) return std::move(file).err();
-  // Mapped only while parsing: the pickles and record headers are touched, the storages not.
-  auto mapping = file->map();
-  if (!mapping) return std::move(mapping).err();
-  const auto bytes = mapping->bytes();
+  const std::uint64_t file_size = file->size();
+  std::array<std::byte, 4> magic{};
+  const auto start = std::span(magic).first(static_cast<std::size_t>(std::min<std::uint64_t>(file_size, magic.size())));
+  if (auto s = file->read_at(0, start); !s) return std::move(s).err();
   auto opened = std::unique_ptr<state>(new state{std::move(file).value(), {}, container_kind::zip, false, {}, {}, {}});
 
   pickle_document object;
-  if (detail::looks_like_zip(bytes)) {
-    auto zip = detail::open_torch_zip(*mapping, path, options, verdict);
+  // A zip is read by its records, never mapped whole: describing a checkpoint of many GB (the
+  // browser reads it by ranges) touches its central directory and pickles, not its storages.
+  if (detail::looks_like_zip(start)) {
+    auto zip = detail::open_torch_zip(file_size, path, options, verdict);
     if (!zip) return std::move(zip).err().with_path(path);
     object = std::move(zip->object);
     opened->big_endian = zip->big_endian;
     opened->source = std::move(zip->source);
-  } else if (detail::looks_like_legacy_checkpoint(bytes)) {
-    auto legacy = detail::read_legacy_checkpoint(bytes, options.limits, verdict);
-    if (!legacy) return std::move(legacy).err().with_path(path);
-    opened->container = container_kind::legacy;
-    opened->big_endian = legacy->big_endian;
-    object = std::move(legacy->object);
-    opened->source.file_offset = legacy->storage_offsets;
-    opened->source.member.assign(object.storages().size(), std::string());
+  } else if (auto legacy_object = open_unzipped(opened->file, path, options, verdict, opened->container,
+                                                opened->big_endian, opened->source);
+             !legacy_object) {
+    return std::move(legacy_object).err();
   } else {
-    if (starts_like_pickle(bytes)) {
-      const auto size = static_cast<std::size_t>(std::min<std::uint64_t>(bytes.size(), options.max_pickle_bytes));
-      auto bare = detail::unpickle_into(bytes.first(size), options.limits, "the pickle", verdict);
-      if (!bare && bare.err().code == error_code::code_execution) return std::move(bare).err().with_path(path);
-    }
-    return make_error(error_code::invalid_format,
-                      "not a PyTorch checkpoint (neither a zip archive nor the legacy pickle format)", 0)
-        .with_path(path);
+    object = std::move(legacy_object).value();
   }
+
   for (const auto& s : object.storages()) opened->storages.push_back({s.key, s.element_count * s.element_bytes});
   if (options.strict) {
     if (auto ok = refuse_foreign_globals(verdict); !ok) return std::move(ok).err().with_path(path);

@@ -38,7 +38,7 @@ struct torch_zip_checkpoint {
 /// Reads the zip container: finds the one top-level folder, unpickles data.pkl, reads
 /// byteorder, and pairs each storage with its member (whose size must match). What data.pkl
 /// names outside the allowlist goes to `verdict`, also when it is refused.
-[[nodiscard]] result<torch_zip_checkpoint> open_torch_zip(const readonly_mapping& file, const std::string& path,
+[[nodiscard]] result<torch_zip_checkpoint> open_torch_zip(std::uint64_t file_size, const std::string& path,
                                                           const open_options& options, pickle_verdict& verdict);
 
 /// Inflates compressed storage `index` (`byte_size` long) into `buffer`.

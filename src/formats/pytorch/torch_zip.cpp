@@ -52,7 +52,7 @@ result<bool> read_byteorder(zip_reader& zip, const std::string& folder) {
 
 }  // namespace
 
-result<torch_zip_checkpoint> open_torch_zip(const readonly_mapping& file, const std::string& path,
+result<torch_zip_checkpoint> open_torch_zip(std::uint64_t file_size, const std::string& path,
                                             const open_options& options, pickle_verdict& verdict) {
   auto opened = zip_reader::open(path);
   if (!opened) return std::move(opened).err();
@@ -96,7 +96,7 @@ result<torch_zip_checkpoint> open_torch_zip(const readonly_mapping& file, const 
     if (entry->stored) {
       auto offset = zip->stored_data_offset(*entry);
       if (!offset) return std::move(offset).err();
-      if (*offset > file.bytes().size() || bytes > file.bytes().size() - *offset) {
+      if (*offset > file_size || bytes > file_size - *offset) {
         return invalid(name + " runs past the end of the file");
       }
       out.source.file_offset.push_back(*offset);
