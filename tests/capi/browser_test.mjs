@@ -639,7 +639,15 @@ async function visit(url, files, what) {
 }
 const saveLink = await page.$eval('#footer a[download]', (l) => l.getAttribute('href'));
 if (saveLink !== 'safetensors-inspector.html') fail(`the footer's link to the one-file page: ${saveLink}`);
-await (await visit(pathToFileURL(path.join(siteDir, 'safetensors-inspector.html')).href, [model], 'file://')).close();
+// The saved copy carries the format readers too: a GGUF file gets inspect's format line there.
+const savedCopy = await visit(pathToFileURL(path.join(siteDir, 'safetensors-inspector.html')).href, [model], 'file://');
+await (await savedCopy.$('#picker')).uploadFile(gguf);
+await savedCopy.waitForFunction(() => document.body.dataset.state === 'ready' &&
+  document.querySelector('#verdict-list li')?.dataset.file?.endsWith('.gguf'), { timeout: 20000 });
+const savedGgufFormat = await savedCopy.$eval('#verdict-list li .format', (e) => e.textContent).catch(() => null);
+const wantGgufFormat = run(['inspect', gguf]).split('\n').find((l) => l.startsWith('format:'))?.replace(/^format: +/, 'format: ');
+if (savedGgufFormat !== wantGgufFormat) fail(`file://: a GGUF file's format line ${savedGgufFormat}, the CLI's ${wantGgufFormat}`);
+await savedCopy.close();
 const visitor = await visit(`${origin}/index.html`, [model], 'first visit');
 await visitor.evaluate(async () => { await navigator.serviceWorker.ready; });
 server.closeAllConnections();

@@ -97,27 +97,9 @@ const counted = (read) => async (offset, length) => {
   return bytes;
 };
 
-// GGUF, NumPy and PyTorch files are described by a second module (safetensors_formats.js: the
-// core with the format table's describers), loaded the first time such a file is opened.
-let formatsModule = null;
-function formats() {
-  formatsModule ??= (async () => {
-    if (document.getElementById('wasm-base64')) {
-      throw new Error('the one-file build describes SafeTensors files only; the served page (scripts/web) or `safetensors inspect` describes this one');
-    }
-    if (!globalThis.createSafetensorsFormats) {
-      await new Promise((resolve, reject) => {
-        const script = el('script', { src: 'safetensors_formats.js' });
-        script.addEventListener('load', resolve);
-        script.addEventListener('error', () => reject(new Error('cannot load safetensors_formats.js')));
-        document.head.append(script);
-      });
-    }
-    return api(await globalThis.createSafetensorsFormats());
-  })();
-  formatsModule.catch(() => { formatsModule = null; });
-  return formatsModule;
-}
+// One module for every format (safetensors_formats.js: the core with the format table's describers),
+// so that the page with the format readers stays under 400 KB gzipped (docs/web.md).
+const formats = async () => a;
 
 /** A GGUF, NumPy or PyTorch file as `safetensors inspect` describes it, as inspect()'s result. */
 async function described(src) {
@@ -708,12 +690,12 @@ drop.addEventListener('drop', async (e) => { e.preventDefault(); drop.classList.
 window.addEventListener('dragover', (e) => e.preventDefault());
 window.addEventListener('drop', (e) => e.preventDefault());
 
-// safetensors_c.js (a classic script before this module) defines createSafetensors. The one-file
+// safetensors_formats.js (a classic script before this module) defines createSafetensorsFormats. The one-file
 // build (web/tools/standalone.mjs, for file://) carries the module base64-encoded in #wasm-base64.
 const loadStarted = performance.now();
 const inlined = document.getElementById('wasm-base64');
 const wasmBinary = inlined ? Uint8Array.from(atob(inlined.textContent), (c) => c.charCodeAt(0)) : undefined;
-a = api(await globalThis.createSafetensors(wasmBinary ? { wasmBinary } : {}));
+a = api(await globalThis.createSafetensorsFormats(wasmBinary ? { wasmBinary } : {}));
 const loadMs = performance.now() - loadStarted;
 document.body.dataset.loadMs = loadMs.toFixed(1);
 document.body.dataset.state = 'loaded';

@@ -443,7 +443,7 @@ export function combine(entries, indexText = null, indexName = 'model.safetensor
 }
 
 // ---- Other formats: GGUF, NumPy, PyTorch, described by the format table -----------------------
-// The formats module (safetensors_formats.js, loaded only for such a file) describes a file as
+// The page's module (safetensors_formats.js: the core with the formats' readers) describes a file as
 // `safetensors inspect` does (safetensors_describe: the same rows, the same words). Its readers
 // read synchronously, by pread, minizip's fread and, for a legacy PyTorch pickle, mmap;
 // File.slice answers asynchronously. So the file is a node of the module's file system whose
