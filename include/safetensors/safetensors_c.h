@@ -482,6 +482,14 @@ SAFETENSORS_C_API int safetensors_description_tensor(const safetensors_descripti
                                                      const char** name, const char** dtype, const uint64_t** dims,
                                                      size_t* rank, uint64_t* bytes, uint64_t* elements,
                                                      const char** extra);
+/** Where tensor `index`'s bytes lie in the file when they are SafeTensors bytes as stored
+ *  (uncompressed, one C-order run, little-endian): the absolute `offset`, the `length` and the
+ *  SafeTensors `dtype` ("F32") to decode them as (GGUF F32/F16/BF16/F64/integer tensors, .npy
+ *  arrays and stored .npz members in C order, a zip checkpoint's contiguous tensors in stored
+ *  storages). Otherwise SAFETENSORS_ERR_UNSUPPORTED, the last error saying why in a few words
+ *  ("quantized type Q8_0", "a deflated .npz member", "a strided view"). Out pointers may be NULL. */
+SAFETENSORS_C_API int safetensors_description_tensor_data(const safetensors_description* description, size_t index,
+                                                          uint64_t* offset, uint64_t* length, const char** dtype);
 SAFETENSORS_C_API size_t safetensors_description_metadata_count(const safetensors_description* description);
 /** Metadata entry `index`: its key (raw) and its value, made printable (escaped, cut to one line). */
 SAFETENSORS_C_API int safetensors_description_metadata(const safetensors_description* description, size_t index,

@@ -124,8 +124,19 @@ result<format_description> describe_gguf(const std::string& path, description_st
     out.metadata.emplace_back(fmt::format("{} ({})", e.key, gguf::type_tag(e.val)), abbreviated_text(e.val));
   }
   for (const auto& t : h.tensors) {
-    out.tensors.push_back({t.name, std::string(gguf::traits(t.type).name), t.shape, t.byte_size, t.element_count,
-                           with_commas(h.data_start + t.offset)});
+    out.tensors.push_back({t.name,
+                           std::string(gguf::traits(t.type).name),
+                           t.shape,
+                           t.byte_size,
+                           t.element_count,
+                           with_commas(h.data_start + t.offset),
+                           {},
+                           {}});
+    if (const auto plain = gguf::plain_dtype(t.type)) {
+      out.tensors.back().data = described_tensor::plain_bytes{h.data_start + t.offset, t.byte_size, *plain};
+    } else {
+      out.tensors.back().no_data = fmt::format("quantized type {}", gguf::traits(t.type).name);
+    }
   }
   return out;
 }

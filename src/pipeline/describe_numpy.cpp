@@ -48,8 +48,25 @@ result<format_description> describe_numpy(const std::string& path, description_s
     const auto& h = *a.header;
     const std::uint64_t elements =
         std::accumulate(h.shape.begin(), h.shape.end(), std::uint64_t{1}, std::multiplies<>());
-    out.tensors.push_back({a.name, std::string(dtype_name(h.type)), h.shape, h.data_bytes, elements,
-                           h.descr + (h.fortran_order ? " (fortran order)" : "")});
+    out.tensors.push_back({a.name,
+                           std::string(dtype_name(h.type)),
+                           h.shape,
+                           h.data_bytes,
+                           elements,
+                           h.descr + (h.fortran_order ? " (fortran order)" : ""),
+                           {},
+                           {}});
+    auto& row = out.tensors.back();
+    const auto at = in->data_offset(a);
+    if (!at) {
+      row.no_data = "a deflated .npz member";
+    } else if (h.needs_transpose()) {
+      row.no_data = "Fortran order";
+    } else if (h.big_endian) {
+      row.no_data = "big-endian";
+    } else {
+      row.data = described_tensor::plain_bytes{*at, h.data_bytes, h.type};
+    }
   }
   return out;
 }

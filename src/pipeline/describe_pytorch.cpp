@@ -93,6 +93,23 @@ std::string pytorch_json(const st::torch::checkpoint& c) {
   return fmt::format("{}],\"verdict\":{}}}", out, verdict_json(c.verdict()));
 }
 
+// Where tensor `index`'s bytes are when they can be read as they are, or why not.
+void plain_data(const st::torch::checkpoint& c, std::size_t index, described_tensor& row) {
+  const auto& t = c.tensors()[index];
+  const auto at = c.file_offset(index);
+  if (c.container() != st::torch::container_kind::zip) {
+    row.no_data = "a legacy pickle";
+  } else if (!at) {
+    row.no_data = "a compressed storage";
+  } else if (!t.contiguous()) {
+    row.no_data = "a strided view";
+  } else if (c.big_endian() && st::dtype_bits(t.type) > 8) {
+    row.no_data = "big-endian";
+  } else {
+    row.data = described_tensor::plain_bytes{*at, row.bytes, t.type};
+  }
+}
+
 }  // namespace
 
 result<format_description> describe_pytorch(const std::string& path, description_style style) {
@@ -109,14 +126,22 @@ result<format_description> describe_pytorch(const std::string& path, description
                            c->container() == st::torch::container_kind::zip ? "zip" : "legacy",
                            c->big_endian() ? "big" : "little");
   out.extra_title = "notes";
-  for (const auto& t : c->tensors()) {
+  for (std::size_t i = 0; i < c->tensors().size(); ++i) {
+    const auto& t = c->tensors()[i];
     std::vector<std::string> notes;
     if (!t.contiguous()) notes.emplace_back("strided view");
     if (users[t.storage] > 1) notes.push_back(fmt::format("shares storage {}", c->storages()[t.storage].key));
     const std::uint64_t elements =
         std::accumulate(t.shape.begin(), t.shape.end(), std::uint64_t{1}, std::multiplies<>());
-    out.tensors.push_back({t.name, std::string(st::dtype_name(t.type)), t.shape, st::byte_size(t.type, t.shape).bytes,
-                           elements, fmt::format("{}", fmt::join(notes, ", "))});
+    out.tensors.push_back({t.name,
+                           std::string(st::dtype_name(t.type)),
+                           t.shape,
+                           st::byte_size(t.type, t.shape).bytes,
+                           elements,
+                           fmt::format("{}", fmt::join(notes, ", ")),
+                           {},
+                           {}});
+    plain_data(*c, i, out.tensors.back());
   }
   for (const auto& s : c->skipped()) out.notes.push_back(fmt::format("skipped {}: {}", s.name, s.reason));
   add_verdict_notes(c->verdict(), out.notes);

@@ -109,7 +109,9 @@ st::result<sp::format_description> describe_text(const std::string& path, sp::de
                          {t.values.size()},
                          t.values.size() * sizeof(float),
                          t.values.size(),
-                         t.values.empty() ? "" : fmt::format("{}", t.values.front())});
+                         t.values.empty() ? "" : fmt::format("{}", t.values.front()),
+                         {},
+                         {}});
   }
   if (style == sp::description_style::json) d.json = R"({"format":"ttxt"})";
   return d;

@@ -65,6 +65,9 @@ class npz_archive {
   /// Arrays in archive order.
   [[nodiscard]] std::span<const npz_array> arrays() const noexcept;
   [[nodiscard]] const std::string& path() const noexcept;
+  /// Where the array's data starts in the archive file when its member is stored (not
+  /// deflated); nullopt for a deflated member.
+  [[nodiscard]] std::optional<std::uint64_t> stored_data_offset(const npz_array& array) const noexcept;
 
   /// The array's data already in SafeTensors order (stored, C order, little-endian),
   /// without a copy; nullopt when it must be converted with read().

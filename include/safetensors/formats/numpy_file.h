@@ -31,6 +31,9 @@ class numpy_file {
   [[nodiscard]] const std::vector<array>& arrays() const& SAFETENSORS_LIFETIMEBOUND { return arrays_; }
   const std::vector<array>& arrays() const&& = delete;
   [[nodiscard]] bool is_npz() const noexcept { return npz_.has_value(); }
+  /// Where the array's data (as the file has it: any order and byte order) starts in the
+  /// file; nullopt for a deflated .npz member.
+  [[nodiscard]] std::optional<std::uint64_t> data_offset(const array& a) const noexcept;
 
   /// Passes the array's data in SafeTensors order (C order, little-endian) to `sink` in chunks
   /// of at most 1 MiB: an .npz member is inflated as it goes, never held whole.

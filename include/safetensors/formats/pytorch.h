@@ -114,6 +114,10 @@ class checkpoint {
   /// What the pickles name outside the allowlist (pickle_verdict.h): never `runs_code`, as
   /// such a file does not open.
   [[nodiscard]] const pickle_verdict& verdict() const noexcept;
+  /// Where tensor `index`'s first element lies in the file (its storage's start plus its
+  /// storage offset, as the file has it: any byte order and strides); nullopt when its storage
+  /// is a compressed zip member.
+  [[nodiscard]] std::optional<std::uint64_t> file_offset(std::size_t index) const noexcept;
 
   /// Passes tensor `index`'s bytes, contiguous and little-endian, to `sink` in chunks of
   /// at most `chunk_bytes`. Storages are read from the file with pread, never mapped: a

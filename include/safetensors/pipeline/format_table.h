@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "safetensors/dtype.h"
 #include "safetensors/error.h"
 #include "safetensors/pipeline/tensor_sink.h"
 #include "safetensors/pipeline/tensor_source.h"
@@ -32,6 +33,15 @@ struct described_tensor {
   std::uint64_t bytes = 0;
   std::uint64_t elements = 0;
   std::string extra;  ///< the format's last column (offset, descr, notes)
+  /// Where the bytes lie in the file when they are SafeTensors bytes as stored (uncompressed,
+  /// one C-order run, little-endian, a SafeTensors dtype): what a viewer reads to show values.
+  struct plain_bytes {
+    std::uint64_t offset = 0;  ///< absolute, in the file
+    std::uint64_t length = 0;
+    dtype type = dtype::F32;
+  };
+  std::optional<plain_bytes> data;
+  std::string no_data;  ///< when `data` is empty: why, in a few words ("quantized type Q8_0")
 };
 
 /// How a description is wanted: rows to print, or one JSON object (inspect --json).

@@ -93,6 +93,21 @@ int safetensors_description_tensor(const safetensors_description* description, s
   });
 }
 
+int safetensors_description_tensor_data(const safetensors_description* description, size_t index, uint64_t* offset,
+                                        uint64_t* length, const char** dtype) {
+  return guarded(__func__, [&](const char* fn) {
+    SAFETENSORS_C_REQUIRE(description);
+    const auto& tensors = description->d.tensors;
+    if (index >= tensors.size()) return fail_argument(fn, "index is past the last tensor");
+    const auto& t = tensors[index];
+    if (!t.data) return fail_plain(SAFETENSORS_ERR_UNSUPPORTED, t.no_data);
+    if (offset != nullptr) *offset = t.data->offset;
+    if (length != nullptr) *length = t.data->length;
+    if (dtype != nullptr) *dtype = safetensors::dtype_name(t.data->type).data();
+    return static_cast<int>(SAFETENSORS_OK);
+  });
+}
+
 size_t safetensors_description_metadata_count(const safetensors_description* description) {
   return description == nullptr ? 0 : description->d.metadata.size();
 }
@@ -149,6 +164,9 @@ int safetensors_description_format(const safetensors_description*, const char**,
 size_t safetensors_description_tensor_count(const safetensors_description*) { return 0; }
 int safetensors_description_tensor(const safetensors_description*, size_t, const char**, const char**, const uint64_t**,
                                    size_t*, uint64_t*, uint64_t*, const char**) {
+  return SAFETENSORS_ERR_INVALID_ARGUMENT;
+}
+int safetensors_description_tensor_data(const safetensors_description*, size_t, uint64_t*, uint64_t*, const char**) {
   return SAFETENSORS_ERR_INVALID_ARGUMENT;
 }
 size_t safetensors_description_metadata_count(const safetensors_description*) { return 0; }

@@ -184,6 +184,12 @@ result<npz_archive> npz_archive::open_archive(const std::string& path, const npz
 std::span<const npz_array> npz_archive::arrays() const noexcept { return state_->arrays; }
 const std::string& npz_archive::path() const noexcept { return state_->path; }
 
+std::optional<std::uint64_t> npz_archive::stored_data_offset(const npz_array& array) const noexcept {
+  const auto index = static_cast<std::size_t>(&array - state_->arrays.data());
+  if (index >= state_->arrays.size() || !state_->stored_at[index]) return std::nullopt;
+  return *state_->stored_at[index] + array.header.data_offset;
+}
+
 std::optional<std::span<const std::byte>> npz_archive::view(const npz_array& array) const& {
   const auto index = static_cast<std::size_t>(&array - state_->arrays.data());
   if (index >= state_->arrays.size() || !state_->stored_at[index] || !array.header.is_c_order_little_endian()) {

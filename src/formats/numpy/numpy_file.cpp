@@ -4,7 +4,9 @@
 #include "safetensors/formats/numpy_file.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -29,6 +31,11 @@ result<numpy_file> numpy_file::open(const std::string& path, const npz_options& 
   in.npz_.emplace(std::move(*npz));
   for (const auto& a : in.npz_->arrays()) in.arrays_.push_back({a.name, &a.header, &a});
   return in;
+}
+
+std::optional<std::uint64_t> numpy_file::data_offset(const array& a) const noexcept {
+  if (npz_) return npz_->stored_data_offset(*a.member);
+  return a.header->data_offset;
 }
 
 status numpy_file::read_chunks(const array& a, const chunk_sink& sink) const {

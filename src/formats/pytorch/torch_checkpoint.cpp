@@ -41,6 +41,14 @@ std::span<const storage_info> checkpoint::storages() const noexcept { return sta
 const std::string& checkpoint::path() const noexcept { return state_->file.path(); }
 const pickle_verdict& checkpoint::verdict() const noexcept { return state_->verdict; }
 
+std::optional<std::uint64_t> checkpoint::file_offset(std::size_t index) const noexcept {
+  const auto& tensors = state_->tree.tensors;
+  if (index >= tensors.size()) return std::nullopt;
+  const tensor& t = tensors[index];
+  if (!state_->source.member[t.storage].empty()) return std::nullopt;  // compressed
+  return state_->source.file_offset[t.storage] + t.storage_offset * (dtype_bits(t.type) / 8);
+}
+
 namespace {
 
 error out_of_memory(const std::string& path, std::string_view doing) {
