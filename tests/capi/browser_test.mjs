@@ -337,6 +337,34 @@ for (const file of describedFiles) {
   }
 }
 const describeMs = performance.now() - describeStarted;
+// A described tensor whose bytes are plain in its file (a GGUF F32 tensor) gets the tensor view:
+// its statistics are what `safetensors stats` prints for it once converted; a quantized one
+// (Q8_0) gets one line saying why its values are not shown.
+const plainGguf = path.join(fixtures, 'gguf/plain.gguf');
+const plainConverted = path.join(scratch, 'plain-gguf.safetensors');
+execFileSync(cli, ['convert', '-q', plainGguf, plainConverted]);
+const cliStats = JSON.parse(run(['stats', '--json', '-q', plainConverted, 'blk.0.f32'])).tensors[0];
+const six = (v) => Number(v.toPrecision(6)).toString();
+const wantStats = [['min', six(cliStats.min)], ['max', six(cliStats.max)], ['mean', six(cliStats.mean)], ['std', six(cliStats.std)],
+  ['NaN', String(cliStats.nan)], ['+Inf', String(cliStats.pos_inf)], ['-Inf', String(cliStats.neg_inf)], ['zeros', String(cliStats.zeros)]];
+await open([plainGguf]);
+await tab('tensors');
+await page.click('#rows tr[data-name="blk.0.f32"]');
+await page.waitForSelector('#tensor-out dl.stats, #tensor-out p.bad');
+const ggufStats = await page.$$eval('#tensor-out dl.stats dt', (dts) => dts.map((dt) => [dt.textContent, dt.nextElementSibling.textContent]));
+const ggufValues = await page.$eval('#tensor-out pre.values', (p) => p.textContent.trim().split(/\s+/).length).catch(() => 0);
+if (JSON.stringify(ggufStats) !== JSON.stringify(wantStats) || ggufValues !== 24) {
+  fail(`plain.gguf blk.0.f32: statistics ${JSON.stringify(ggufStats)} (${ggufValues} values), the CLI's ${JSON.stringify(wantStats)}`);
+}
+await shot('described-values');
+await open([path.join(fixtures, 'gguf/quantized.gguf')]);
+await tab('tensors');
+await page.click('#rows tr[data-name="q8"]');
+await page.waitForFunction(() => document.querySelector('#tensor-out')?.textContent.startsWith('The values are not shown'));
+const notShown = await page.$eval('#tensor-out', (o) => o.textContent);
+if (!notShown.startsWith('The values are not shown: quantized type Q8_0;') || !(await page.$eval('#slice-form', (f) => f.hidden))) {
+  fail(`quantized.gguf q8: '${notShown}'`);
+}
 
 // ---- One file: every view ------------------------------------------------------------------
 await open([model]);

@@ -7,14 +7,14 @@
 // (tests/capi/browser_test.mjs runs the same in Chromium, through the page.)
 // Usage: node --no-experimental-fetch inspector_test.mjs BUILD_WASM_DIR CORPUS_DIR CLI SCRATCH
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, readSync, readFileSync, ftruncateSync, writeFileSync, writeSync, fstatSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readSync, readFileSync, rmSync, ftruncateSync, writeFileSync, writeSync, fstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const [buildDir, corpus, cli, scratch] = process.argv.slice(2);
 const here = path.dirname(fileURLToPath(import.meta.url));
-const { api, describedResult, describeFile, inspect, sliceValues, summarize } = await import(path.join(here, '../../web/site/inspector.mjs'));
+const { api, describedResult, describeFile, inspect, plainTensor, sliceValues, summarize } = await import(path.join(here, '../../web/site/inspector.mjs'));
 const require = createRequire(import.meta.url);
 const a = api(await require(path.resolve(buildDir, 'safetensors_c.js'))());
 const failures = [];
@@ -182,7 +182,39 @@ for (const name of described) {
   if (!d.refusal && !verdict.ok) failures.push(`${name}: ${JSON.stringify(verdict)}`);
 }
 
+// A described tensor whose bytes are plain in its file is sliced, decoded and summarized as a
+// SafeTensors tensor (plainTensor): its statistics are those `safetensors stats` prints for the
+// tensor converted; every other tensor of these files says why not.
+let plainTensors = 0;
+for (const name of ['gguf/plain.gguf', 'gguf/quantized.gguf', 'numpy/stored.npz', 'numpy/dtype_f4.npy', 'pytorch/basic.pt']) {
+  const file = path.join(fixtures, name);
+  const converted = path.join(scratch, `plain-${path.basename(file)}.safetensors`);
+  const r = reader(file);
+  const d = await describeFile(fa, r.read, r.size, path.basename(file));
+  const convertible = d.tensors.some((t) => t.data);
+  rmSync(converted, { force: true });
+  if (convertible) execFileSync(cli, ['convert', '-q', file, converted], { stdio: 'ignore' });
+  const cliStats = convertible ? JSON.parse(execFileSync(cli, ['stats', '--json', '-q', converted]).toString()).tensors : [];
+  for (const t of d.tensors) {
+    if (!t.data) {
+      if (!t.noData) failures.push(`${name} ${t.name}: neither plain nor said why`);
+      continue;
+    }
+    ++plainTensors;
+    const view = plainTensor(t, r.read);
+    const shown = await sliceValues(fa, view.read, view.result, view.tensor, '');
+    const want = cliStats.find((c) => c.name === t.name);
+    const close = (x, y) => (x === null ? !Number.isFinite(y) : Math.abs(x - y) <= 1e-6 * Math.max(1, Math.abs(x)));
+    if (shown.error || !want || shown.stats.count !== want.count || !['min', 'max', 'mean', 'std'].every((k) => close(want[k], shown.stats[k]))) {
+      failures.push(`${name} ${t.name}: ${JSON.stringify(shown.error ?? shown.stats)}, the CLI's stats ${JSON.stringify(want)}`);
+    }
+  }
+  r.close();
+}
+if (plainTensors < 10) failures.push(`${plainTensors} plain described tensors`);
+
 for (const f of failures) console.error('FAIL', f);
 if (failures.length > 0) process.exit(1);
 console.log(`inspector ok: ${rows.length} files x 3 policies; 2 GB file judged reading ${headerBytes} bytes in ` +
-  `${openMs.toFixed(1)} ms; ${described.length} GGUF, NumPy and PyTorch files described as the CLI describes them`);
+  `${openMs.toFixed(1)} ms; ${described.length} GGUF, NumPy and PyTorch files described as the CLI describes them; ` +
+  `${plainTensors} of their tensors plain, with the CLI's statistics`);

@@ -2,8 +2,8 @@
 // The page: file picker, folder picker and drop zone feeding inspector.mjs, which reads the
 // files through File.slice only. Views: verdict, summary, tensor table, tree, charts, tensor.
 import {
-  api, combine, compactCount, defaultSpec, DESCRIBED_FORMATS, describedResult, describeFile, histogram, inspect, layerOf,
-  mlxRows, sliceValues, summarize, tree,
+  api, combine, compactCount, defaultSpec, DESCRIBED_FORMATS, describedResult, describeFile, DTYPE_NAMES, histogram, inspect,
+  layerOf, mlxRows, plainTensor, sliceValues, summarize, tree,
 } from './inspector.mjs';
 import { fetchIndex, openUrl, RemoteError, shardUrls } from './remote.mjs';
 
@@ -530,13 +530,20 @@ function openTensor(t) {
   $('tensor-title').textContent = t.name;
   const where = state.entries.length > 1 ? `${t.shard}, ` : '';
   if (t.described) {
-    // A row of a described file (GGUF, NumPy, PyTorch): what `inspect` lists; no values read here.
+    // A row of a described file (GGUF, NumPy, PyTorch): what `inspect` lists, and its values when
+    // its bytes are plain in the file (t.data); otherwise one line saying why they are not shown.
     const d = t.entry.result.described;
-    $('slice-form').hidden = true;
     $('tensor-info').textContent = `${where}${t.dtype} [${t.shape.join(', ')}], ${fmt(t.elements)} values, ${fmt(t.bytes)} bytes` +
       `${t.extra ? `; ${d.extraTitle}: ${t.extra}` : ''}.`;
-    $('tensor-out').textContent = `${d.format.split(',')[0]}: the values are shown for SafeTensors files; \`safetensors convert\` turns this file into one.`;
     selectTab($('tab-tensor'), true);
+    if (!t.data) {
+      $('slice-form').hidden = true;
+      $('tensor-out').textContent = `The values are not shown: ${t.noData}; \`safetensors convert\` turns this file into SafeTensors.`;
+      return;
+    }
+    $('slice-label').textContent = 'Slice (numpy)';
+    $('slice').value = defaultSpec(t.shape, 4096, a.m._safetensors_dtype_bits(DTYPE_NAMES.indexOf(t.data.dtype)));
+    showValues();
     return;
   }
   $('tensor-info').textContent = layer
@@ -554,9 +561,11 @@ async function showValues() {
   out.textContent = 'Reading…';
   const read = t.entry.read;
   const before = reads.bytes;
+  const plain = t.described ? plainTensor(t, read) : null;
   const r = layer
     ? await mlxRows(a, read, t.entry.result, layer, $('slice').value, state.policy)
-    : await sliceValues(a, read, t.entry.result, t, $('slice').value, state.policy);
+    : plain ? await sliceValues(a, plain.read, plain.result, plain.tensor, $('slice').value, 'reference')
+      : await sliceValues(a, read, t.entry.result, t, $('slice').value, state.policy);
   out.textContent = '';
   if (r.error) { out.append(el('p', { class: 'bad' }, r.error.message)); return; }
   const s = r.stats;

@@ -299,6 +299,24 @@ export async function sliceValues(a, read, result, t, spec, policy = 'reference'
   return decode(a, t.dtypeId, bytes, plan.count, plan.shape);
 }
 
+/**
+ * A described tensor whose bytes are plain (t.data: { offset, length, dtype }) as a one-tensor
+ * SafeTensors file: its header made here, its data read from the described file's range, so
+ * sliceValues slices, decodes and summarizes it as it does a SafeTensors tensor.
+ */
+export function plainTensor(t, read) {
+  const json = JSON.stringify({ t: { dtype: t.data.dtype, shape: t.shape, data_offsets: [0, t.data.length] } });
+  const text = json.padEnd(Math.ceil(json.length / 8) * 8);
+  const head = new Uint8Array(8 + text.length);
+  new DataView(head.buffer).setBigUint64(0, BigInt(text.length), true);
+  head.set(new TextEncoder().encode(text), 8);
+  return {
+    result: { head, size: head.length + t.data.length },
+    tensor: { index: 0, dtypeId: DTYPE_NAMES.indexOf(t.data.dtype) },
+    read: (offset, length) => read(t.data.offset + offset - head.length, length),
+  };
+}
+
 /** The ranges' bytes back to back: one read of their span when it is at most twice their size, else one read each. */
 async function gather(read, ranges) {
   const total = ranges.reduce((s, [, n]) => s + n, 0);
@@ -523,7 +541,8 @@ let describeCount = 0;
 /**
  * Describes a file of `size` bytes named `name` read through `read`, with the formats module's
  * api `fa`: { ok: true, id, format, extraTitle, tensors, metadata, notes, refusal, rounds } where
- * tensors are { name, type, shape, bytes, elements, extra } in file order and refusal is null or
+ * tensors are { name, type, shape, bytes, elements, extra, data, noData } in file order (data: where
+ * plain bytes lie, { offset, length, dtype }, else null and noData says why) and refusal is null or
  * { code, message } (a pickle that would run code); or { ok: false, code, message, ... } when it
  * is not described (the format's error, as the CLI's).
  */
@@ -579,7 +598,12 @@ function readDescription(fa, d, path, name) {
     const dims = fa.u32(scratch + 8);
     const shape = [];
     for (let k = 0, rank = fa.u32(scratch + 12); k < rank; ++k) shape.push(fa.u64(dims + 8 * k));
-    out.tensors.push({ name: fa.text(fa.u32(scratch)), type: fa.text(fa.u32(scratch + 4)), shape, bytes: fa.u64(scratch + 16), elements: fa.u64(scratch + 24), extra: fa.text(fa.u32(scratch + 32)) });
+    const row = { name: fa.text(fa.u32(scratch)), type: fa.text(fa.u32(scratch + 4)), shape, bytes: fa.u64(scratch + 16), elements: fa.u64(scratch + 24), extra: fa.text(fa.u32(scratch + 32)), data: null, noData: null };
+    // Where its bytes lie when they are SafeTensors bytes as stored (offset, length, dtype), else why not.
+    const status = m._safetensors_description_tensor_data(d, i, scratch, scratch + 8, scratch + 16);
+    if (status === 0) row.data = { offset: fa.u64(scratch), length: fa.u64(scratch + 8), dtype: fa.text(fa.u32(scratch + 16)) };
+    else row.noData = fa.lastError(status).message;
+    out.tensors.push(row);
   }
   for (let i = 0, count = m._safetensors_description_metadata_count(d); i < count; ++i) {
     m._safetensors_description_metadata(d, i, scratch, scratch + 4);
@@ -614,7 +638,7 @@ export function describedResult(d, size) {
     : { ok: true, code: 'ok', message: null, offset: null, tensor: null };
   const tensors = d.tensors.map((t, index) => ({
     index, name: t.name, dtype: t.type, dtypeId: DTYPE_NAMES.indexOf(t.type), shape: t.shape, begin: index, end: index,
-    bytes: t.bytes, elements: t.elements, align: 4096, extra: t.extra, described: true,
+    bytes: t.bytes, elements: t.elements, align: 4096, extra: t.extra, described: true, data: t.data, noData: t.noData,
   }));
   return { ...empty, verdict, format: d.format, described: d, tensors, metadata: new Map(d.metadata) };
 }
