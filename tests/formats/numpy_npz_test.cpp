@@ -92,6 +92,7 @@ TEST(NumpyNpz, HostileArchivesAreClearErrors) {
       {"bad_absolute.npz", error_code::unsafe_path, "leaves the archive"},
       {"bad_not_npy.npz", error_code::invalid_format, "not a .npy array"},
       {"bad_member.npz", error_code::invalid_format, "npy header"},
+      {"bad_short_header.npz", error_code::invalid_format, "npy header"},
       {"bad_bomb.npz", error_code::limit_exceeded, "zip bomb"},
       {"bad_lying_size.npz", error_code::invalid_format, "data bytes"},
       {"dtype_f4.npy", error_code::invalid_format, ""},  // not a zip at all

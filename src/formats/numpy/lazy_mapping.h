@@ -56,6 +56,8 @@ class lazy_mapping {
   if (!total) return bytes;  // parse_npy_header gives the same error from these bytes
   const auto have = bytes.size();
   bytes.resize(static_cast<std::size_t>(std::min(available, *total)));
+  // A preamble that says it is shorter than its own prefix (a hostile length) was read whole already.
+  if (bytes.size() <= have) return bytes;
   if (auto s = file.read_at(offset + have, std::span(bytes).subspan(have)); !s) return std::move(s).err();
   return bytes;
 }
