@@ -283,7 +283,7 @@ for (const policy of ['reference', 'strict', 'lenient']) {
 }
 await page.select('#policy', 'reference');
 // ---- GGUF, NumPy and PyTorch files: listed as `safetensors inspect` describes them ----------
-// The formats module loads with the first of them; its format line, notes and rows are the CLI's.
+// Each is described by the page's one module; its format line, notes and rows are the CLI's.
 const fixtures = fileURLToPath(new URL('../fixtures/', import.meta.url));
 const describedFiles = [gguf, npz, pt, path.join(fixtures, 'gguf/quantized.gguf'), path.join(fixtures, 'numpy/dtype_f4.npy'),
   path.join(fixtures, 'pytorch/basic.pt'), path.join(fixtures, 'pytorch/legacy.pt'), path.join(fixtures, 'pytorch/evil_os_system.pt')];
@@ -619,7 +619,7 @@ const pageUrl = (file, fragment = '') => `${origin}/index.html?url=${encodeURICo
   const shardSummary = await page.$eval('#summary', (p) => p.textContent);
   if (!shardLine.includes(`${shards.length - 1} of ${shards.length - 1} valid, consistent as one checkpoint`) || !shardSummary.includes('9,408')) fail(`by its index URL: ${shardLine}`);
 
-  // A GGUF file by URL: described by the formats module through the same ranges (this small
+  // A GGUF file by URL: described by the module through the same ranges (this small
   // one: the first request's bytes).
   const [ggufByUrl] = await visitAddress(pageUrl(`${withRanges.origin}/model.gguf`));
   const ggufFormat = await page.$eval('#verdict-list li .format', (e) => e.textContent).catch(() => null);

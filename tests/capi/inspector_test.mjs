@@ -3,7 +3,7 @@
 // corpus file gets the CLI's verdict (`safetensors validate --json`: code, offset, tensor) under
 // each policy, reading only the header; a 2 GB (sparse) file is judged reading under 1 MB in
 // under 2 s; a tensor's slice reads only its own bytes and decodes them with the C++ codecs; GGUF,
-// NumPy and PyTorch files are described (the formats module) in the words of `safetensors inspect`.
+// NumPy and PyTorch files are described (the same module) in the words of `safetensors inspect`.
 // (tests/capi/browser_test.mjs runs the same in Chromium, through the page.)
 // Usage: node --no-experimental-fetch inspector_test.mjs BUILD_WASM_DIR CORPUS_DIR CLI SCRATCH
 import { execFileSync } from 'node:child_process';
@@ -140,10 +140,10 @@ if (r.bytes - headerBytes !== 4096 || shown.values?.[3] !== 4 || shown.stats?.ma
   failures.push(`2 GB file preview: ${r.bytes - headerBytes} bytes, ${shown.error ?? shown.values?.slice(0, 4)}`);
 }
 
-// GGUF, NumPy and PyTorch files, described by the formats module as `safetensors inspect`
+// GGUF, NumPy and PyTorch files, described by the same module as `safetensors inspect`
 // describes them: its format line, metadata, notes and table rows, word for word; a pickle that
 // would run code refused with the CLI's error.
-const fa = api(await require(path.resolve(buildDir, 'safetensors_formats.js'))());
+const fa = a;
 const fixtures = path.join(here, '../fixtures');
 const described = ['gguf/quantized.gguf', 'numpy/stored.npz', 'numpy/deflated.npz', 'numpy/dtype_f4.npy', 'pytorch/basic.pt',
   'pytorch/legacy.pt', 'pytorch/evil_os_system.pt'];

@@ -3,8 +3,8 @@ cmake_minimum_required(VERSION 3.22)
 # consumer (wasm_consumer.mjs) on the conformance corpus. Prints "emscripten is not installed"
 # (the test's skip pattern) where it is not.
 # With a CLI, the page's logic (web/site/inspector.mjs, inspector_test.mjs) must also give the
-# CLI's verdicts and judge a 2 GB file from its header alone, and the formats module
-# (safetensors_formats) describe GGUF, NumPy and PyTorch files in the words of `safetensors inspect`.
+# CLI's verdicts and judge a 2 GB file from its header alone, and the module describe GGUF, NumPy
+# and PyTorch files in the words of `safetensors inspect`.
 #   cmake -DSOURCE_DIR= -DNODE= -DCORPUS= [-DCLI= -DSCRATCH=] -P wasm.cmake
 execute_process(COMMAND ${SOURCE_DIR}/scripts/web-build WORKING_DIRECTORY ${SOURCE_DIR}
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -33,7 +33,4 @@ if(CLI)
 endif()
 file(SIZE ${SOURCE_DIR}/build-wasm/safetensors_c.wasm wasm_bytes)
 file(SIZE ${SOURCE_DIR}/build-wasm/safetensors_c.js js_bytes)
-file(SIZE ${SOURCE_DIR}/build-wasm/safetensors_formats.wasm formats_wasm_bytes)
-file(SIZE ${SOURCE_DIR}/build-wasm/safetensors_formats.js formats_js_bytes)
-message(STATUS "${out}safetensors_c.wasm ${wasm_bytes} bytes, safetensors_c.js ${js_bytes} bytes; "
-               "safetensors_formats.wasm ${formats_wasm_bytes} bytes, safetensors_formats.js ${formats_js_bytes} bytes")
+message(STATUS "${out}safetensors_c.wasm ${wasm_bytes} bytes, safetensors_c.js ${js_bytes} bytes")

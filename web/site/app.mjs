@@ -97,7 +97,7 @@ const counted = (read) => async (offset, length) => {
   return bytes;
 };
 
-// One module for every format (safetensors_formats.js: the core with the format table's describers),
+// One module for every format (safetensors_c.js: the core and C API with the format table's describers),
 // so that the page with the format readers stays under 400 KB gzipped (docs/web.md).
 const formats = async () => a;
 
@@ -699,12 +699,12 @@ drop.addEventListener('drop', async (e) => { e.preventDefault(); drop.classList.
 window.addEventListener('dragover', (e) => e.preventDefault());
 window.addEventListener('drop', (e) => e.preventDefault());
 
-// safetensors_formats.js (a classic script before this module) defines createSafetensorsFormats. The one-file
+// safetensors_c.js (a classic script before this module) defines createSafetensors. The one-file
 // build (web/tools/standalone.mjs, for file://) carries the module base64-encoded in #wasm-base64.
 const loadStarted = performance.now();
 const inlined = document.getElementById('wasm-base64');
 const wasmBinary = inlined ? Uint8Array.from(atob(inlined.textContent), (c) => c.charCodeAt(0)) : undefined;
-a = api(await globalThis.createSafetensorsFormats(wasmBinary ? { wasmBinary } : {}));
+a = api(await globalThis.createSafetensors(wasmBinary ? { wasmBinary } : {}));
 const loadMs = performance.now() - loadStarted;
 document.body.dataset.loadMs = loadMs.toFixed(1);
 document.body.dataset.state = 'loaded';

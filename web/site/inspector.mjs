@@ -461,7 +461,7 @@ export function combine(entries, indexText = null, indexName = 'model.safetensor
 }
 
 // ---- Other formats: GGUF, NumPy, PyTorch, described by the format table -----------------------
-// The page's module (safetensors_formats.js: the core with the formats' readers) describes a file as
+// The page's module (safetensors_c.js: the core with the formats' readers) describes a file as
 // `safetensors inspect` does (safetensors_describe: the same rows, the same words). Its readers
 // read synchronously, by pread, minizip's fread and, for a legacy PyTorch pickle, mmap;
 // File.slice answers asynchronously. So the file is a node of the module's file system whose
@@ -470,7 +470,7 @@ export function combine(entries, indexText = null, indexName = 'model.safetensor
 // description starts again. A few rounds: never the whole file, except a legacy pickle (mapped
 // whole by its reader, as for the CLI).
 
-/** The formats the formats module describes (safetensors_sniff_format's names). */
+/** The formats the module describes besides SafeTensors (safetensors_sniff_format's names). */
 export const DESCRIBED_FORMATS = new Set(['GGUF', 'PyTorch (zip)', 'pickle', 'NumPy .npz', 'NumPy .npy']);
 /** The most rounds (a read of a range not yet fetched ends one). */
 export const MAX_DESCRIBE_ROUNDS = 4096;
@@ -539,7 +539,7 @@ function rangeFile(m, path, ranges) {
 let describeCount = 0;
 
 /**
- * Describes a file of `size` bytes named `name` read through `read`, with the formats module's
+ * Describes a file of `size` bytes named `name` read through `read`, with the module's
  * api `fa`: { ok: true, id, format, extraTitle, tensors, metadata, notes, refusal, rounds } where
  * tensors are { name, type, shape, bytes, elements, extra, data, noData } in file order (data: where
  * plain bytes lie, { offset, length, dtype }, else null and noData says why) and refusal is null or

@@ -5,8 +5,8 @@
 // inspected are read through File.slice or from their own site, and a page address with ?url=
 // is kept as the page itself (one entry, however many addresses are opened).
 const CACHE = 'safetensors-inspector';
-const FILES = ['index.html', 'app.mjs', 'inspector.mjs', 'remote.mjs', 'style.css', 'safetensors_formats.js',
-  'safetensors_formats.wasm'];
+const FILES = ['index.html', 'app.mjs', 'inspector.mjs', 'remote.mjs', 'style.css', 'safetensors_c.js',
+  'safetensors_c.wasm'];
 
 const scope = () => new URL(self.registration.scope);
 /** The cache key of a request for one of the page's files, else null. */

@@ -36,7 +36,7 @@ const replace = (pattern, text) => {
   html = html.replace(pattern, () => text);
 };
 replace(/<link rel="stylesheet" href="style.css">/, `<style>${inline(style, 'style')}</style>`);
-replace(/<script src="safetensors_formats.js"><\/script>/,
+replace(/<script src="safetensors_c.js"><\/script>/,
   `<script type="application/octet-stream" id="wasm-base64">${wasm}</script>\n  <script>${inline(loader, 'script')}</script>`);
 replace(/<script type="module" src="app.mjs"><\/script>/, `<script type="module">${inline(app, 'script')}</script>`);
 replace(/<meta http-equiv="Content-Security-Policy"\s+content="[^"]*">/,
