@@ -7,15 +7,22 @@
 /// temporary is registered for safetensors/cleanup.h). A target that is a symlink is written
 /// through (the link stays a link), under the protected_symlinks rule (output_path.h); a
 /// replaced file keeps its permission bits; a new file gets 0666 less the umask, as `cp` gives.
+/// A file known to be large (64 MiB and up) and written front to back goes to the device
+/// directly (Linux O_DIRECT, through an 8 MiB buffer), so commit's fsync finds nothing left and
+/// the page cache is not filled with it; elsewhere write-back starts as each 8 MiB is written.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 
 #include "safetensors/error.h"
 
 namespace safetensors {
+namespace detail {
+class direct_writes;
+}  // namespace detail
 
 class atomic_file {
  public:
@@ -51,6 +58,9 @@ class atomic_file {
   int fd_ = -1;
   std::uint64_t size_ = 0;
   int registry_slot_ = -1;
+  std::unique_ptr<detail::direct_writes> direct_;  // while writes continue one another
+  /// Ends direct writing: what it gathered is written, and later writes are ordinary ones.
+  [[nodiscard]] status end_direct();
 };
 
 }  // namespace safetensors

@@ -88,16 +88,22 @@ int fake_sync_file_range(int fd, off_t offset, off_t n, unsigned flags) {
   return real().sync_file_range(fd, offset, n, flags);
 }
 
+int fake_set_direct_io(int fd, bool on) {
+  if (int e = decide(sys_call::set_direct_io)) return fail(e, -1);
+  return real().set_direct_io(fd, on);
+}
+
 const safetensors::detail::sys::table fake_table = {
     fake_open,      fake_close,  fake_fstat,  fake_pread, fake_read,   fake_pwrite,          fake_fsync,
-    fake_ftruncate, fake_rename, fake_unlink, fake_mmap,  fake_munmap, fake_sync_file_range,
+    fake_ftruncate, fake_rename, fake_unlink, fake_mmap,  fake_munmap, fake_sync_file_range, fake_set_direct_io,
 };
 
 }  // namespace
 
 const char* sys_call_name(sys_call c) {
-  static const char* const names[] = {"open",      "close",  "fstat",  "pread", "read",   "pwrite",         "fsync",
-                                      "ftruncate", "rename", "unlink", "mmap",  "munmap", "sync_file_range"};
+  static const char* const names[] = {"open",   "close",  "fstat",           "pread",        "read",
+                                      "pwrite", "fsync",  "ftruncate",       "rename",       "unlink",
+                                      "mmap",   "munmap", "sync_file_range", "set_direct_io"};
   return names[static_cast<std::size_t>(c)];
 }
 

@@ -29,9 +29,10 @@ enum class sys_call : std::uint8_t {
   unlink,
   mmap,
   munmap,
-  sync_file_range
+  sync_file_range,
+  set_direct_io
 };
-inline constexpr std::size_t sys_call_count = 13;
+inline constexpr std::size_t sys_call_count = 14;
 
 /// "open", "pread", ...
 const char* sys_call_name(sys_call c);

@@ -32,6 +32,9 @@ struct table {
   int (*munmap)(void* addr, std::size_t len);
   /// sync_file_range(2) (Linux; elsewhere does nothing and returns 0): starts write-back early.
   int (*sync_file_range)(int fd, off_t offset, off_t n, unsigned flags);
+  /// Turns direct I/O (O_DIRECT: writes go to the device, not the page cache) on or off for
+  /// `fd` through fcntl(2); -1 with errno where the file system or platform refuses it.
+  int (*set_direct_io)(int fd, bool on);
 };
 
 /// The table in use (the real system calls unless a test replaced them).

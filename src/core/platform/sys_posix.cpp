@@ -28,6 +28,19 @@ int real_sync_file_range(int fd, off_t offset, off_t n, unsigned flags) {
 #endif
 }
 
+int real_set_direct_io(int fd, bool on) {
+#if defined(__linux__) && defined(O_DIRECT)
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0) return -1;
+  return ::fcntl(fd, F_SETFL, on ? (flags | O_DIRECT) : (flags & ~O_DIRECT));
+#else
+  (void)fd;
+  (void)on;
+  errno = ENOTSUP;
+  return -1;
+#endif
+}
+
 const table real_table = {
     real_open,
     ::close,
@@ -42,6 +55,7 @@ const table real_table = {
     ::mmap,
     ::munmap,
     real_sync_file_range,
+    real_set_direct_io,
 };
 
 const table* active = &real_table;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Temporary file + fsync + rename; write-back starts while the file is written.
+// Temporary file + fsync + rename; a large file goes to the device directly as it is written,
+// others start write-back as they go.
 #include "safetensors/atomic_file.h"
 #include "safetensors/output_path.h"
 
@@ -14,6 +15,7 @@
 
 #include "platform/sys.h"
 #include "platform/temp_registry.h"
+#include "writer/direct_writes.h"
 
 namespace safetensors {
 namespace {
@@ -83,6 +85,7 @@ result<atomic_file> atomic_file::create(const std::string& target, std::uint64_t
     if (auto s = detail::sys::set_permissions(f.fd_, *kept_mode, target); !s) return std::move(s).err();
   }
   f.size_ = size;
+  if (size >= detail::direct_writes::min_file_size) f.direct_ = detail::direct_writes::start(f.fd_);
   return f;
 }
 
@@ -91,7 +94,8 @@ atomic_file::atomic_file(atomic_file&& other) noexcept
       temp_(std::move(other.temp_)),
       fd_(std::exchange(other.fd_, -1)),
       size_(other.size_),
-      registry_slot_(std::exchange(other.registry_slot_, -1)) {
+      registry_slot_(std::exchange(other.registry_slot_, -1)),
+      direct_(std::move(other.direct_)) {
   other.temp_.clear();
 }
 
@@ -103,6 +107,7 @@ atomic_file& atomic_file::operator=(atomic_file&& other) noexcept {
     fd_ = std::exchange(other.fd_, -1);
     registry_slot_ = std::exchange(other.registry_slot_, -1);
     size_ = other.size_;
+    direct_ = std::move(other.direct_);
   }
   return *this;
 }
@@ -110,6 +115,7 @@ atomic_file& atomic_file::operator=(atomic_file&& other) noexcept {
 atomic_file::~atomic_file() { abort(); }
 
 void atomic_file::abort() noexcept {
+  direct_.reset();
   detail::sys::close_quietly(fd_);
   fd_ = -1;
   if (!temp_.empty()) (void)detail::sys::current().unlink(temp_.c_str());
@@ -119,12 +125,31 @@ void atomic_file::abort() noexcept {
 
 status atomic_file::write_at(std::uint64_t offset, std::span<const std::byte> bytes) {
   if (fd_ < 0) return detail::sys::io_error("write after commit or abort", EBADF, target_);
+  if (direct_ && direct_->continues(offset)) {
+    auto s = direct_->append(bytes, target_);
+    if (!s) {
+      abort();
+      return s;
+    }
+    if (direct_->direct()) return s;
+    return end_direct();  // it fell back to ordinary writes: so does the rest of the file
+  }
+  if (direct_) {
+    if (auto s = end_direct(); !s) return s;  // out of sequence
+  }
   auto s = detail::sys::pwrite_all(fd_, bytes.data(), bytes.size(), offset, target_);
   if (!s) {
     abort();
     return s;
   }
   start_writeback(fd_, offset, bytes.size());
+  return s;
+}
+
+status atomic_file::end_direct() {
+  auto s = direct_->finish(target_);
+  direct_.reset();
+  if (!s) abort();
   return s;
 }
 
@@ -135,6 +160,9 @@ status atomic_file::commit() {
 
 status atomic_file::sync() {
   if (fd_ < 0) return detail::sys::io_error("sync after sync, commit or abort", EBADF, target_);
+  if (direct_) {
+    if (auto s = end_direct(); !s) return s;
+  }
   // Sized here, not at creation: writing into a file already extended to its final size
   // (a hole) is several times slower on common filesystems than appending. Size 0 means
   // the writer could not know it up front (zip output): the file keeps what was written.
