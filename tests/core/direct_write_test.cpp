@@ -35,17 +35,15 @@ constexpr std::uint64_t one_mib = std::uint64_t{1} << 20;
 // bytes (the header's ~80 bytes come first).
 constexpr std::uint64_t tensor_bytes = 32 * one_mib + 5;
 
-/// Tensor `t`'s bytes: 8-byte words that differ from every other word of both tensors.
-const std::vector<std::byte>& expected(std::uint64_t t) {
-  static const auto make = [](std::uint64_t tensor) {
-    std::vector<std::uint64_t> words(tensor_bytes / 8 + 1);
-    for (std::size_t k = 0; k < words.size(); ++k) words[k] = (k + (tensor << 40)) * 0x9e3779b97f4a7c15ULL;
-    std::vector<std::byte> bytes(tensor_bytes);
-    std::memcpy(bytes.data(), words.data(), bytes.size());
-    return bytes;
-  };
-  static const std::vector<std::byte> tensors[] = {make(0), make(1)};
-  return tensors[t];
+/// Tensor `t`'s bytes: 8-byte words that differ from every other word of both tensors. Made
+/// for each use, not kept: 64 MiB held for the process would count in the RSS of children
+/// that other tests fork to measure their peak.
+std::vector<std::byte> expected(std::uint64_t t) {
+  std::vector<std::uint64_t> words(tensor_bytes / 8 + 1);
+  for (std::size_t k = 0; k < words.size(); ++k) words[k] = (k + (t << 40)) * 0x9e3779b97f4a7c15ULL;
+  std::vector<std::byte> bytes(tensor_bytes);
+  std::memcpy(bytes.data(), words.data(), bytes.size());
+  return bytes;
 }
 
 /// Tensors "a" and "b", appended in `chunk`-byte pieces: all of "a" then all of "b" (in file
@@ -56,9 +54,11 @@ status stream_two(const std::string& target, std::uint64_t chunk, bool b_first) 
   auto w = stream_writer::create(target, std::move(plan).value());
   if (!w) return std::move(w).err();
   for (std::uint64_t t : b_first ? std::vector<std::uint64_t>{1, 0} : std::vector<std::uint64_t>{0, 1}) {
-    const std::span<const std::byte> bytes(expected(t));
+    const std::vector<std::byte> tensor = expected(t);
+    const std::span<const std::byte> bytes(tensor);
     for (std::uint64_t done = 0; done < tensor_bytes; done += chunk) {
-      if (auto s = w->append(t == 0 ? "a" : "b", bytes.subspan(done, std::min(chunk, tensor_bytes - done))); !s) return s;
+      if (auto s = w->append(t == 0 ? "a" : "b", bytes.subspan(done, std::min(chunk, tensor_bytes - done))); !s)
+        return s;
     }
   }
   return w->commit();
@@ -97,7 +97,8 @@ bool direct_io_works(const std::filesystem::path& dir) {
   const int fd = ::open(probe.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   void* block = std::aligned_alloc(4096, 4096);
   std::memset(block, 0, 4096);
-  const bool works = safetensors::detail::sys::real().set_direct_io(fd, true) == 0 && ::pwrite(fd, block, 4096, 0) == 4096;
+  const bool works =
+      safetensors::detail::sys::real().set_direct_io(fd, true) == 0 && ::pwrite(fd, block, 4096, 0) == 4096;
   std::free(block);
   ::close(fd);
   std::filesystem::remove(probe);
@@ -120,9 +121,9 @@ TEST_F(DirectWrites, ALargeFileWrittenInOrderBypassesThePageCache) {
     fault_injector count;
     // Pieces of 3 MiB + 1: the writer's buffer realigns them.
     ASSERT_OK(stream_two(target_, 3 * one_mib + 1, false));
-    EXPECT_EQ(count.calls(sys_call::set_direct_io), 2U);  // on at creation, off for the tail
+    EXPECT_EQ(count.calls(sys_call::set_direct_io), 2U);    // on at creation, off for the tail
     EXPECT_EQ(count.calls(sys_call::sync_file_range), 0U);  // nothing to start write-back of
-    EXPECT_EQ(count.calls(sys_call::pwrite), 9U);  // 8 whole 8 MiB buffers, the tail
+    EXPECT_EQ(count.calls(sys_call::pwrite), 9U);           // 8 whole 8 MiB buffers, the tail
   }
   // Through the page cache the whole 64 MiB would be cached now; here only the tail's page.
   EXPECT_LE(resident_bytes(target_), 64U * 1024) << "written through the page cache";
