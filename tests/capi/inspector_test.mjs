@@ -143,7 +143,6 @@ if (r.bytes - headerBytes !== 4096 || shown.values?.[3] !== 4 || shown.stats?.ma
 // GGUF, NumPy and PyTorch files, described by the same module as `safetensors inspect`
 // describes them: its format line, metadata, notes and table rows, word for word; a pickle that
 // would run code refused with the CLI's error.
-const fa = a;
 const fixtures = path.join(here, '../fixtures');
 const described = ['gguf/quantized.gguf', 'numpy/stored.npz', 'numpy/deflated.npz', 'numpy/dtype_f4.npy', 'pytorch/basic.pt',
   'pytorch/legacy.pt', 'pytorch/evil_os_system.pt'];
@@ -163,7 +162,7 @@ for (const name of described) {
   let out = ''; let err = '';
   try { out = execFileSync(cli, ['inspect', file], { stdio: ['ignore', 'pipe', 'pipe'] }).toString(); } catch (e) { out = e.stdout.toString(); err = e.stderr.toString(); }
   const r = reader(file);
-  const d = await describeFile(fa, r.read, r.size, path.basename(file));
+  const d = await describeFile(a, r.read, r.size, path.basename(file));
   r.close();
   if (!d.ok) { failures.push(`${name}: not described: ${d.code}: ${d.message}`); continue; }
   const cliLines = out.split('\n');
@@ -190,7 +189,7 @@ for (const name of ['gguf/plain.gguf', 'gguf/quantized.gguf', 'numpy/stored.npz'
   const file = path.join(fixtures, name);
   const converted = path.join(scratch, `plain-${path.basename(file)}.safetensors`);
   const r = reader(file);
-  const d = await describeFile(fa, r.read, r.size, path.basename(file));
+  const d = await describeFile(a, r.read, r.size, path.basename(file));
   const convertible = d.tensors.some((t) => t.data);
   rmSync(converted, { force: true });
   if (convertible) execFileSync(cli, ['convert', '-q', file, converted], { stdio: 'ignore' });
@@ -202,7 +201,7 @@ for (const name of ['gguf/plain.gguf', 'gguf/quantized.gguf', 'numpy/stored.npz'
     }
     ++plainTensors;
     const view = plainTensor(t, r.read);
-    const shown = await sliceValues(fa, view.read, view.result, view.tensor, '');
+    const shown = await sliceValues(a, view.read, view.result, view.tensor, '');
     const want = cliStats.find((c) => c.name === t.name);
     const close = (x, y) => (x === null ? !Number.isFinite(y) : Math.abs(x - y) <= 1e-6 * Math.max(1, Math.abs(x)));
     if (shown.error || !want || shown.stats.count !== want.count || !['min', 'max', 'mean', 'std'].every((k) => close(want[k], shown.stats[k]))) {

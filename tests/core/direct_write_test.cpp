@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -36,8 +37,8 @@ constexpr std::uint64_t one_mib = std::uint64_t{1} << 20;
 constexpr std::uint64_t tensor_bytes = 32 * one_mib + 5;
 
 /// Tensor `t`'s bytes: 8-byte words that differ from every other word of both tensors. Made
-/// for each use, not kept: 64 MiB held for the process would count in the RSS of children
-/// that other tests fork to measure their peak.
+/// for each test (the fixture's), not kept: 64 MiB held for the process would count in the RSS
+/// of children that other tests fork to measure their peak.
 std::vector<std::byte> expected(std::uint64_t t) {
   std::vector<std::uint64_t> words(tensor_bytes / 8 + 1);
   for (std::size_t k = 0; k < words.size(); ++k) words[k] = (k + (t << 40)) * 0x9e3779b97f4a7c15ULL;
@@ -48,14 +49,15 @@ std::vector<std::byte> expected(std::uint64_t t) {
 
 /// Tensors "a" and "b", appended in `chunk`-byte pieces: all of "a" then all of "b" (in file
 /// order), or "b" first (out of order).
-status stream_two(const std::string& target, std::uint64_t chunk, bool b_first) {
+using two_tensors = std::array<std::vector<std::byte>, 2>;
+
+status stream_two(const two_tensors& tensors, const std::string& target, std::uint64_t chunk, bool b_first) {
   auto plan = write_plan::make({{"a", dtype::U8, {tensor_bytes}}, {"b", dtype::U8, {tensor_bytes}}});
   if (!plan) return std::move(plan).err();
   auto w = stream_writer::create(target, std::move(plan).value());
   if (!w) return std::move(w).err();
   for (std::uint64_t t : b_first ? std::vector<std::uint64_t>{1, 0} : std::vector<std::uint64_t>{0, 1}) {
-    const std::vector<std::byte> tensor = expected(t);
-    const std::span<const std::byte> bytes(tensor);
+    const std::span<const std::byte> bytes(tensors[t]);
     for (std::uint64_t done = 0; done < tensor_bytes; done += chunk) {
       if (auto s = w->append(t == 0 ? "a" : "b", bytes.subspan(done, std::min(chunk, tensor_bytes - done))); !s)
         return s;
@@ -64,14 +66,14 @@ status stream_two(const std::string& target, std::uint64_t chunk, bool b_first) 
   return w->commit();
 }
 
-void expect_exact(const std::string& target) {
+void expect_exact(const two_tensors& tensors, const std::string& target) {
   auto f = file::open(target, {io_backend::pread, {}});
   ASSERT_OK(f);
   for (std::uint64_t t : {0U, 1U}) {
     auto bytes = f->load(t == 0 ? "a" : "b");
     ASSERT_OK(bytes);
     ASSERT_EQ(bytes->size(), tensor_bytes);
-    EXPECT_TRUE(std::memcmp(bytes->data(), expected(t).data(), tensor_bytes) == 0) << "tensor " << t << " differs";
+    EXPECT_TRUE(std::memcmp(bytes->data(), tensors[t].data(), tensor_bytes) == 0) << "tensor " << t << " differs";
   }
 }
 
@@ -113,6 +115,7 @@ class DirectWrites : public ::testing::Test {
   }
   std::filesystem::path dir_;
   std::string target_;
+  const two_tensors tensors_{expected(0), expected(1)};
 };
 
 TEST_F(DirectWrites, ALargeFileWrittenInOrderBypassesThePageCache) {
@@ -120,32 +123,32 @@ TEST_F(DirectWrites, ALargeFileWrittenInOrderBypassesThePageCache) {
   {
     fault_injector count;
     // Pieces of 3 MiB + 1: the writer's buffer realigns them.
-    ASSERT_OK(stream_two(target_, 3 * one_mib + 1, false));
+    ASSERT_OK(stream_two(tensors_, target_, 3 * one_mib + 1, false));
     EXPECT_EQ(count.calls(sys_call::set_direct_io), 2U);    // on at creation, off for the tail
     EXPECT_EQ(count.calls(sys_call::sync_file_range), 0U);  // nothing to start write-back of
     EXPECT_EQ(count.calls(sys_call::pwrite), 9U);           // 8 whole 8 MiB buffers, the tail
   }
   // Through the page cache the whole 64 MiB would be cached now; here only the tail's page.
   EXPECT_LE(resident_bytes(target_), 64U * 1024) << "written through the page cache";
-  expect_exact(target_);
+  expect_exact(tensors_, target_);
   EXPECT_EQ(st_test::list_dir(dir_), std::vector<std::string>{"model.safetensors"});
 }
 
 TEST_F(DirectWrites, WritesOutOfOrderContinueThroughThePageCache) {
   fault_injector count;
-  ASSERT_OK(stream_two(target_, 5 * one_mib, true));  // "b" first: its first write is out of sequence
+  ASSERT_OK(stream_two(tensors_, target_, 5 * one_mib, true));  // "b" first: its first write is out of sequence
   // The header was gathered; the first write of "b" ends the direct path at once.
   EXPECT_LE(count.calls(sys_call::set_direct_io), 2U);
   EXPECT_GE(count.calls(sys_call::sync_file_range), 1U);
-  expect_exact(target_);
+  expect_exact(tensors_, target_);
 }
 
 TEST_F(DirectWrites, AFileSystemThatRefusesDirectIoGetsOrdinaryWrites) {
   fault_injector inject({{sys_call::set_direct_io, EINVAL, 0, 1, 1}});
-  ASSERT_OK(stream_two(target_, 4 * one_mib, false));
+  ASSERT_OK(stream_two(tensors_, target_, 4 * one_mib, false));
   EXPECT_EQ(inject.calls(sys_call::set_direct_io), 1U);
   EXPECT_GE(inject.calls(sys_call::sync_file_range), 7U);  // write-back started every 8 MiB
-  expect_exact(target_);
+  expect_exact(tensors_, target_);
 }
 
 TEST_F(DirectWrites, EinvalOrAShortCountFromADirectWriteFallsBackToOrdinaryWrites) {
@@ -154,10 +157,10 @@ TEST_F(DirectWrites, EinvalOrAShortCountFromADirectWriteFallsBackToOrdinaryWrite
   for (const fault& f : {fault{sys_call::pwrite, EINVAL, 0, 2, 1}, fault{sys_call::pwrite, 0, one_mib + 7, 2, 1}}) {
     SCOPED_TRACE(f.err != 0 ? "EINVAL" : "short write");
     fault_injector inject({f});
-    ASSERT_OK(stream_two(target_, 2 * one_mib, false));
+    ASSERT_OK(stream_two(tensors_, target_, 2 * one_mib, false));
     EXPECT_EQ(inject.injected(), 1U);
     EXPECT_GE(inject.calls(sys_call::sync_file_range), 1U);  // the rest through the page cache
-    expect_exact(target_);
+    expect_exact(tensors_, target_);
     EXPECT_EQ(st_test::list_dir(dir_), std::vector<std::string>{"model.safetensors"});
   }
 }
@@ -171,7 +174,7 @@ TEST_F(DirectWrites, AFailingDirectWriteIsACleanErrorAtItsByte) {
     std::fclose(old);
   }
   fault_injector inject({{sys_call::pwrite, ENOSPC, 0, 3, 1}});
-  auto s = stream_two(target_, 8 * one_mib, false);
+  auto s = stream_two(tensors_, target_, 8 * one_mib, false);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.err().code, error_code::io) << s.err().to_string();
   EXPECT_EQ(s.err().os_errno, ENOSPC);

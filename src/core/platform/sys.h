@@ -86,6 +86,8 @@ class unique_fd {
 [[nodiscard]] result<std::uint64_t> file_size(int fd, const std::string& path);
 /// Reads exactly `n` bytes at `offset`; a file that ends early is an error naming the offset.
 [[nodiscard]] status pread_exact(int fd, void* buf, std::size_t n, std::uint64_t offset, const std::string& path);
+/// A failed write's error: "write failed at byte <offset>: <strerror>", with the offset.
+[[nodiscard]] error write_failed(std::uint64_t offset, int err, const std::string& path);
 /// Writes all `n` bytes at `offset`.
 [[nodiscard]] status pwrite_all(int fd, const void* buf, std::size_t n, std::uint64_t offset, const std::string& path);
 

@@ -130,6 +130,12 @@ status pread_exact(int fd, void* buf, std::size_t n, std::uint64_t offset, const
   return {};
 }
 
+error write_failed(std::uint64_t offset, int err, const std::string& path) {
+  error e = io_error(fmt::format("write failed at byte {}", offset), err, path);
+  e.offset = offset;
+  return e;
+}
+
 status pwrite_all(int fd, const void* buf, std::size_t n, std::uint64_t offset, const std::string& path) {
   const auto* in = static_cast<const char*>(buf);
   std::size_t done = 0;
@@ -137,9 +143,7 @@ status pwrite_all(int fd, const void* buf, std::size_t n, std::uint64_t offset, 
     ssize_t put = current().pwrite(fd, in + done, n - done, static_cast<off_t>(offset + done));
     if (put < 0) {
       if (errno == EINTR) continue;
-      error e = io_error(fmt::format("write failed at byte {}", offset + done), errno, path);
-      e.offset = offset + done;
-      return e;
+      return write_failed(offset + done, errno, path);
     }
     if (put == 0) return io_error(fmt::format("write made no progress at byte {}", offset + done), EIO, path);
     done += static_cast<std::size_t>(put);

@@ -7,8 +7,6 @@
 #include <new>
 #include <system_error>
 
-#include <fmt/format.h>
-
 #include "platform/sys.h"
 
 namespace safetensors::detail {
@@ -89,11 +87,7 @@ status direct_writes::write_out(const std::byte* data, std::size_t n, std::uint6
     do {
       put = sys::current().pwrite(fd_, data, n, static_cast<off_t>(at));
     } while (put < 0 && errno == EINTR);
-    if (put < 0 && errno != EINVAL) {
-      error e = sys::io_error(fmt::format("write failed at byte {}", at), errno, path);
-      e.offset = at;
-      return e;
-    }
+    if (put < 0 && errno != EINVAL) return sys::write_failed(at, errno, path);
     // EINVAL: the file system refuses direct I/O after all; a short write leaves the rest
     // unaligned. Either way the rest goes through the page cache.
     if (put >= 0) done = static_cast<std::size_t>(put);
