@@ -6,6 +6,8 @@ file from the same server, in one run: nginx on 127.0.0.1 (tests/python/nginx_se
 Cases (each run a fresh interpreter that times the load call alone, as a program loading a
 model does once; curl's own transfer time, `%{time_total}`):
   curl -o /dev/null                 one connection into one reused buffer: the baseline
+  curl -o tmpfs                     the same transfer kept in new memory (a file on /dev/shm, removed)
+  new memory alone                  no transfer: the file's size of np.empty, written once
   torch load_file(url)              safetensors.torch.load_file of the URL
   safe_open(url) + get_tensor each  numpy arrays, one tensor after another
   load_sharded(url, 0, 1, {})       safetensors.cxx's parallel loader into torch tensors
@@ -32,6 +34,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "python"))
 
+CURL = "curl -o /dev/null"
+CURL_TMPFS = "curl -o tmpfs (new memory)"
+NEW_MEMORY = "new memory alone: np.empty + fill"
+TMPFS = "/dev/shm"
 LOADS = {
     "torch load_file(url)": "load_file",
     "safe_open(url) + get_tensor each": "safe_open",
@@ -78,6 +84,11 @@ def worker(case, url):
         with safe_open(url, framework="np") as f:
             for name in f.keys():
                 nbytes += f.get_tensor(name).nbytes
+    elif case == "new_memory":  # the floor every load that keeps its tensors pays: first writes
+        import numpy as np
+
+        nbytes = int(url)
+        np.empty(nbytes, dtype=np.uint8).fill(1)
     else:
         nbytes = sum(t.numel() * t.element_size() for t in load_sharded(url, 0, 1, {}).values())
     wall = time.perf_counter() - start
@@ -96,14 +107,20 @@ def warm(path):
 def run_once(label, url, path, size, pythonpath):
     """One timed run of `label`: (wall seconds, CPU seconds of the loading process or None)."""
     warm(path)
-    if label == "curl -o /dev/null":
-        out = subprocess.run(["curl", "--silent", "--show-error", "--fail", "-o", "/dev/null", "-w", "%{time_total}",
-                              url], check=True, capture_output=True, text=True).stdout
+    if label.startswith("curl"):
+        target = "/dev/null" if label == CURL else os.path.join(TMPFS, f"remote-bench-{os.getpid()}.bin")
+        try:
+            out = subprocess.run(["curl", "--silent", "--show-error", "--fail", "-o", target, "-w", "%{time_total}",
+                                  url], check=True, capture_output=True, text=True).stdout
+        finally:
+            if target != "/dev/null" and os.path.exists(target):
+                os.unlink(target)
         return float(out), None
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
-    proc = subprocess.run([sys.executable, __file__, "--worker", LOADS[label.split(" @ ")[0]], "--url", url],
+    case = "new_memory" if label == NEW_MEMORY else LOADS[label.split(" @ ")[0]]
+    proc = subprocess.run([sys.executable, __file__, "--worker", case, "--url", str(size) if case == "new_memory" else url],
                           capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"{label} failed:\n{proc.stderr}")
@@ -128,7 +145,8 @@ def main():
 
     import nginx_server
 
-    jobs = [("curl -o /dev/null", None)] + [(label, None) for label in LOADS]
+    floors = [CURL_TMPFS] if os.path.isdir(TMPFS) else []
+    jobs = [(label, None) for label in [CURL] + floors + [NEW_MEMORY] + list(LOADS)]
     if args.baseline_pythonpath:
         jobs += [(f"{label} @ baseline", args.baseline_pythonpath) for label in LOADS]
     work = tempfile.mkdtemp(prefix="st-remote-bench-", dir=args.dir)
@@ -152,7 +170,7 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
     mib = 1 << 20
-    curl = statistics.median(walls["curl -o /dev/null"])
+    curl = statistics.median(walls[CURL])
     print(f"one {size / mib:.0f} MiB file from nginx on 127.0.0.1, page cache warm before each run; "
           f"median of {args.repeat} interleaved rounds; {os.cpu_count()} CPUs")
     print()
