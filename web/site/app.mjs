@@ -97,14 +97,12 @@ const counted = (read) => async (offset, length) => {
   return bytes;
 };
 
-// One module for every format (safetensors_c.js: the core and C API with the format table's describers),
-// so that the page with the format readers stays under 400 KB gzipped (docs/web.md).
-const formats = async () => a;
-
-/** A GGUF, NumPy or PyTorch file as `safetensors inspect` describes it, as inspect()'s result. */
+/**
+ * A GGUF, NumPy or PyTorch file as `safetensors inspect` describes it, as inspect()'s result: the
+ * one module (`a`) has the format table's describers beside the core (docs/web.md).
+ */
 async function described(src) {
-  const fa = await formats();
-  return describedResult(await describeFile(fa, src.read, src.size, src.name), src.size);
+  return describedResult(await describeFile(a, src.read, src.size, src.name), src.size);
 }
 
 /**
