@@ -52,7 +52,6 @@ def probe(pages, populate, size):
             piece = array[offset:offset + len(source)]
             piece[:] = source[:len(piece)]
         times.append(time.perf_counter() - start)
-    del array
     return times
 
 

@@ -64,8 +64,8 @@ def write_model(path, size_mb):
     save_file(tensors, path)
 
 
-def worker(case, url):
-    """Imports first (not timed), then times one load and checks that every byte arrived."""
+def worker(case, url, size):
+    """Imports first (not timed), then times one load (of `url`, or `size` bytes of new memory)."""
     import resource
 
     import torch  # noqa: F401  (imported before the timing, as a program has it already)
@@ -87,7 +87,7 @@ def worker(case, url):
     elif case == "new_memory":  # the floor every load that keeps its tensors pays: first writes
         import numpy as np
 
-        nbytes = int(url)
+        nbytes = size
         np.empty(nbytes, dtype=np.uint8).fill(1)
     else:
         nbytes = sum(t.numel() * t.element_size() for t in load_sharded(url, 0, 1, {}).values())
@@ -120,7 +120,7 @@ def run_once(label, url, path, size, pythonpath):
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
     case = "new_memory" if label == NEW_MEMORY else LOADS[label.split(" @ ")[0]]
-    proc = subprocess.run([sys.executable, __file__, "--worker", case, "--url", str(size) if case == "new_memory" else url],
+    proc = subprocess.run([sys.executable, __file__, "--worker", case, "--url", url, "--bytes", str(size)],
                           capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         raise SystemExit(f"{label} failed:\n{proc.stderr}")
@@ -138,9 +138,10 @@ def main():
     parser.add_argument("--baseline-pythonpath", default=None, help="another build's python folder, run beside")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--url", help=argparse.SUPPRESS)
+    parser.add_argument("--bytes", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.url)
+        worker(args.worker, args.url, args.bytes)
         return
 
     import nginx_server

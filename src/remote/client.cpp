@@ -22,7 +22,7 @@ namespace {
 
 // libcurl's receive buffer: each fill is a recv and a poll. At the default 16 KiB a 1 GiB load
 // made 65,000 of each, and where system calls are dear (this project's paravirtualized 2-vCPU
-// guest) they cost more CPU than the copies themselves: 256 KiB took 0.5-0.9 CPU-s off every
+// guest) they cost more CPU than the copies themselves: 256 KiB took 0.5-1.0 CPU-s off every
 // GiB loaded (docs/remote.md). curl's own tool reads 100 KiB at a time.
 constexpr long receive_buffer_bytes = 256L << 10;
 
