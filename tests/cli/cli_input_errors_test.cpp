@@ -3,7 +3,9 @@
 // clear message from every command; messages say each thing once; warnings go to stderr.
 #include <gtest/gtest.h>
 #include <simdjson.h>
+#include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "safetensors/checkpoint.h"
@@ -72,8 +74,36 @@ TEST(CliInputErrors, EmptyFilesDevicesAndPipesAreNamed) {
   const std::string model = (st_test::conformance_dir() / "format" / "001-minimal-bf16.safetensors").string();
   auto piped = st_test::run_command("cat " + st_test::shell_quote(model) + " | " + st_test::cli_shell() +
                                     " inspect /dev/stdin 2>&1");
-  EXPECT_EQ(piped.status, 1);
+  EXPECT_EQ(piped.status, 2);
   EXPECT_NE(piped.out.find("a pipe cannot be read as SafeTensors"), std::string::npos) << piped.out;
+}
+
+// A named pipe nobody writes to: refused at once (reads by offset cannot use it), not waited on,
+// as a file and as a checkpoint's shard, and by the commands that sniff the format first.
+TEST(CliInputErrors, NamedPipesAreRefusedWithoutWaitingForAWriter) {
+  const auto dir = st_test::scratch_dir();
+  const auto fifo = dir / "model.safetensors";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto npz = dir / "arrays.npz";
+  ASSERT_EQ(::mkfifo(npz.c_str(), 0600), 0);
+  std::filesystem::create_directories(dir / "ckpt");
+  write_raw(dir / "ckpt" / "model.safetensors.index.json", R"({"weight_map":{"w":"shard.safetensors"}})");
+  ASSERT_EQ(::mkfifo((dir / "ckpt" / "shard.safetensors").c_str(), 0600), 0);
+  const std::string f = st_test::shell_quote(fifo.string());
+  const std::string out = st_test::shell_quote((dir / "out.safetensors").string());
+  for (const std::string& args :
+       {"ls " + f, "validate " + f, "inspect " + f, "stats " + f, "checksum --per-tensor " + f,
+        "convert " + f + " " + st_test::shell_quote((dir / "out.npz").string()),
+        "convert " + st_test::shell_quote(npz.string()) + " " + out,
+        "verify " + st_test::shell_quote((dir / "ckpt").string()),
+        "merge " + st_test::shell_quote((dir / "ckpt").string()) + " " + out}) {
+    auto r = st_test::run_command("timeout 20 " + st_test::cli_shell() + " " + args + " 2>&1");
+    EXPECT_EQ(r.status, 2) << args << ": " << r.out;  // 124 would be the timeout: a hang
+    EXPECT_NE(r.out.find("a pipe cannot be read"), std::string::npos) << args << ": " << r.out;
+    EXPECT_NE(r.out.find("save it to a file first"), std::string::npos) << args << ": " << r.out;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "out.safetensors"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "out.npz"));
 }
 
 TEST(CliInputErrors, CutShortFilesSayTruncated) {

@@ -38,11 +38,12 @@ void write_sparse(const fs::path& path, std::vector<safetensors::tensor_spec> sp
   ::close(fd);
 }
 
-bool has_temporary(const fs::path& dir) {
+std::size_t count_temporaries(const fs::path& dir) {
+  std::size_t n = 0;
   for (const auto& e : fs::recursive_directory_iterator(dir)) {
-    if (e.path().filename().string().find(".tmp-") != std::string::npos) return true;
+    if (e.path().filename().string().find(".tmp-") != std::string::npos) ++n;
   }
-  return false;
+  return n;
 }
 
 struct interrupted {
@@ -50,14 +51,15 @@ struct interrupted {
   int status = 0;
 };
 
-/// Starts the CLI, waits until a temporary appears under `watch`, sends `sig`, reaps it.
-interrupted interrupt_when_writing(const std::vector<std::string>& args, const fs::path& watch, int sig) {
+/// Starts the CLI, waits until `at_least` temporaries exist under `watch`, sends `sig`, reaps it.
+interrupted interrupt_when_writing(const std::vector<std::string>& args, const fs::path& watch, int sig,
+                                   std::size_t at_least = 1) {
   interrupted r;
   const int pid = st_test::start_cli(args);
   if (pid < 0) return r;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
   while (std::chrono::steady_clock::now() < deadline) {
-    if (fs::exists(watch) && has_temporary(watch)) {
+    if (fs::exists(watch) && count_temporaries(watch) >= at_least) {
       r.saw_temporary = true;
       break;
     }
@@ -115,18 +117,31 @@ TEST(CliSignals, InterruptedWritesLeaveNoTemporaries) {
     const auto r = interrupt_when_writing(s.args, out, s.sig);
     ASSERT_TRUE(r.saw_temporary) << "the command ended before writing (status " << r.status << ")";
     EXPECT_TRUE(WIFSIGNALED(r.status) && WTERMSIG(r.status) == s.sig) << "status " << r.status;
-    EXPECT_FALSE(has_temporary(out)) << "a temporary survived the signal";
+    EXPECT_FALSE(count_temporaries(out) > 0) << "a temporary survived the signal";
     EXPECT_FALSE(fs::exists(target));
     EXPECT_FALSE(fs::exists(out / "shards") && !fs::is_empty(out / "shards"));
     for (const auto& e : fs::directory_iterator(out)) fs::remove_all(e.path());  // keep scenarios apart
   }
+
+  // A checkpoint keeps every shard's temporary until all are written: past the registry's
+  // first 64 slots too, each is removed.
+  std::vector<safetensors::tensor_spec> many;
+  for (int i = 0; i < 160; ++i) many.push_back({"t" + std::to_string(i), dtype::F32, {1024, 1024}});
+  const auto wide = dir / "in" / "wide.safetensors";
+  write_sparse(wide, many);
+  const auto shards = interrupt_when_writing(
+      {"shard", wide.string(), (out / "shards").string(), "--max-shard-size", "4MiB"}, out, SIGINT, 80);
+  ASSERT_TRUE(shards.saw_temporary) << "the shards were written before 80 temporaries were seen";
+  EXPECT_TRUE(WIFSIGNALED(shards.status) && WTERMSIG(shards.status) == SIGINT) << "status " << shards.status;
+  EXPECT_EQ(count_temporaries(out), 0U);
+  for (const auto& e : fs::directory_iterator(out)) fs::remove_all(e.path());
 
   // An existing target is left as it was.
   std::ofstream(target) << "old";
   const auto r = interrupt_when_writing({"cast", model.string(), target, "--dtype", "F16"}, out, SIGINT);
   ASSERT_TRUE(r.saw_temporary);
   EXPECT_TRUE(WIFSIGNALED(r.status));
-  EXPECT_FALSE(has_temporary(out));
+  EXPECT_FALSE(count_temporaries(out) > 0);
   EXPECT_EQ(fs::file_size(target), 3U);
 }
 

@@ -62,6 +62,15 @@ class scoped_override {
 [[nodiscard]] result<int> open_file(const std::string& path, int flags, mode_t mode = 0);
 /// Closes, ignoring errors (for cleanup paths).
 void close_quietly(int fd) noexcept;
+/// Opens `path` read-only for reads by offset. A named pipe or a socket cannot be read so: it
+/// is refused at once, saying so, instead of the open waiting for a writer that may never come.
+/// `as_what` completes "a pipe cannot be read ..." (empty: nothing).
+[[nodiscard]] result<int> open_for_offset_reads(const std::string& path, std::string_view as_what = "as SafeTensors");
+/// "pipe", "socket", "character device", "block device" or "special file".
+[[nodiscard]] std::string_view special_file_kind(mode_t mode) noexcept;
+/// The error for a pipe or socket read by offset, naming what it is.
+[[nodiscard]] error not_readable_by_offset(mode_t mode, const std::string& path,
+                                           std::string_view as_what = "as SafeTensors");
 
 /// Owns a descriptor and closes it quietly on destruction.
 class unique_fd {

@@ -87,6 +87,47 @@ void close_quietly(int fd) noexcept {
   if (fd >= 0) (void)current().close(fd);
 }
 
+std::string_view special_file_kind(mode_t mode) noexcept {
+  if (S_ISFIFO(mode)) return "pipe";
+  if (S_ISSOCK(mode)) return "socket";
+  if (S_ISCHR(mode)) return "character device";
+  if (S_ISBLK(mode)) return "block device";
+  return "special file";
+}
+
+error not_readable_by_offset(mode_t mode, const std::string& path, std::string_view as_what) {
+  error e =
+      make_error(error_code::io, fmt::format("a {} cannot be read{}{} (it is read by offset): save it to a file first",
+                                             special_file_kind(mode), as_what.empty() ? "" : " ", as_what));
+  e.os_errno = ESPIPE;
+  e.path = path;
+  return e;
+}
+
+result<int> open_for_offset_reads(const std::string& path, std::string_view as_what) {
+  // O_NONBLOCK: opening a named pipe with no writer returns at once instead of waiting.
+  auto fd = open_file(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (!fd) return fd;
+  struct stat st {};
+  if (current().fstat(*fd, &st) != 0) {
+    const int err = errno;
+    close_quietly(*fd);
+    return io_error("cannot get file attributes", err, path);
+  }
+  if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
+    close_quietly(*fd);
+    return not_readable_by_offset(st.st_mode, path, as_what);
+  }
+  // Reads of what remains (files, devices) block as usual.
+  const int flags = ::fcntl(*fd, F_GETFL);
+  if (flags == -1 || ::fcntl(*fd, F_SETFL, flags & ~O_NONBLOCK) == -1) {
+    const int err = errno;
+    close_quietly(*fd);
+    return io_error("cannot open file", err, path);
+  }
+  return fd;
+}
+
 std::optional<mode_t> permissions_of(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// A fixed table of paths with a per-slot state word: claiming a slot and publishing its
-// path are two atomic steps, so a handler interrupting either sees a slot as free or as
-// complete, never half-written.
+// Tables of paths with a per-slot state word: claiming a slot and publishing its path are two
+// atomic steps, so a handler interrupting either sees a slot as free or as complete, never
+// half-written.
 #include "platform/temp_registry.h"
 
 #include <pthread.h>
@@ -11,6 +11,8 @@
 #include <array>
 #include <atomic>
 #include <cstring>
+#include <limits>
+#include <new>
 
 #include "safetensors/cleanup.h"
 
@@ -20,7 +22,7 @@ namespace {
 
 enum slot_state : int { free_slot = 0, filling = 1, live = 2 };
 
-constexpr std::size_t max_slots = 64;
+constexpr std::size_t slots_per_block = 64;
 constexpr std::size_t max_path = 4096;
 
 struct slot {
@@ -28,30 +30,58 @@ struct slot {
   char path[max_path]{};
 };
 
+// Blocks of slots in a chain that only grows: the first is static, the others are allocated
+// when a write keeps more than 64 temporaries (a checkpoint of many shards holds every shard's
+// until all are written) and are never freed, so the handler can walk the chain at any time.
+struct block {
+  std::array<slot, slots_per_block> slots{};
+  std::atomic<block*> next{nullptr};
+};
+
 // constinit: zeros in .bss, no code at start-up. A run-time initializer would write the state
 // word of every slot, touching all 64 pages (256 KiB) of every process at its start.
-constinit std::array<slot, max_slots> slots{};
+constinit block first_block{};
 
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs lock-free state words");
+static_assert(std::atomic<block*>::is_always_lock_free, "the signal handler walks the chain");
+
+/// The block after `b`, allocated and linked when there is none yet; nullptr without memory.
+block* next_block(block& b) noexcept {
+  block* next = b.next.load(std::memory_order_acquire);
+  if (next != nullptr) return next;
+  auto* fresh = new (std::nothrow) block{};
+  if (fresh == nullptr) return nullptr;
+  block* expected = nullptr;
+  if (b.next.compare_exchange_strong(expected, fresh, std::memory_order_acq_rel)) return fresh;
+  delete fresh;  // another thread linked one first
+  return expected;
+}
 
 }  // namespace
 
 int register_temporary(const std::string& path) noexcept {
   if (path.size() >= max_path) return -1;
-  for (std::size_t i = 0; i < max_slots; ++i) {
-    int expected = free_slot;
-    if (!slots[i].state.compare_exchange_strong(expected, filling)) continue;
-    std::memcpy(slots[i].path, path.c_str(), path.size() + 1);
-    slots[i].state.store(live, std::memory_order_release);
-    return static_cast<int>(i);
+  std::size_t base = 0;
+  for (block* b = &first_block; b != nullptr; b = next_block(*b), base += slots_per_block) {
+    for (std::size_t i = 0; i < slots_per_block; ++i) {
+      slot& s = b->slots[i];
+      int expected = free_slot;
+      if (!s.state.compare_exchange_strong(expected, filling)) continue;
+      std::memcpy(s.path, path.c_str(), path.size() + 1);
+      s.state.store(live, std::memory_order_release);
+      const std::size_t index = base + i;
+      return index <= static_cast<std::size_t>(std::numeric_limits<int>::max()) ? static_cast<int>(index) : -1;
+    }
   }
   return -1;
 }
 
-void unregister_temporary(int slot) noexcept {
-  if (slot >= 0 && static_cast<std::size_t>(slot) < max_slots) {
-    slots[static_cast<std::size_t>(slot)].state.store(free_slot, std::memory_order_release);
-  }
+void unregister_temporary(int index) noexcept {
+  if (index < 0) return;
+  auto n = static_cast<std::size_t>(index);
+  block* b = &first_block;
+  for (; b != nullptr && n >= slots_per_block; n -= slots_per_block) b = b->next.load(std::memory_order_acquire);
+  if (b != nullptr) b->slots[n].state.store(free_slot, std::memory_order_release);
 }
 
 signals_held::signals_held() noexcept : previous_() {
@@ -66,9 +96,11 @@ signals_held::~signals_held() { (void)::pthread_sigmask(SIG_SETMASK, &previous_,
 }  // namespace detail
 
 void remove_temporary_files() noexcept {
-  for (auto& s : detail::slots) {
-    // unlink(2) is async-signal-safe; a path already renamed or removed gives ENOENT, harmless.
-    if (s.state.load(std::memory_order_acquire) == detail::live) (void)::unlink(s.path);
+  for (auto* b = &detail::first_block; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
+    for (auto& s : b->slots) {
+      // unlink(2) is async-signal-safe; a path already renamed or removed gives ENOENT, harmless.
+      if (s.state.load(std::memory_order_acquire) == detail::live) (void)::unlink(s.path);
+    }
   }
 }
 

@@ -150,7 +150,10 @@ result<file> file::open(const std::string& path, const open_options& options) {
   f.path_ = path;
   f.backend_ = options.backend == io_backend::memory || options.backend == io_backend::reader ? io_backend::mmap
                                                                                               : options.backend;
-  auto fd = detail::sys::open_file(path, O_RDONLY);
+  // The mmap backend reads a pipe whole (waiting for its writer, as cat does); reads by offset
+  // refuse one at once.
+  auto fd = f.backend_ == io_backend::mmap ? detail::sys::open_file(path, O_RDONLY | O_CLOEXEC)
+                                           : detail::sys::open_for_offset_reads(path);
   if (!fd) return std::move(fd).err();
   f.fd_ = *fd;
   auto size = detail::sys::file_size(f.fd_, path);

@@ -38,7 +38,7 @@ readonly_file::readonly_file(int fd, std::uint64_t size, std::string path) noexc
     : fd_(fd), size_(size), path_(std::move(path)) {}
 
 result<readonly_file> readonly_file::open(const std::string& path) {
-  auto fd = detail::sys::open_file(path, O_RDONLY | O_CLOEXEC);
+  auto fd = detail::sys::open_for_offset_reads(path, "");  // also the other formats' files
   if (!fd) return std::move(fd).err();
   auto size = detail::sys::file_size(*fd, path);
   if (!size) {

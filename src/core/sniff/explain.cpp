@@ -32,14 +32,6 @@ std::size_t read_prefix(const std::string& path, std::span<std::byte> into) {
   return got;
 }
 
-std::string_view kind_of(mode_t mode) {
-  if (S_ISFIFO(mode)) return "pipe";
-  if (S_ISSOCK(mode)) return "socket";
-  if (S_ISCHR(mode)) return "character device";
-  if (S_ISBLK(mode)) return "block device";
-  return "special file";
-}
-
 }  // namespace
 
 error explain_format_error(error e) {
@@ -47,13 +39,12 @@ error explain_format_error(error e) {
   struct stat st {};
   if (::stat(e.path.c_str(), &st) != 0) return e;
   if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)) {
-    return detail::with_message(std::move(e),
-                                fmt::format("a {} cannot be read as SafeTensors (it is read by offset): save it to "
-                                            "a file first",
-                                            kind_of(st.st_mode)));
+    std::string message = detail::sys::not_readable_by_offset(st.st_mode, e.path).message;
+    return detail::with_message(std::move(e), std::move(message));
   }
   if (!S_ISREG(st.st_mode)) {
-    return detail::with_message(std::move(e), fmt::format("not a SafeTensors file: this is a {}", kind_of(st.st_mode)));
+    return detail::with_message(
+        std::move(e), fmt::format("not a SafeTensors file: this is a {}", detail::sys::special_file_kind(st.st_mode)));
   }
   std::array<std::byte, sniff_prefix_bytes> bytes{};
   const std::span<const std::byte> prefix(bytes.data(), read_prefix(e.path, bytes));

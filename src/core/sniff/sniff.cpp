@@ -64,7 +64,8 @@ file_format sniff_format(std::span<const std::byte> prefix) noexcept {
 }
 
 result<file_format> sniff_file(const std::string& path) {
-  auto fd = detail::sys::open_file(path, O_RDONLY);
+  // Every reader of every format reads by offset: a pipe is refused here rather than waited on.
+  auto fd = detail::sys::open_for_offset_reads(path, "");
   if (!fd) return std::move(fd).err();
   std::array<std::byte, sniff_prefix_bytes> prefix{};
   std::size_t got = 0;
