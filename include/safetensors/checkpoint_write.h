@@ -23,6 +23,10 @@ namespace safetensors {
 /// "2GiB" = 2 * 2^30, "1.5GB", "123" (bytes), "10KB"/"10kB". Errors: InvalidArgument.
 [[nodiscard]] result<std::uint64_t> parse_byte_size(std::string_view text);
 
+/// A shard file name prefix is one file name's start: not empty, no '/' (nor NUL), not "." or
+/// "..", so every file lands in the output directory. Errors: InvalidArgument saying which.
+[[nodiscard]] status check_shard_prefix(std::string_view prefix);
+
 /// The huggingface_hub default, 5GB.
 inline constexpr std::uint64_t default_max_shard_bytes = 5'000'000'000;
 

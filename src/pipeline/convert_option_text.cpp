@@ -66,7 +66,10 @@ status set_field(convert_options& o, std::string_view name, std::string_view val
   if (name == "to") return text(o.to);
   if (name == "from") return text(o.from);
   if (name == "key") return text(o.read.key);
-  if (name == "prefix") return text(o.layout.prefix);
+  if (name == "prefix") {
+    if (auto s = check_shard_prefix(value); !s) return bad_option(spelled, s.err().message);
+    return text(o.layout.prefix);
+  }
   if (name == "only") return append(o.select.only);
   if (name == "exclude") return append(o.select.exclude);
   if (name == "cast_only") return append(o.cast_only.only);

@@ -99,6 +99,16 @@ TEST(CliShard, ProblemsGiveExitCodes) {
                                  st_test::quoted_path(dir / "x") + " --max-shard-size 5XB 2>&1")
                 .status,
             2);
+  // A prefix that would put files outside OUTDIR (or name none) is a usage error; nothing is written.
+  for (const std::string prefix : {"../evil", "", "a/b", ".."}) {
+    auto r = st_test::run_command(st_test::cli_shell() + " shard " + st_test::quoted_path(in) + " " +
+                                  st_test::quoted_path(dir / "p") + " --max-shard-size 2KB --prefix " +
+                                  st_test::shell_quote(prefix) + " 2>&1");
+    EXPECT_EQ(r.status, 2) << prefix << ": " << r.out;
+    EXPECT_EQ(r.out.rfind("safetensors: error: --prefix: the shard file name prefix '" + prefix + "'", 0), 0) << r.out;
+    EXPECT_FALSE(fs::exists(dir / "p")) << prefix;
+    EXPECT_FALSE(fs::exists(dir / "evil-00001-of-00005.safetensors")) << prefix;
+  }
   ASSERT_EQ(st_test::run_command(st_test::cli_shell() + " shard " + st_test::quoted_path(in) + " " +
                                  st_test::quoted_path(dir / "out") + " --max-shard-size 2KB")
                 .status,

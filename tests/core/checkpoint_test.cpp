@@ -92,6 +92,31 @@ TEST(ShardAssignment, GreedyAsHuggingfaceHub) {
   EXPECT_EQ(one->file_names, std::vector<std::string>{"model.safetensors"});
 }
 
+// Every file lands in the output directory: a prefix that would leave it, name a directory or
+// be empty is refused before anything is written.
+TEST(ShardAssignment, PrefixIsTheStartOfAFileName) {
+  const std::vector<safetensors::tensor_spec> specs{{"a", dtype::U8, {100}}, {"b", dtype::U8, {100}}};
+  safetensors::shard_write_options o;
+  o.max_shard_bytes = 100;
+  for (const std::string& bad : std::vector<std::string>{"", "../evil", "a/b", "/abs", ".", "..", {"a\0b", 3}}) {
+    o.prefix = bad;
+    ASSERT_ERROR(safetensors::assign_shards(specs, o), error_code::invalid_argument) << bad;
+    EXPECT_FALSE(safetensors::check_shard_prefix(bad).ok()) << bad;
+  }
+  const auto dir = st_test::scratch_dir();
+  o.prefix = "../escaped";
+  tensor_set set(2, 100);
+  ASSERT_ERROR(safetensors::write_checkpoint(dir.string(), set.tensors, o), error_code::invalid_argument);
+  EXPECT_TRUE(listing(dir).empty());
+  EXPECT_FALSE(std::filesystem::exists(dir.parent_path() / "escaped.safetensors.index.json"));
+  for (const std::string good : {"model", "my.model", "..model", "model-v2"}) {
+    o.prefix = good;
+    auto a = safetensors::assign_shards(specs, o);
+    ASSERT_OK(a);
+    EXPECT_EQ(a->file_names[0], good + "-00001-of-00002.safetensors");
+  }
+}
+
 TEST(Checkpoint, WritesShardsAndOpensThemAsOneNamespace) {
   const auto dir = st_test::scratch_dir();
   tensor_set set(5, 100);

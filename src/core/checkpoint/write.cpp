@@ -76,10 +76,25 @@ result<std::uint64_t> parse_byte_size(std::string_view text) {
   return total;
 }
 
+status check_shard_prefix(std::string_view prefix) {
+  const auto refused = [&](std::string_view why) {
+    return make_error(error_code::invalid_argument,
+                      fmt::format("the shard file name prefix '{}' {}: it starts each file's name in the output "
+                                  "directory",
+                                  prefix, why));
+  };
+  if (prefix.empty()) return refused("is empty");
+  if (prefix.find('/') != std::string_view::npos) return refused("has a '/'");
+  if (prefix.find('\0') != std::string_view::npos) return refused("has a NUL byte");
+  if (prefix == "." || prefix == "..") return refused("names a directory");
+  return {};
+}
+
 result<shard_assignment> assign_shards(std::span<const tensor_spec> tensors, const shard_write_options& options) {
   if (options.max_shard_bytes == 0) {
     return make_error(error_code::invalid_argument, "the maximum shard size must be at least one byte");
   }
+  if (auto s = check_shard_prefix(options.prefix); !s) return std::move(s).err();
   shard_assignment out;
   std::vector<std::size_t> current;
   std::uint64_t current_bytes = 0;
