@@ -151,6 +151,46 @@ TEST(NumpyNpz, WrittenArchivesReadBackExactly) {
   EXPECT_LT(std::filesystem::file_size(dir / "c.npz"), std::filesystem::file_size(dir / "s.npz"));
 }
 
+// A member name beyond ASCII carries the zip's UTF-8 flag (general purpose bit 11) in its local
+// and central headers, as Python's zipfile writes it; without it numpy reads the name as code
+// page 437. ASCII names keep the flag clear, also as zipfile does.
+TEST(NumpyNpz, NamesBeyondAsciiAreMarkedUtf8) {
+  const auto dir = st_test::scratch_dir();
+  const auto path = (dir / "names.npz").string();
+  const std::vector<std::uint64_t> shape{2};
+  const std::vector<std::byte> two(2);
+  {
+    auto w = safetensors::numpy::npz_writer::create(path);
+    ASSERT_OK(w);
+    ASSERT_OK(w->add_array("caf\xc3\xa9.w\xc3\xa9ight", dtype::U8, shape, two));
+    ASSERT_OK(w->add_array("plain", dtype::U8, shape, two));
+    ASSERT_OK(w->commit());
+  }
+  const auto bytes = st_test::read_bytes(path);
+  const auto u16 = [&](std::size_t at) {
+    return static_cast<unsigned>(bytes[at]) | static_cast<unsigned>(bytes[at + 1]) << 8U;
+  };
+  const auto signature_at = [&](std::size_t at, char kind) {
+    return bytes[at] == std::byte{'P'} && bytes[at + 1] == std::byte{'K'} && static_cast<char>(bytes[at + 2]) == kind &&
+           static_cast<char>(bytes[at + 3]) == kind + 1;
+  };
+  std::map<std::string, std::vector<unsigned>> flags;  // name -> flags of its local and central headers
+  for (std::size_t at = 0; at + 46 < bytes.size(); ++at) {
+    const bool local = signature_at(at, 3);
+    const bool central = signature_at(at, 1);
+    if (!local && !central) continue;
+    const std::size_t name_at = at + (local ? 30 : 46);
+    const std::size_t name_length = u16(at + (local ? 26 : 28));
+    const std::string name(reinterpret_cast<const char*>(bytes.data() + name_at), name_length);
+    flags[name].push_back(u16(at + (local ? 6 : 8)) & 0x800U);
+  }
+  EXPECT_EQ(flags["caf\xc3\xa9.w\xc3\xa9ight.npy"], (std::vector<unsigned>{0x800U, 0x800U}));
+  EXPECT_EQ(flags["plain.npy"], (std::vector<unsigned>{0U, 0U}));
+  auto a = numpy::npz_archive::open(path);
+  ASSERT_OK(a);
+  EXPECT_NE(find(*a, "caf\xc3\xa9.w\xc3\xa9ight"), nullptr);
+}
+
 TEST(NumpyNpz, WriterRefusesWhatCannotBeReadBack) {
   const auto dir = st_test::scratch_dir();
   const std::vector<std::uint64_t> shape{2};

@@ -113,9 +113,15 @@ status zip_writer::begin_entry(std::string_view name, bool deflate) {
   info.tmz_date.tm_year = 1980;
   info.tmz_date.tm_mday = 1;
   const std::string entry_name(name);
-  const int rc = zipOpenNewFileInZip3_64(s.zip, entry_name.c_str(), &info, nullptr, 0, nullptr, 0, nullptr,
+  // General purpose bit 11: the name is UTF-8. Without it readers take a name beyond ASCII as
+  // code page 437 (numpy's np.load listed 'café' as 'caf├⌐'); set, as Python's zipfile does,
+  // only for such names.
+  const bool ascii = std::all_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 0x80; });
+  const uLong utf8_name_flag = ascii ? 0 : 0x800;
+  const int rc = zipOpenNewFileInZip4_64(s.zip, entry_name.c_str(), &info, nullptr, 0, nullptr, 0, nullptr,
                                          deflate ? Z_DEFLATED : 0, deflate ? Z_DEFAULT_COMPRESSION : 0, 0, -MAX_WBITS,
-                                         DEF_MEM_LEVEL, Z_DEFAULT_STRATEGY, nullptr, 0, /*zip64=*/1);
+                                         DEF_MEM_LEVEL, Z_DEFAULT_STRATEGY, nullptr, 0, /*versionMadeBy=*/0,
+                                         utf8_name_flag, /*zip64=*/1);
   if (rc != ZIP_OK) return s.fail(fmt::format("cannot start zip entry '{}' (minizip error {})", name, rc));
   s.entry_open = true;
   return {};
