@@ -62,6 +62,35 @@ TEST(AtomicWrite, AbandonedStreamLeavesOldFileAndNoTemporary) {
   EXPECT_EQ(entries_in(dir), 1U);
 }
 
+// A target whose name takes all of a file name's 255 bytes is written: its temporary's name
+// (".NAME.tmp-PID-N") is cut short to fit, at a character's start.
+TEST(AtomicWrite, TargetsWithTheLongestNamesAreWritten) {
+  const auto dir = st_test::scratch_dir();
+  const std::string suffix = ".safetensors";
+  for (const std::string& fill : {std::string("m"), std::string("\xc3\xa9")}) {  // 1- and 2-byte characters
+    std::string name;
+    while (name.size() + fill.size() + suffix.size() <= 255) name += fill;
+    name += suffix;
+    ASSERT_GE(name.size(), 254U);
+    const auto target = dir / name;
+    auto w = safetensors::stream_writer::create(target.string(), plan_of({{"w", dtype::U8, {4}}}));
+    ASSERT_OK(w) << name.size() << " bytes";
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      const std::string temporary = e.path().filename().string();
+      EXPECT_LE(temporary.size(), 255U);
+      EXPECT_EQ(temporary.rfind('.' + name.substr(0, 100), 0), 0U) << temporary;
+      const auto at = temporary.find(".tmp-");
+      ASSERT_NE(at, std::string::npos) << temporary;
+      EXPECT_NE(temporary[at - 1], '\xc3') << "a character cut in two";
+    }
+    ASSERT_OK(w->append("w", std::vector<std::byte>(4, std::byte{1})));
+    ASSERT_OK(w->commit());
+    EXPECT_TRUE(std::filesystem::exists(target));
+    EXPECT_EQ(entries_in(dir), 1U);
+    std::filesystem::remove(target);
+  }
+}
+
 TEST(AtomicWrite, IncompleteCommitFailsAndCleansUp) {
   const auto dir = st_test::scratch_dir();
   const auto target = dir / "model.safetensors";

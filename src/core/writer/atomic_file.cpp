@@ -52,6 +52,20 @@ void start_writeback(int fd, std::uint64_t offset, std::uint64_t size) noexcept 
 #endif
 }
 
+/// ".NAME.tmp-PID-N" beside the target, NAME cut short (at a character's start) when the whole
+/// would pass a file name's 255 bytes, which a target of up to 255 bytes may not.
+std::string temporary_name(std::string_view name, unsigned long counter) {
+  constexpr std::size_t max_name_bytes = 255;
+  const std::string suffix = fmt::format(".tmp-{}-{}", ::getpid(), counter);
+  const std::size_t room = max_name_bytes - 1 - suffix.size();  // 1: the leading dot
+  if (name.size() > room) {
+    std::size_t cut = room;
+    while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0U) == 0x80U) --cut;  // a UTF-8 continuation
+    name = name.substr(0, cut);
+  }
+  return fmt::format(".{}{}", name, suffix);
+}
+
 }  // namespace
 
 result<atomic_file> atomic_file::create(const std::string& target, std::uint64_t size) {
@@ -65,7 +79,7 @@ result<atomic_file> atomic_file::create(const std::string& target, std::uint64_t
   const std::string dir = directory_of(f.target_);
   const std::optional<mode_t> kept_mode = detail::sys::permissions_of(f.target_);
   for (int attempt = 0;; ++attempt) {
-    f.temp_ = fmt::format("{}/.{}.tmp-{}-{}", dir, base_name(f.target_), ::getpid(), temp_counter.fetch_add(1));
+    f.temp_ = fmt::format("{}/{}", dir, temporary_name(base_name(f.target_), temp_counter.fetch_add(1)));
     const detail::signals_held held;  // created and registered as one step for a signal handler
     auto fd = detail::sys::open_file(f.temp_, O_RDWR | O_CREAT | O_EXCL, kept_mode ? 0600 : 0666);
     if (fd) {
