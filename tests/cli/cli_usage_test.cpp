@@ -32,6 +32,22 @@ TEST(CliUsage, ShardNamesTheMissingOutputDirectory) {
   EXPECT_NE(r.err.find("safetensors shard --help"), std::string::npos) << r.err;
 }
 
+// A count given as "-1" is refused, not read as 2^64 - 1 ("print all 4M values"), and a range
+// is not printed as its limits' 309 digits; the check happens before any file is opened.
+TEST(CliUsage, NumbersOutOfTheirRangeSayWhatIsExpected) {
+  auto limit = run_cli({"dump", "missing.safetensors", "t", "--limit", "-1"});
+  EXPECT_EQ(limit.status, 2);
+  EXPECT_EQ(limit.err,
+            "safetensors: error: --limit: expected a whole number >= 0, got '-1' (see 'safetensors dump --help')\n");
+  EXPECT_EQ(run_cli({"dump", "missing.safetensors", "t", "--limit", "1e3"}).status, 2);
+  for (const char* bad : {"-1", "0", "soon"}) {
+    auto timeout = run_cli({"validate", "--timeout", bad, "http://127.0.0.1:9/x.safetensors"});
+    EXPECT_EQ(timeout.status, 2) << bad;
+    EXPECT_EQ(timeout.err, std::string("safetensors: error: --timeout: expected a number above 0, got '") + bad +
+                               "' (see 'safetensors validate --help')\n");
+  }
+}
+
 TEST(CliUsage, GlobalOptionsStillWork) {
   EXPECT_EQ(run_cli({"--help"}).status, 0);
   auto version = run_cli({"--version"});

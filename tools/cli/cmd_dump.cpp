@@ -257,7 +257,9 @@ const command_registrar dump_registrar{
       app.add_option("file", args->path, "SafeTensors file, checkpoint directory or index")->required();
       app.add_option("tensor", args->tensor, "Tensor name")->required();
       app.add_option("--slice", args->slice, "numpy indexing per dimension, e.g. \"0:8, ::2, -1, ...\"");
-      app.add_option("--limit", args->limit, "Print at most N values, then '...' (0: all)")->capture_default_str();
+      app.add_option("--limit", args->limit, "Print at most N values, then '...' (0: all)")
+          ->check(whole_number)
+          ->capture_default_str();
       add_json(app, args->json,
                "One JSON object: dtype, shape, slice, values as nested arrays (non-finite: null), truncated");
       return [args] { return run_dump(*args); };

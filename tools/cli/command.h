@@ -28,6 +28,24 @@ struct command {
 /// Every registered subcommand, in registration order.
 std::vector<command>& registry();
 
+/// Checks for numeric options, with messages that say what is expected (CLI11's own turn a
+/// negative count into a huge one, or print its range's limits as 309-digit numbers).
+/// A count: digits only, so "-1" is refused rather than read as 2^64 - 1.
+inline const CLI::Validator whole_number(
+    [](std::string& text) -> std::string {
+      const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
+      return digits ? std::string() : "expected a whole number >= 0, got '" + text + "'";
+    },
+    "N");
+/// Seconds and other amounts above zero.
+inline const CLI::Validator number_above_zero(
+    [](std::string& text) -> std::string {
+      double value = 0;
+      return CLI::detail::lexical_cast(text, value) && value > 0 ? std::string()
+                                                                 : "expected a number above 0, got '" + text + "'";
+    },
+    "X");
+
 /// The options several subcommands share, declared once with one spelling.
 /// `-q, --quiet`: no progress bar (and whatever else `help` says).
 inline void add_quiet(CLI::App& app, bool& quiet, const std::string& help = "No progress bar") {

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "command.h"
 #include "report.h"
 
 namespace st_cli {
@@ -34,7 +35,7 @@ void add_remote_options(CLI::App& app) {
   app.add_flag("--insecure", s.insecure, "Remote URLs: do not verify TLS certificates (unsafe; says so on stderr)")
       ->group("Remote URLs");
   app.add_option("--timeout", s.timeout_s, "Remote URLs: seconds to connect, and without a byte, before failing")
-      ->check(CLI::PositiveNumber)
+      ->check(number_above_zero)
       ->group("Remote URLs");
 }
 
