@@ -36,7 +36,7 @@ inline const CLI::Validator whole_number(
       const bool digits = !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
       return digits ? std::string() : "expected a whole number >= 0, got '" + text + "'";
     },
-    "N");
+    "");  // no name: the help shows the option's type alone
 /// Seconds and other amounts above zero.
 inline const CLI::Validator number_above_zero(
     [](std::string& text) -> std::string {
@@ -44,7 +44,7 @@ inline const CLI::Validator number_above_zero(
       return CLI::detail::lexical_cast(text, value) && value > 0 ? std::string()
                                                                  : "expected a number above 0, got '" + text + "'";
     },
-    "X");
+    "");
 
 /// The options several subcommands share, declared once with one spelling.
 /// `-q, --quiet`: no progress bar (and whatever else `help` says).
