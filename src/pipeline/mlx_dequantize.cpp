@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Dequantizing an MLX checkpoint: each quantized layer a chunk of rows at a time.
+// Dequantizing an MLX checkpoint: each quantized layer a bounded piece at a time.
 #include <algorithm>
 #include <tuple>
 
@@ -15,6 +15,9 @@ namespace safetensors::pipeline {
 namespace {
 
 using detail::byte_progress;
+using detail::for_each_layer_piece;
+using detail::largest_layer_piece;
+using detail::layer_piece;
 using detail::mlx_input;
 
 bool is_quantization_key(std::string_view k) {
@@ -27,36 +30,44 @@ std::uint64_t tensor_bytes(const mlx_input& in, const std::string& name) {
   return t == nullptr ? 0 : t->info->byte_size();
 }
 
-/// Dequantizes one layer into `out`, a chunk of rows at a time read from the input.
+/// Dequantizes one layer into `out`, a piece at a time read from the input (whole rows, or
+/// parts of a row when one row's output passes the chunk).
 status write_layer(const mlx_input& in, const mlx::quantized_layer& layer, dtype out_type, const chunk_sink& out,
                    byte_progress& done) {
   if (layer.rows == 0 || layer.cols == 0) return {};
-  const std::size_t out_row = layer.cols * (dtype_bits(out_type) / 8);
-  const std::size_t w_row = tensor_bytes(in, layer.weight) / layer.rows;
-  const std::size_t s_row = tensor_bytes(in, layer.scales) / layer.rows;
+  // The layer was checked: its columns are whole groups (a row at a time otherwise).
+  const std::uint64_t group = layer.cols % layer.params.group_size == 0 ? layer.params.group_size : layer.cols;
+  const std::uint64_t groups_per_row = layer.cols / group;
+  const std::size_t out_bytes = dtype_bits(out_type) / 8;
+  const std::uint64_t w_group = tensor_bytes(in, layer.weight) / layer.rows / groups_per_row;
+  const std::uint64_t s_group = tensor_bytes(in, layer.scales) / layer.rows / groups_per_row;
   const bool affine = !layer.biases.empty();
-  const std::uint64_t chunk_rows =
-      std::max<std::uint64_t>(1, detail::mlx_chunk_bytes / std::max<std::size_t>(1, out_row));
-  const auto max_rows = static_cast<std::size_t>(std::min(chunk_rows, layer.rows));
-  std::vector<std::byte> buffer(max_rows * out_row);
-  std::vector<std::byte> w(max_rows * w_row), s(max_rows * s_row), b(affine ? max_rows * s_row : 0);
-  for (std::uint64_t r = 0; r < layer.rows; r += chunk_rows) {
-    const auto n = static_cast<std::size_t>(std::min(chunk_rows, layer.rows - r));
+  const std::uint64_t most = largest_layer_piece(layer.rows, layer.cols, group, out_bytes);
+  const std::uint64_t most_groups = most / group;
+  std::vector<std::byte> buffer(static_cast<std::size_t>(most * out_bytes));
+  std::vector<std::byte> w(static_cast<std::size_t>(most_groups * w_group));
+  std::vector<std::byte> s(static_cast<std::size_t>(most_groups * s_group));
+  std::vector<std::byte> b(affine ? s.size() : 0);
+  return for_each_layer_piece(layer.rows, layer.cols, group, out_bytes, [&](const layer_piece& piece) -> status {
+    const std::uint64_t first_group = piece.row * groups_per_row + piece.col / group;  // groups in row-major order
+    const auto n_groups = static_cast<std::size_t>(piece.rows * (piece.cols / group));
     mlx::quantized_ref part;
     part.params = layer.params;
-    part.rows = n;
-    part.cols = layer.cols;
+    part.rows = piece.rows;
+    part.cols = piece.cols;
     part.scale_type = layer.scale_type;
-    part.weight = std::span<const std::byte>(w.data(), n * w_row);
-    part.scales = std::span<const std::byte>(s.data(), n * s_row);
-    if (affine) part.biases = std::span<const std::byte>(b.data(), n * s_row);
-    for (auto [name, dst, row] :
-         {std::tuple{&layer.weight, w.data(), w_row}, std::tuple{&layer.scales, s.data(), s_row},
-          std::tuple{&layer.biases, b.data(), s_row}}) {
+    part.weight = std::span<const std::byte>(w.data(), n_groups * w_group);
+    part.scales = std::span<const std::byte>(s.data(), n_groups * s_group);
+    if (affine) part.biases = std::span<const std::byte>(b.data(), n_groups * s_group);
+    for (auto [name, dst, per_group] :
+         {std::tuple{&layer.weight, w.data(), w_group}, std::tuple{&layer.scales, s.data(), s_group},
+          std::tuple{&layer.biases, b.data(), s_group}}) {
       if (name->empty()) continue;
-      if (auto got = in.read(*name, r * row, std::span<std::byte>(dst, n * row)); !got) return got;
+      if (auto got = in.read(*name, first_group * per_group, std::span<std::byte>(dst, n_groups * per_group)); !got) {
+        return got;
+      }
     }
-    const std::span<std::byte> dst(buffer.data(), n * out_row);
+    const std::span<std::byte> dst(buffer.data(), static_cast<std::size_t>(piece.rows * piece.cols * out_bytes));
     if (auto st = mlx::dequantize(part, out_type, dst); !st) {
       error e = std::move(st).err();
       e.tensor = layer.weight;
@@ -64,9 +75,8 @@ status write_layer(const mlx_input& in, const mlx::quantized_layer& layer, dtype
       return e;
     }
     if (auto st = out(dst); !st) return st;
-    if (auto st = done.advance(n * (w_row + s_row * (affine ? 2 : 1))); !st) return st;
-  }
-  return {};
+    return done.advance(n_groups * (w_group + s_group * (affine ? 2 : 1)));
+  });
 }
 
 }  // namespace

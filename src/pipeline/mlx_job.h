@@ -4,6 +4,7 @@
 // the sharded output; and progress counting that can cancel.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -19,6 +20,51 @@ namespace safetensors::pipeline::detail {
 
 /// Bytes of input or output held in memory per chunk.
 inline constexpr std::size_t mlx_chunk_bytes = 8U << 20;
+
+/// A rectangle of a quantized layer's matrix handled at once: `rows` rows from `row`, `cols`
+/// columns from `col`, whole quantization groups.
+struct layer_piece {
+  std::uint64_t row = 0;
+  std::uint64_t col = 0;
+  std::uint64_t rows = 0;
+  std::uint64_t cols = 0;
+};
+
+/// The pieces of a [rows, cols] layer, in row-major order, each about mlx_chunk_bytes when a
+/// column costs `column_bytes`: whole rows while a row fits, else parts of one row of whole
+/// groups, so memory stays bounded however long a row is. `largest` gets the most columns a
+/// piece spans (rows x cols), for sizing buffers once; `visit` returns a status, the first
+/// failure ends the walk.
+template <class Visit>
+status for_each_layer_piece(std::uint64_t rows, std::uint64_t cols, std::uint64_t group, std::uint64_t column_bytes,
+                            Visit&& visit) {
+  if (rows == 0 || cols == 0) return {};
+  const std::uint64_t fitting_cols =
+      std::max<std::uint64_t>(1, mlx_chunk_bytes / std::max<std::uint64_t>(1, column_bytes));
+  if (cols <= fitting_cols) {
+    const std::uint64_t chunk_rows = fitting_cols / cols;
+    for (std::uint64_t r = 0; r < rows; r += chunk_rows) {
+      if (auto s = visit(layer_piece{r, 0, std::min(chunk_rows, rows - r), cols}); !s) return s;
+    }
+    return {};
+  }
+  const std::uint64_t piece_cols = std::max<std::uint64_t>(1, fitting_cols / group) * group;
+  for (std::uint64_t r = 0; r < rows; ++r) {
+    for (std::uint64_t c = 0; c < cols; c += piece_cols) {
+      if (auto s = visit(layer_piece{r, c, 1, std::min(piece_cols, cols - c)}); !s) return s;
+    }
+  }
+  return {};
+}
+
+/// The most elements (rows x cols) a piece of for_each_layer_piece spans.
+[[nodiscard]] inline std::uint64_t largest_layer_piece(std::uint64_t rows, std::uint64_t cols, std::uint64_t group,
+                                                       std::uint64_t column_bytes) {
+  const std::uint64_t fitting_cols =
+      std::max<std::uint64_t>(1, mlx_chunk_bytes / std::max<std::uint64_t>(1, column_bytes));
+  if (cols <= fitting_cols) return std::min(fitting_cols / cols, rows) * cols;
+  return std::min(std::max<std::uint64_t>(1, fitting_cols / group) * group, cols);
+}
 
 class mlx_input {
  public:

@@ -19,6 +19,9 @@ namespace safetensors::pipeline {
 namespace {
 
 using detail::byte_progress;
+using detail::for_each_layer_piece;
+using detail::largest_layer_piece;
+using detail::layer_piece;
 using detail::mlx_input;
 
 struct planned_layer {
@@ -33,27 +36,30 @@ struct layer_sinks {
   chunk_sink weight, scales, biases;
 };
 
-/// Quantizes one layer a chunk of rows at a time, read from the input as needed; `done`
-/// (when not null) counts the input bytes consumed.
+/// Quantizes one layer a piece at a time (whole rows, or parts of a row when one row passes the
+/// chunk), read from the input as needed; `done` (when not null) counts the input bytes consumed.
 status write_layer(const mlx_input& in, const planned_layer& layer, const mlx::quant_params& p, const layer_sinks& out,
                    byte_progress* done) {
-  if (layer.rows == 0) return {};
-  const std::size_t in_row = layer.source->byte_size() / layer.rows;
-  const std::size_t w_row = layer.cols * p.bits / 8;
+  if (layer.rows == 0 || layer.cols == 0) return {};
+  const std::uint64_t in_bytes = layer.source->byte_size() / layer.rows / layer.cols;  // per element
+  const std::uint64_t group = p.group_size;  // the layer was chosen for whole groups per row
+  const std::uint64_t w_group = group * p.bits / 8;
   const dtype st = mlx::scale_dtype_for(p.mode, layer.source->type);
-  const std::size_t s_row = layer.cols / p.group_size * (dtype_bits(st) / 8);
+  const std::uint64_t s_group = dtype_bits(st) / 8;
   const bool affine = p.mode == mlx::quant_mode::affine;
-  const std::uint64_t chunk_rows =
-      std::max<std::uint64_t>(1, detail::mlx_chunk_bytes / std::max<std::size_t>(1, in_row));
-  const auto max_rows = static_cast<std::size_t>(std::min(chunk_rows, layer.rows));
-  std::vector<std::byte> input(max_rows * in_row);
-  std::vector<std::byte> w(max_rows * w_row), s(max_rows * s_row), b(affine ? max_rows * s_row : 0);
-  for (std::uint64_t r = 0; r < layer.rows; r += chunk_rows) {
-    const auto n = static_cast<std::size_t>(std::min(chunk_rows, layer.rows - r));
-    const std::span<std::byte> rows(input.data(), n * in_row);
-    if (auto got = in.read(layer.source->name, r * in_row, rows); !got) return got;
-    const mlx::quantized_out parts{{w.data(), n * w_row}, {s.data(), n * s_row}, {b.data(), affine ? n * s_row : 0}};
-    if (auto st2 = mlx::quantize(layer.source->type, rows, n, layer.cols, p, parts); !st2) {
+  const std::uint64_t most = largest_layer_piece(layer.rows, layer.cols, group, in_bytes);
+  std::vector<std::byte> input(static_cast<std::size_t>(most * in_bytes));
+  std::vector<std::byte> w(static_cast<std::size_t>(most / group * w_group));
+  std::vector<std::byte> s(static_cast<std::size_t>(most / group * s_group));
+  std::vector<std::byte> b(affine ? s.size() : 0);
+  return for_each_layer_piece(layer.rows, layer.cols, group, in_bytes, [&](const layer_piece& piece) -> status {
+    const auto n_groups = static_cast<std::size_t>(piece.rows * piece.cols / group);
+    const std::span<std::byte> values(input.data(), static_cast<std::size_t>(piece.rows * piece.cols * in_bytes));
+    const std::uint64_t offset = (piece.row * layer.cols + piece.col) * in_bytes;
+    if (auto got = in.read(layer.source->name, offset, values); !got) return got;
+    const mlx::quantized_out parts{
+        {w.data(), n_groups * w_group}, {s.data(), n_groups * s_group}, {b.data(), affine ? n_groups * s_group : 0}};
+    if (auto st2 = mlx::quantize(layer.source->type, values, piece.rows, piece.cols, p, parts); !st2) {
       error e = std::move(st2).err();
       e.tensor = std::string(layer.source->name);
       return e;
@@ -63,11 +69,8 @@ status write_layer(const mlx_input& in, const planned_layer& layer, const mlx::q
       if (!affine && sink == &out.biases) continue;
       if (auto st2 = (*sink)(span); !st2) return st2;
     }
-    if (done != nullptr) {
-      if (auto advanced = done->advance(rows.size()); !advanced) return advanced;
-    }
-  }
-  return {};
+    return done != nullptr ? done->advance(values.size()) : status{};
+  });
 }
 
 std::string config_fragment(const mlx::quant_params& p) {

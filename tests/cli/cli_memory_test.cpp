@@ -121,6 +121,56 @@ TEST(CliMemory, CheckpointAndMlxCommandsStayBounded) {
   EXPECT_EQ(restored->data_size(), 48U << 20);
 }
 
+/// One F32 layer of `rows` x `cols` (48 MiB in all), the same values in row-major order
+/// whatever the shape.
+void write_layer(const fs::path& path, std::uint64_t rows, std::uint64_t cols) {
+  auto plan = safetensors::write_plan::make({{"model.layers.0.mlp.weight", safetensors::dtype::F32, {rows, cols}}});
+  ASSERT_OK(plan);
+  auto writer = safetensors::stream_writer::create(path.string(), std::move(plan).value());
+  ASSERT_OK(writer);
+  std::vector<float> chunk(1 << 16);
+  for (std::uint64_t done = 0; done < rows * cols; done += chunk.size()) {
+    for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = static_cast<float>((done + i) % 101) * 0.01F - 0.5F;
+    ASSERT_OK(writer->append("model.layers.0.mlp.weight", std::as_bytes(std::span<const float>(chunk))));
+  }
+  ASSERT_OK(writer->commit());
+}
+
+/// The tensor bytes of a file (its data section).
+std::vector<std::byte> data_of(const fs::path& path) {
+  auto bytes = st_test::read_bytes(path);
+  auto h = safetensors::read_header(path.string());
+  EXPECT_OK(h);
+  return {bytes.end() - static_cast<std::ptrdiff_t>(h->data_size()), bytes.end()};
+}
+
+// A layer of one 48 MiB row is quantized and dequantized in parts of the row (whole groups),
+// not a row at a time: memory stays bounded, and the bytes equal those of the same values
+// shaped into 1024 rows.
+TEST(CliMemory, OneLongRowIsRewrittenInParts) {
+#if ST_TEST_UNDER_ASAN
+  GTEST_SKIP() << "AddressSanitizer's shadow memory and quarantine make resident sizes meaningless";
+#endif
+  const auto dir = st_test::scratch_dir();
+  constexpr std::uint64_t elements = std::uint64_t{12} << 20;
+  write_layer(dir / "row.safetensors", 1, elements);
+  write_layer(dir / "rows.safetensors", 1024, elements / 1024);
+  const long baseline = st_test::run_cli({"ls", (dir / "row.safetensors").string()}).max_rss_kib;
+  ASSERT_GT(baseline, 0);
+  expect_bounded(
+      {{"quantize", (dir / "row.safetensors").string(), (dir / "q.safetensors").string()},
+       {"dequantize", (dir / "q.safetensors").string(), (dir / "dq.safetensors").string(), "--dtype", "F32"}},
+      baseline, 24 * 1024);
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"quantize", (dir / "rows.safetensors").string(), (dir / "q2.safetensors").string()},
+           {"dequantize", (dir / "q2.safetensors").string(), (dir / "dq2.safetensors").string(), "--dtype", "F32"}}) {
+    ASSERT_EQ(st_test::run_cli(args).status, 0) << args[0];
+  }
+  EXPECT_TRUE(data_of(dir / "q.safetensors") == data_of(dir / "q2.safetensors"));
+  EXPECT_TRUE(data_of(dir / "dq.safetensors") == data_of(dir / "dq2.safetensors"));
+  EXPECT_EQ(fs::file_size(dir / "dq.safetensors"), fs::file_size(dir / "dq2.safetensors"));
+}
+
 /// CRC-32 (zip's polynomial), continued from `crc`.
 std::uint32_t crc32_update(std::uint32_t crc, std::span<const std::byte> bytes) {
   crc = ~crc;
