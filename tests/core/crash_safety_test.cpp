@@ -2,6 +2,7 @@
 // Crash safety: a writer SIGKILLed at random points never leaves a partial target, and
 // readers of a file that shrinks or changes underneath them fail cleanly (pread) or as
 // documented (mmap: SIGBUS).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -89,6 +90,16 @@ TEST(CrashSafety, PreadReaderOfATruncatedFileGetsACleanError) {
   EXPECT_EQ(w.err().tensor, "w");
   EXPECT_EQ(w.err().offset, f->header().data_start() + 1000);
   EXPECT_NE(w.err().message.find("truncated"), std::string::npos) << w.err().message;
+  // A read that starts past the new end names where the file ends, not where the read began.
+  std::vector<std::byte> tail(100);
+  const std::uint64_t end = f->header().data_start() + 1000;
+  auto past = f->read_range(f->header().data_start() + 5000, tail);
+  ASSERT_ERROR(past, error_code::io);
+  EXPECT_EQ(past.err().offset, end);
+  EXPECT_EQ(past.err().message.rfind(
+                fmt::format("file ended at byte {} while reading 100 bytes at byte {}", end, end + 4000), 0),
+            0U)
+      << past.err().message;
 }
 
 TEST(CrashSafety, PreadReaderOfARewrittenFileSeesNewBytesOrACleanError) {

@@ -160,10 +160,16 @@ status pread_exact(int fd, void* buf, std::size_t n, std::uint64_t offset, const
       return e;
     }
     if (got == 0) {
+      // Where the file ends now: a file cut short while open may end well before this read.
+      struct stat st {};
+      const std::uint64_t end =
+          current().fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && static_cast<std::uint64_t>(st.st_size) < offset + done
+              ? static_cast<std::uint64_t>(st.st_size)
+              : offset + done;
       return make_error(error_code::io,
-                        fmt::format("file ended at byte {} while reading {} bytes at byte {} (was it truncated?)",
-                                    offset + done, n, offset),
-                        offset + done)
+                        fmt::format("file ended at byte {} while reading {} bytes at byte {} (was it truncated?)", end,
+                                    n, offset),
+                        end)
           .with_path(path);
     }
     done += static_cast<std::size_t>(got);
