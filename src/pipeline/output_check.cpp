@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "safetensors/pipeline/output_check.h"
+
 #include "safetensors/checkpoint_write.h"
+#include "safetensors/cleanup.h"
 #include "safetensors/output_path.h"
 
 #include <sys/stat.h>
@@ -203,15 +205,27 @@ safetensors::result<created_directory> created_directory::create(const std::stri
   }
   std::filesystem::create_directories(d.path_, ec);
   if (ec) return os_failure("cannot create the output directory", ec.value(), path);
+  for (const auto& dir : d.created_) d.on_signal_.push_back(safetensors::remember_created_directory(dir));
   return d;
 }
 
 created_directory::created_directory(created_directory&& other) noexcept
-    : path_(std::move(other.path_)), created_(std::move(other.created_)), files_(std::move(other.files_)) {
+    : path_(std::move(other.path_)),
+      created_(std::move(other.created_)),
+      on_signal_(std::move(other.on_signal_)),
+      files_(std::move(other.files_)) {
   other.created_.clear();
+  other.on_signal_.clear();
+}
+
+void created_directory::keep() noexcept {
+  for (int handle : on_signal_) safetensors::forget_created_directory(handle);
+  on_signal_.clear();
+  created_.clear();
 }
 
 created_directory::~created_directory() {
+  for (int handle : on_signal_) safetensors::forget_created_directory(handle);
   if (created_.empty()) return;
   // The output directory is new: whatever the write left there is its own.
   for (const auto& name : files_) ::unlink((path_ + "/" + name).c_str());

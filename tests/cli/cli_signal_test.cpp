@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // SIGINT / SIGTERM in the middle of a write leave no hidden `.NAME.tmp-*` file behind, no
-// new output, and an existing target untouched; the process still dies of the signal.
+// new output or output directory, and an existing target untouched; the process still dies
+// of the signal.
 // Inputs are sparse files of 1 GiB (instant to make), so the commands are still writing
 // when the signal arrives.
 #include <fcntl.h>
@@ -119,7 +120,7 @@ TEST(CliSignals, InterruptedWritesLeaveNoTemporaries) {
     EXPECT_TRUE(WIFSIGNALED(r.status) && WTERMSIG(r.status) == s.sig) << "status " << r.status;
     EXPECT_FALSE(count_temporaries(out) > 0) << "a temporary survived the signal";
     EXPECT_FALSE(fs::exists(target));
-    EXPECT_FALSE(fs::exists(out / "shards") && !fs::is_empty(out / "shards"));
+    EXPECT_FALSE(fs::exists(out / "shards")) << "the output directory it created survived the signal";
     for (const auto& e : fs::directory_iterator(out)) fs::remove_all(e.path());  // keep scenarios apart
   }
 
@@ -134,6 +135,18 @@ TEST(CliSignals, InterruptedWritesLeaveNoTemporaries) {
   ASSERT_TRUE(shards.saw_temporary) << "the shards were written before 80 temporaries were seen";
   EXPECT_TRUE(WIFSIGNALED(shards.status) && WTERMSIG(shards.status) == SIGINT) << "status " << shards.status;
   EXPECT_EQ(count_temporaries(out), 0U);
+  EXPECT_FALSE(fs::exists(out / "shards"));
+  for (const auto& e : fs::directory_iterator(out)) fs::remove_all(e.path());
+  // An output directory that was there before stays, with what else it held.
+  fs::create_directories(out / "kept");
+  std::ofstream(out / "kept" / "notes.txt") << "mine";
+  const auto into_existing = interrupt_when_writing(
+      {"shard", wide.string(), (out / "kept" / "new" / "shards").string(), "--max-shard-size", "4MiB"}, out, SIGTERM,
+      3);
+  ASSERT_TRUE(into_existing.saw_temporary);
+  EXPECT_EQ(count_temporaries(out), 0U);
+  EXPECT_FALSE(fs::exists(out / "kept" / "new"));
+  EXPECT_TRUE(fs::exists(out / "kept" / "notes.txt"));
   for (const auto& e : fs::directory_iterator(out)) fs::remove_all(e.path());
 
   // An existing target is left as it was.

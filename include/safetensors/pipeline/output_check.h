@@ -92,7 +92,8 @@ inline constexpr std::uint64_t output_budget_floor = std::uint64_t{1} << 30;  //
 /// An output directory created for a sharded write, with its missing parents. Unless
 /// `keep()` is called (after a successful write), the destructor removes what this object
 /// created, and only that: the files named by `remember` in a directory it created (they
-/// cannot be anyone else's), then each directory it created, deepest first, when empty.
+/// cannot be anyone else's), then each directory it created, deepest first, when empty. A
+/// signal that ends the process removes them too, when empty (remove_temporaries_on_signals).
 class created_directory {
  public:
   /// Creates `path` and its missing parents. IoError naming `path` when it cannot.
@@ -107,12 +108,13 @@ class created_directory {
   /// Files the write may leave in the directory (e.g. a shard renamed before a failure).
   void remember(std::vector<std::string> file_names) { files_ = std::move(file_names); }
   /// The write succeeded: leave everything in place.
-  void keep() noexcept { created_.clear(); }
+  void keep() noexcept;
 
  private:
   created_directory() = default;
   std::string path_;
   std::vector<std::string> created_;  // deepest first
+  std::vector<int> on_signal_;        // created_, as recorded for remove_temporary_files (cleanup.h)
   std::vector<std::string> files_;
 };
 

@@ -25,8 +25,11 @@ enum slot_state : int { free_slot = 0, filling = 1, live = 2 };
 constexpr std::size_t slots_per_block = 64;
 constexpr std::size_t max_path = 4096;
 
+enum slot_kind : int { temporary_file = 0, created_directory = 1 };
+
 struct slot {
   std::atomic<int> state{free_slot};
+  int kind = temporary_file;  // written before the state is published as live
   char path[max_path]{};
 };
 
@@ -57,9 +60,7 @@ block* next_block(block& b) noexcept {
   return expected;
 }
 
-}  // namespace
-
-int register_temporary(const std::string& path) noexcept {
+int register_path(const std::string& path, slot_kind kind) noexcept {
   if (path.size() >= max_path) return -1;
   std::size_t base = 0;
   for (block* b = &first_block; b != nullptr; b = next_block(*b), base += slots_per_block) {
@@ -68,6 +69,7 @@ int register_temporary(const std::string& path) noexcept {
       int expected = free_slot;
       if (!s.state.compare_exchange_strong(expected, filling)) continue;
       std::memcpy(s.path, path.c_str(), path.size() + 1);
+      s.kind = kind;
       s.state.store(live, std::memory_order_release);
       const std::size_t index = base + i;
       return index <= static_cast<std::size_t>(std::numeric_limits<int>::max()) ? static_cast<int>(index) : -1;
@@ -75,6 +77,10 @@ int register_temporary(const std::string& path) noexcept {
   }
   return -1;
 }
+
+}  // namespace
+
+int register_temporary(const std::string& path) noexcept { return register_path(path, temporary_file); }
 
 void unregister_temporary(int index) noexcept {
   if (index < 0) return;
@@ -95,11 +101,34 @@ signals_held::~signals_held() { (void)::pthread_sigmask(SIG_SETMASK, &previous_,
 
 }  // namespace detail
 
+int remember_created_directory(const std::string& path) noexcept {
+  return detail::register_path(path, detail::created_directory);
+}
+
+void forget_created_directory(int handle) noexcept { detail::unregister_temporary(handle); }
+
 void remove_temporary_files() noexcept {
-  for (auto* b = &detail::first_block; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
+  using detail::first_block;
+  for (auto* b = &first_block; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
     for (auto& s : b->slots) {
       // unlink(2) is async-signal-safe; a path already renamed or removed gives ENOENT, harmless.
-      if (s.state.load(std::memory_order_acquire) == detail::live) (void)::unlink(s.path);
+      if (s.state.load(std::memory_order_acquire) == detail::live && s.kind == detail::temporary_file) {
+        (void)::unlink(s.path);
+      }
+    }
+  }
+  // Then the directories, emptied of their temporaries: rmdir(2) removes only an empty one,
+  // and a parent goes on a later round, once its child is gone.
+  for (bool removed = true; removed;) {
+    removed = false;
+    for (auto* b = &first_block; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
+      for (auto& s : b->slots) {
+        if (s.state.load(std::memory_order_acquire) != detail::live || s.kind != detail::created_directory) continue;
+        if (::rmdir(s.path) == 0) {
+          s.state.store(detail::free_slot, std::memory_order_release);
+          removed = true;
+        }
+      }
     }
   }
 }
