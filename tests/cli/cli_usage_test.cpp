@@ -3,6 +3,9 @@
 // subcommand's own --help, and `shard` says which argument is missing.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "safetensors/version.h"
 #include "support/cli_run.h"
 
@@ -45,6 +48,26 @@ TEST(CliUsage, NumbersOutOfTheirRangeSayWhatIsExpected) {
     EXPECT_EQ(timeout.status, 2) << bad;
     EXPECT_EQ(timeout.err, std::string("safetensors: error: --timeout: expected a number above 0, got '") + bad +
                                "' (see 'safetensors validate --help')\n");
+  }
+}
+
+// "-" as an output is not a file named '-' written silently: every writing command refuses it
+// before opening anything (checksum reads '-' as standard input; no command writes there).
+TEST(CliUsage, DashIsNotAnOutputFile) {
+  const std::vector<std::vector<std::string>> commands{
+      {"cast", "in.safetensors", "-", "--dtype", "F16"},
+      {"extract", "in.safetensors", "-"},
+      {"convert", "in.safetensors", "-"},
+      {"merge", "in.safetensors", "-"},
+      {"quantize", "in.safetensors", "-"},
+      {"dequantize", "in.safetensors", "-"},
+      {"quantize", "in.safetensors", "q.safetensors", "--config-out", "-"}};
+  for (const auto& args : commands) {
+    auto r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << args[0];
+    EXPECT_NE(r.err.find("'-' (standard output) cannot be written: name a file (./- for a file named '-')"),
+              std::string::npos)
+        << r.err;
   }
 }
 

@@ -39,7 +39,7 @@ const command_registrar cast_registrar{
       auto args = std::make_shared<cast_args>();
       auto flags = std::make_shared<option_flags>();
       app.add_option("in", args->in, "Input SafeTensors file")->required();
-      app.add_option("out", args->out, "Output file (replaced atomically)")->required();
+      app.add_option("out", args->out, "Output file (replaced atomically)")->required()->check(output_file);
       flags->bind(
           app.add_option("--dtype", args->dtype, "Target dtype: F64, F32, F16, BF16, F8_*, F6_*, F4")->required(),
           "dtype");

@@ -60,7 +60,8 @@ const command_registrar convert_registrar{
                      "Output file; its extension (.safetensors, .npz, .npy, .gguf) or --to picks the format (a "
                      "sharded input is joined into it). A directory path (existing, or ending in '/'): sharded "
                      "SafeTensors")
-          ->required();
+          ->required()
+          ->check(output_file);
       flags->bind(
           app.add_option("--to", args->to, "Output format, whatever the output's name: safetensors, npz, npy or gguf")
               ->check(CLI::IsMember({"safetensors", "npz", "npy", "gguf"})),

@@ -61,7 +61,9 @@ const command_registrar dequantize_registrar{
                      "MLX SafeTensors file, or a sharded checkpoint's directory or index (config.json beside it is "
                      "read when present)")
           ->required();
-      app.add_option("out", args->out, "Output file; for a sharded input, the output checkpoint directory")->required();
+      app.add_option("out", args->out, "Output file; for a sharded input, the output checkpoint directory")
+          ->required()
+          ->check(output_file);
       app.add_option("--dtype", args->dtype_name,
                      "Output dtype of dequantized weights: F32, F16 or BF16 (default: MLX's, the scales' dtype "
                      "for affine layers and BF16 for fp modes)");

@@ -42,7 +42,7 @@ const command_registrar extract_registrar{
       auto args = std::make_shared<extract_args>();
       auto flags = std::make_shared<option_flags>();
       app.add_option("in", args->in, "Input SafeTensors file")->required();
-      app.add_option("out", args->out, "Output file (replaced atomically)")->required();
+      app.add_option("out", args->out, "Output file (replaced atomically)")->required()->check(output_file);
       const auto [only, exclude] =
           add_selection(app, args->only, args->exclude, "Keep tensors matching this glob or name",
                         "Drop tensors matching this glob or name");

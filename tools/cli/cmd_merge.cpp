@@ -35,7 +35,7 @@ const command_registrar merge_registrar{
       auto args = std::make_shared<merge_args>();
       auto flags = std::make_shared<option_flags>();
       app.add_option("input", args->input, "Checkpoint directory or index")->required();
-      app.add_option("output", args->output, "Output .safetensors file")->required();
+      app.add_option("output", args->output, "Output .safetensors file")->required()->check(output_file);
       flags->bind(add_max_output_size(app, args->max_output_size), "max_output_size");
       add_quiet(app, args->quiet);
       return [args, flags] { return run_merge(*args, *flags); };

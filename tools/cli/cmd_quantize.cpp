@@ -70,7 +70,8 @@ const command_registrar quantize_registrar{
                      "SafeTensors file with F32/F16/BF16 weights, or a sharded checkpoint's directory or index")
           ->required();
       app.add_option("out", args->out, "Output MLX file; for a sharded input, the output checkpoint directory")
-          ->required();
+          ->required()
+          ->check(output_file);
       app.add_option("--bits", args->bits, "Bits per weight (affine: 2, 3, 4, 5, 6, 8; default per mode)");
       app.add_option("--group-size", args->group_size, "Group size (affine: 32, 64, 128; default per mode)");
       app.add_option("--mode", args->mode, "affine (default), mxfp4, mxfp8 or nvfp4");
@@ -78,7 +79,8 @@ const command_registrar quantize_registrar{
                     "Leave tensors matching this glob or name unquantized");
       add_max_output_size(app, args->max_output_size);
       add_quiet(app, args->quiet);
-      app.add_option("--config-out", args->config_out, "Write an mlx-lm style quantization config fragment here");
+      app.add_option("--config-out", args->config_out, "Write an mlx-lm style quantization config fragment here")
+          ->check(output_file);
       app.add_option("--max-shard-size", args->max_shard_size,
                      "Sharded input only: largest output shard, decimal (5GB) or binary (2GiB) units")
           ->capture_default_str();

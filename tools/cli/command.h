@@ -46,6 +46,15 @@ inline const CLI::Validator number_above_zero(
     },
     "");
 
+/// An output path: "-" would be a file named '-', not standard output, which no writing
+/// command can write (outputs are written atomically, beside their target).
+inline const CLI::Validator output_file(
+    [](std::string& text) -> std::string {
+      return text == "-" ? "'-' (standard output) cannot be written: name a file (./- for a file named '-')"
+                         : std::string();
+    },
+    "");
+
 /// The options several subcommands share, declared once with one spelling.
 /// `-q, --quiet`: no progress bar (and whatever else `help` says).
 inline void add_quiet(CLI::App& app, bool& quiet, const std::string& help = "No progress bar") {
