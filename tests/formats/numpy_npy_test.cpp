@@ -3,6 +3,8 @@
 // against files written by NumPy itself (tests/fixtures/numpy, expected.txt).
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <fstream>
 #include <sstream>
 
@@ -204,15 +206,22 @@ TEST(NumpyNpy, EncodedHeadersAreAlignedAndParseBack) {
     EXPECT_EQ(back->shape, shape);
     EXPECT_EQ(back->data_offset, pre->size());
   }
-  // A header past 65535 bytes needs version 2.0.
-  const std::vector<std::uint64_t> many(30000, 1);
-  auto v2 = safetensors::numpy::npy_encode_header(dtype::F32, many);
-  ASSERT_OK(v2);
-  EXPECT_EQ((*v2)[6], '\x02');
-  EXPECT_EQ(v2->size() % 64, 0U);
-  auto back = safetensors::numpy::parse_npy_header(bytes_of(*v2));
+  // numpy's most dimensions, each of the largest size, still fit version 1.0; one more is refused
+  // (no numpy would read it), where 30,000 were written in a header of version 2.0.
+  const std::vector<std::uint64_t> widest(64, std::numeric_limits<std::int64_t>::max());  // numpy sizes are signed
+  auto v1 = safetensors::numpy::npy_encode_header(dtype::F32, widest);
+  ASSERT_OK(v1);
+  EXPECT_EQ((*v1)[6], '\x01');
+  EXPECT_EQ(v1->size() % 64, 0U);
+  const std::vector<std::uint64_t> ones(64, 1);
+  auto deepest = safetensors::numpy::npy_encode_header(dtype::F32, ones);
+  ASSERT_OK(deepest);
+  auto back = safetensors::numpy::parse_npy_header(bytes_of(*deepest));
   ASSERT_OK(back);
-  EXPECT_EQ(back->shape.size(), many.size());
+  EXPECT_EQ(back->shape, ones);
+  auto deeper = safetensors::numpy::npy_encode_header(dtype::F32, std::vector<std::uint64_t>(65, 1));
+  ASSERT_ERROR(deeper, error_code::unsupported);
+  EXPECT_EQ(deeper.err().message, "NumPy arrays have at most 64 dimensions (32 before numpy 2.0); this one has 65");
 }
 
 TEST(NumpyNpy, WriteNpyGivesNumpysBytes) {

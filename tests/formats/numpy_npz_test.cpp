@@ -204,6 +204,12 @@ TEST(NumpyNpz, WriterRefusesWhatCannotBeReadBack) {
     }
     auto fp8 = w->begin_array("f8", dtype::F8_E4M3, shape);
     ASSERT_ERROR(fp8, error_code::unsupported);
+    // No numpy reads an array of more than 64 dimensions (32 before 2.0).
+    const std::vector<std::uint64_t> deep(65, 1);
+    auto too_deep = w->add_array("deep", dtype::U8, deep, std::span(two).first(1));
+    ASSERT_ERROR(too_deep, error_code::unsupported);
+    EXPECT_NE(too_deep.err().message.find("at most 64 dimensions"), std::string::npos) << too_deep.err().message;
+    ASSERT_OK(w->add_array("deep_enough", dtype::U8, std::vector<std::uint64_t>(64, 1), std::span(two).first(1)));
     ASSERT_OK(w->add_array("ok", dtype::U8, shape, two));
     auto dup = w->add_array("ok", dtype::U8, shape, two);
     ASSERT_ERROR(dup, error_code::invalid_argument);

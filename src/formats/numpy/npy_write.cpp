@@ -30,26 +30,28 @@ result<std::string> npy_encode_header(dtype type, std::span<const std::uint64_t>
   if (!descr) {
     return make_error(error_code::unsupported, fmt::format("{} has no NumPy dtype", dtype_name(type)));
   }
+  // NumPy's NPY_MAXDIMS: an array of more dimensions is written fine and read by no numpy.
+  constexpr std::size_t numpy_max_dims = 64;
+  if (shape.size() > numpy_max_dims) {
+    return make_error(error_code::unsupported,
+                      fmt::format("NumPy arrays have at most {} dimensions (32 before numpy 2.0); this one has {}",
+                                  numpy_max_dims, shape.size()));
+  }
   const std::string dict =
       fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", *descr, shape_literal(shape));
-  // Version 1.0 has a u16 length; 2.0 a u32. Both are padded so that magic + version +
-  // length + header (ending in '\n') is a multiple of 64.
-  for (const int version : {1, 2}) {
-    const std::size_t fixed = version == 1 ? 10 : 12;
-    const std::size_t unpadded = fixed + dict.size() + 1;
-    const std::size_t total = (unpadded + data_alignment - 1) / data_alignment * data_alignment;
-    const std::size_t length = total - fixed;
-    if (version == 1 && length > std::numeric_limits<std::uint16_t>::max()) continue;
-    std::string out("\x93NUMPY", 6);
-    out.push_back(static_cast<char>(version));
-    out.push_back('\0');
-    for (std::size_t i = 0; i < fixed - 8; ++i) out.push_back(static_cast<char>((length >> (8 * i)) & 0xFF));
-    out += dict;
-    out.append(total - unpadded, ' ');
-    out.push_back('\n');
-    return out;
-  }
-  return make_error(error_code::limit_exceeded, "npy header too large");  // unreachable for any real shape
+  // Version 1.0 (a u16 length: 64 dimensions take under 2 KB), padded so that magic + version +
+  // length + header (ending in '\n') is a multiple of 64, as numpy writes it.
+  constexpr std::size_t fixed = 10;
+  const std::size_t unpadded = fixed + dict.size() + 1;
+  const std::size_t total = (unpadded + data_alignment - 1) / data_alignment * data_alignment;
+  const std::size_t length = total - fixed;
+  std::string out("\x93NUMPY\x01\x00", 8);
+  out.push_back(static_cast<char>(length & 0xFF));
+  out.push_back(static_cast<char>((length >> 8) & 0xFF));
+  out += dict;
+  out.append(total - unpadded, ' ');
+  out.push_back('\n');
+  return out;
 }
 
 status write_npy(const std::string& path, dtype type, std::span<const std::uint64_t> shape,
