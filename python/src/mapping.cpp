@@ -21,6 +21,8 @@ struct mapping_holder {
 }  // namespace
 
 std::shared_ptr<private_mapping> private_mapping::map(const std::string& path, std::size_t min_size) {
+  // open(2) would stop at a NUL byte and map another file: the core's open refuses such a path.
+  if (path.find('\0') != std::string::npos) return nullptr;
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return nullptr;
   struct stat st {};

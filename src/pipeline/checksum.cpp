@@ -65,6 +65,9 @@ result<file_digest> checksum_stream(const std::string& path, const checksum_opti
   auto hasher = sha256_hasher::create();
   if (!hasher) return std::move(hasher).err();
   const bool stdin_input = path == "-";
+  if (path.find('\0') != std::string::npos) {  // open(2) would read the file named by what precedes it
+    return make_error(error_code::invalid_argument, "a path with a NUL byte names no file").with_path(path);
+  }
   const int fd = stdin_input ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return os_failure("cannot open file", errno, path);
   struct closer {

@@ -91,6 +91,26 @@ TEST(AtomicWrite, TargetsWithTheLongestNamesAreWritten) {
   }
 }
 
+// A path with a NUL byte names no file: every system call would stop at the NUL and write or
+// read the file named by what precedes it ("model\0.tmp" is "model").
+TEST(AtomicWrite, APathWithANulByteIsRefused) {
+  const auto dir = st_test::scratch_dir();
+  const auto victim = dir / "model.safetensors";
+  st_test::write_bytes(victim, old_file_bytes());
+  const std::string bad = victim.string() + std::string("\0.tmp", 5);
+  const std::uint8_t v[1] = {9};
+  const safetensors::tensor_data t{"new", dtype::U8, {1}, std::as_bytes(std::span(v))};
+  auto written = safetensors::write_file(bad, std::span(&t, 1));
+  ASSERT_ERROR(written, safetensors::error_code::invalid_argument);
+  EXPECT_NE(written.err().message.find("NUL byte at byte " + std::to_string(victim.string().size())), std::string::npos)
+      << written.err().message;
+  for (auto backend : {safetensors::io_backend::mmap, safetensors::io_backend::pread}) {
+    ASSERT_ERROR(safetensors::file::open(bad, {backend, {}}), safetensors::error_code::invalid_argument);
+  }
+  EXPECT_EQ(st_test::read_bytes(victim), old_file_bytes());
+  EXPECT_EQ(entries_in(dir), 1U);
+}
+
 TEST(AtomicWrite, IncompleteCommitFailsAndCleansUp) {
   const auto dir = st_test::scratch_dir();
   const auto target = dir / "model.safetensors";

@@ -102,3 +102,19 @@ def test_dtypes_numpy_lacks_are_refused_for_numpy(tmp_path, write_raw):
         assert f.get_slice("a").get_dtype() == "BF16"
         with pytest.raises(SafetensorError, match="numpy has no dtype for BF16"):
             f.get_tensor("a")
+
+
+def test_a_path_with_a_nul_byte_names_no_file(tmp_path):
+    # open(2) stops at the NUL: "victim\0.txt" would be "victim", replaced or read instead.
+    victim = tmp_path / "victim"
+    save_file({"q": np.zeros(1)}, str(victim))
+    before = victim.read_bytes()
+    for bad in (str(victim) + "\0.txt", str(victim).encode() + b"\0.txt"):
+        with pytest.raises(SafetensorError, match="NUL byte at byte"):
+            save_file({"q": np.ones(2)}, bad)
+        with pytest.raises(SafetensorError, match="NUL byte at byte"):
+            load_file(bad)
+        with pytest.raises(SafetensorError, match="NUL byte at byte"):
+            safe_open(bad, framework="np")
+    assert victim.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["victim"]

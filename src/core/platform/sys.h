@@ -58,7 +58,9 @@ class scoped_override {
 /// An `io` error with errno's text: "<what>: <strerror>".
 [[nodiscard]] error io_error(const std::string& what, int err, const std::string& path);
 
-/// open(2), retrying EINTR.
+/// The error for a path holding a NUL byte, which every system call would cut short there.
+[[nodiscard]] error nul_in_path(const std::string& path);
+/// open(2), retrying EINTR; a path with a NUL byte is refused (nul_in_path).
 [[nodiscard]] result<int> open_file(const std::string& path, int flags, mode_t mode = 0);
 /// Closes, ignoring errors (for cleanup paths).
 void close_quietly(int fd) noexcept;

@@ -75,7 +75,16 @@ error io_error(const std::string& what, int err, const std::string& path) {
   return e;
 }
 
+error nul_in_path(const std::string& path) {
+  error e = make_error(error_code::invalid_argument,
+                       fmt::format("the path has a NUL byte at byte {}: no file can be named so", path.find('\0')));
+  e.path = path;
+  return e;
+}
+
 result<int> open_file(const std::string& path, int flags, mode_t mode) {
+  // open(2) would stop at the NUL and open another file ("model\0.tmp" is "model").
+  if (path.find('\0') != std::string::npos) return nul_in_path(path);
   for (;;) {
     int fd = current().open(path.c_str(), flags, mode);
     if (fd >= 0) return fd;

@@ -72,6 +72,7 @@ result<atomic_file> atomic_file::create(const std::string& target, std::uint64_t
   if (target.empty() || target.back() == '/') {
     return detail::sys::io_error("cannot write to a directory path", EISDIR, target);
   }
+  if (target.find('\0') != std::string::npos) return detail::sys::nul_in_path(target);  // before any stat or rename
   auto landing = resolve_output_path(target);
   if (!landing) return std::move(landing).err();
   atomic_file f;
