@@ -16,8 +16,8 @@ namespace {
 
 using detail::byte_progress;
 using detail::for_each_layer_piece;
-using detail::largest_layer_piece;
 using detail::layer_piece;
+using detail::layer_piece_size;
 using detail::mlx_input;
 
 bool is_quantization_key(std::string_view k) {
@@ -42,13 +42,14 @@ status write_layer(const mlx_input& in, const mlx::quantized_layer& layer, dtype
   const std::uint64_t w_group = tensor_bytes(in, layer.weight) / layer.rows / groups_per_row;
   const std::uint64_t s_group = tensor_bytes(in, layer.scales) / layer.rows / groups_per_row;
   const bool affine = !layer.biases.empty();
-  const std::uint64_t most = largest_layer_piece(layer.rows, layer.cols, group, out_bytes);
+  const layer_piece size = layer_piece_size(layer.rows, layer.cols, group, out_bytes);
+  const std::uint64_t most = size.rows * size.cols;
   const std::uint64_t most_groups = most / group;
   std::vector<std::byte> buffer(static_cast<std::size_t>(most * out_bytes));
   std::vector<std::byte> w(static_cast<std::size_t>(most_groups * w_group));
   std::vector<std::byte> s(static_cast<std::size_t>(most_groups * s_group));
   std::vector<std::byte> b(affine ? s.size() : 0);
-  return for_each_layer_piece(layer.rows, layer.cols, group, out_bytes, [&](const layer_piece& piece) -> status {
+  return for_each_layer_piece(layer.rows, layer.cols, size, [&](const layer_piece& piece) -> status {
     const std::uint64_t first_group = piece.row * groups_per_row + piece.col / group;  // groups in row-major order
     const auto n_groups = static_cast<std::size_t>(piece.rows * (piece.cols / group));
     mlx::quantized_ref part;

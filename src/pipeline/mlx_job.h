@@ -30,40 +30,28 @@ struct layer_piece {
   std::uint64_t cols = 0;
 };
 
-/// The pieces of a [rows, cols] layer, in row-major order, each about mlx_chunk_bytes when a
-/// column costs `column_bytes`: whole rows while a row fits, else parts of one row of whole
-/// groups, so memory stays bounded however long a row is. `largest` gets the most columns a
-/// piece spans (rows x cols), for sizing buffers once; `visit` returns a status, the first
-/// failure ends the walk.
-template <class Visit>
-status for_each_layer_piece(std::uint64_t rows, std::uint64_t cols, std::uint64_t group, std::uint64_t column_bytes,
-                            Visit&& visit) {
-  if (rows == 0 || cols == 0) return {};
+/// How a [rows, cols] layer (both above 0) is cut into pieces of about mlx_chunk_bytes when a column costs
+/// `column_bytes`: whole rows while a row fits, else parts of one row of whole groups, so
+/// memory stays bounded however long a row is. `rows` x `cols` is the largest piece (for
+/// sizing buffers once).
+[[nodiscard]] inline layer_piece layer_piece_size(std::uint64_t rows, std::uint64_t cols, std::uint64_t group,
+                                                  std::uint64_t column_bytes) {
   const std::uint64_t fitting_cols =
       std::max<std::uint64_t>(1, mlx_chunk_bytes / std::max<std::uint64_t>(1, column_bytes));
-  if (cols <= fitting_cols) {
-    const std::uint64_t chunk_rows = fitting_cols / cols;
-    for (std::uint64_t r = 0; r < rows; r += chunk_rows) {
-      if (auto s = visit(layer_piece{r, 0, std::min(chunk_rows, rows - r), cols}); !s) return s;
-    }
-    return {};
-  }
-  const std::uint64_t piece_cols = std::max<std::uint64_t>(1, fitting_cols / group) * group;
-  for (std::uint64_t r = 0; r < rows; ++r) {
-    for (std::uint64_t c = 0; c < cols; c += piece_cols) {
-      if (auto s = visit(layer_piece{r, c, 1, std::min(piece_cols, cols - c)}); !s) return s;
+  if (cols <= fitting_cols) return {0, 0, std::min(fitting_cols / cols, rows), cols};
+  return {0, 0, 1, std::min(std::max<std::uint64_t>(1, fitting_cols / group) * group, cols)};
+}
+
+/// Visits the pieces of a [rows, cols] layer of pieces at most `size` (layer_piece_size), in
+/// row-major order; the first failure `visit` returns ends the walk.
+template <class Visit>
+status for_each_layer_piece(std::uint64_t rows, std::uint64_t cols, const layer_piece& size, Visit&& visit) {
+  for (std::uint64_t r = 0; r < rows; r += size.rows) {
+    for (std::uint64_t c = 0; c < cols; c += size.cols) {
+      if (auto s = visit(layer_piece{r, c, std::min(size.rows, rows - r), std::min(size.cols, cols - c)}); !s) return s;
     }
   }
   return {};
-}
-
-/// The most elements (rows x cols) a piece of for_each_layer_piece spans.
-[[nodiscard]] inline std::uint64_t largest_layer_piece(std::uint64_t rows, std::uint64_t cols, std::uint64_t group,
-                                                       std::uint64_t column_bytes) {
-  const std::uint64_t fitting_cols =
-      std::max<std::uint64_t>(1, mlx_chunk_bytes / std::max<std::uint64_t>(1, column_bytes));
-  if (cols <= fitting_cols) return std::min(fitting_cols / cols, rows) * cols;
-  return std::min(std::max<std::uint64_t>(1, fitting_cols / group) * group, cols);
 }
 
 class mlx_input {

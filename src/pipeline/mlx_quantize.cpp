@@ -20,8 +20,8 @@ namespace {
 
 using detail::byte_progress;
 using detail::for_each_layer_piece;
-using detail::largest_layer_piece;
 using detail::layer_piece;
+using detail::layer_piece_size;
 using detail::mlx_input;
 
 struct planned_layer {
@@ -41,18 +41,19 @@ struct layer_sinks {
 status write_layer(const mlx_input& in, const planned_layer& layer, const mlx::quant_params& p, const layer_sinks& out,
                    byte_progress* done) {
   if (layer.rows == 0 || layer.cols == 0) return {};
-  const std::uint64_t in_bytes = layer.source->byte_size() / layer.rows / layer.cols;  // per element
-  const std::uint64_t group = p.group_size;  // the layer was chosen for whole groups per row
+  const std::uint64_t in_bytes = dtype_bits(layer.source->type) / 8;  // F32, F16 or BF16
+  const std::uint64_t group = p.group_size;                           // the layer was chosen for whole groups per row
   const std::uint64_t w_group = group * p.bits / 8;
   const dtype st = mlx::scale_dtype_for(p.mode, layer.source->type);
   const std::uint64_t s_group = dtype_bits(st) / 8;
   const bool affine = p.mode == mlx::quant_mode::affine;
-  const std::uint64_t most = largest_layer_piece(layer.rows, layer.cols, group, in_bytes);
+  const layer_piece size = layer_piece_size(layer.rows, layer.cols, group, in_bytes);
+  const std::uint64_t most = size.rows * size.cols;
   std::vector<std::byte> input(static_cast<std::size_t>(most * in_bytes));
   std::vector<std::byte> w(static_cast<std::size_t>(most / group * w_group));
   std::vector<std::byte> s(static_cast<std::size_t>(most / group * s_group));
   std::vector<std::byte> b(affine ? s.size() : 0);
-  return for_each_layer_piece(layer.rows, layer.cols, group, in_bytes, [&](const layer_piece& piece) -> status {
+  return for_each_layer_piece(layer.rows, layer.cols, size, [&](const layer_piece& piece) -> status {
     const auto n_groups = static_cast<std::size_t>(piece.rows * piece.cols / group);
     const std::span<std::byte> values(input.data(), static_cast<std::size_t>(piece.rows * piece.cols * in_bytes));
     const std::uint64_t offset = (piece.row * layer.cols + piece.col) * in_bytes;

@@ -48,6 +48,16 @@ constinit block first_block{};
 static_assert(std::atomic<int>::is_always_lock_free, "the signal handler needs lock-free state words");
 static_assert(std::atomic<block*>::is_always_lock_free, "the signal handler walks the chain");
 
+/// Calls `f` on each live slot of `kind`. Async-signal-safe: loads and the caller's work only.
+template <class F>
+void for_each_live_slot(slot_kind kind, F&& f) noexcept {
+  for (auto* b = &first_block; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
+    for (auto& s : b->slots) {
+      if (s.state.load(std::memory_order_acquire) == live && s.kind == kind) f(s);
+    }
+  }
+}
+
 /// The block after `b`, allocated and linked when there is none yet; nullptr without memory.
 block* next_block(block& b) noexcept {
   block* next = b.next.load(std::memory_order_acquire);
@@ -108,28 +118,17 @@ int remember_created_directory(const std::string& path) noexcept {
 void forget_created_directory(int handle) noexcept { detail::unregister_temporary(handle); }
 
 void remove_temporary_files() noexcept {
-  using detail::first_block;
-  for (auto* b = &first_block; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
-    for (auto& s : b->slots) {
-      // unlink(2) is async-signal-safe; a path already renamed or removed gives ENOENT, harmless.
-      if (s.state.load(std::memory_order_acquire) == detail::live && s.kind == detail::temporary_file) {
-        (void)::unlink(s.path);
-      }
-    }
-  }
+  // unlink(2) is async-signal-safe; a path already renamed or removed gives ENOENT, harmless.
+  detail::for_each_live_slot(detail::temporary_file, [](detail::slot& s) { (void)::unlink(s.path); });
   // Then the directories, emptied of their temporaries: rmdir(2) removes only an empty one,
   // and a parent goes on a later round, once its child is gone.
   for (bool removed = true; removed;) {
     removed = false;
-    for (auto* b = &first_block; b != nullptr; b = b->next.load(std::memory_order_acquire)) {
-      for (auto& s : b->slots) {
-        if (s.state.load(std::memory_order_acquire) != detail::live || s.kind != detail::created_directory) continue;
-        if (::rmdir(s.path) == 0) {
-          s.state.store(detail::free_slot, std::memory_order_release);
-          removed = true;
-        }
-      }
-    }
+    detail::for_each_live_slot(detail::created_directory, [&](detail::slot& s) {
+      if (::rmdir(s.path) != 0) return;
+      s.state.store(detail::free_slot, std::memory_order_release);
+      removed = true;
+    });
   }
 }
 
